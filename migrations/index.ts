@@ -1,0 +1,4 @@
+import { Foundation1763700000000 } from './1763700000000-Foundation';
+
+/** Explicit list (no glob): the same code loads under tsx and jest. Append new migrations. */
+export const migrations = [Foundation1763700000000];

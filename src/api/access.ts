@@ -1,0 +1,120 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { effectiveCapabilities, hasScope, scopeFor, type Capability } from '../domain/capabilities';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors';
+import { resolveKey } from '../services/identity';
+import { defaultWorkspaceFor, findWorkspace, groupGrants, type GroupGrant, type WorkspaceRow } from '../services/workspaces';
+import type { AuthRule } from './auth';
+
+export interface Caller {
+  agentId: string;
+  keyId: string | null;
+  /** null: the caller bypasses key scopes (master key, browser session). */
+  scopes: string[] | null;
+  isMaster: boolean;
+  keyWorkspaceId: string | null;
+  keyLocked: boolean;
+}
+
+export interface WorkspaceAccess {
+  workspace: WorkspaceRow;
+  caps: Set<Capability>;
+  grants: GroupGrant[];
+  anonymous: boolean;
+  viewLink: boolean;
+  isOwner: boolean;
+}
+
+/** Hooks later areas plug in (view links, key-use debounce) without touching this module. */
+export const accessHooks: {
+  viewLinkWorkspace?: (deps: Deps, token: string) => Promise<string | null>;
+  keyUsed?: (deps: Deps, keyId: string) => void;
+} = {};
+
+function header(h: IncomingHttpHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise<Caller | null> {
+  const agentKey = header(h, 'x-agent-key');
+  const apiKey = header(h, 'x-api-key');
+  const raw = agentKey ?? apiKey;
+  if (raw === undefined) return null;
+  const key = raw.trim() ? await resolveKey(deps.ds, raw.trim()) : null;
+  if (!key) throw new ApiError('invalid_credentials', 'The key sent is unknown or has been revoked.');
+  accessHooks.keyUsed?.(deps, key.keyId);
+  return {
+    agentId: key.agentId,
+    keyId: key.keyId,
+    scopes: key.isMaster ? null : key.scopes,
+    isMaster: key.isMaster,
+    keyWorkspaceId: key.workspaceId,
+    keyLocked: key.workspaceLocked,
+  };
+}
+
+export function requireScope(caller: Caller, rule: AuthRule): void {
+  if (rule.scope && !hasScope(caller.scopes, rule.scope)) {
+    throw new ApiError('scope_denied', `This key's scopes do not include ${rule.scope}.`, { requiredScopes: [rule.scope] });
+  }
+}
+
+/** Which workspace the request is about, and what the caller may do there (spec §5.2-§5.4). */
+export async function resolveAccess(deps: Deps, caller: Caller | null, h: IncomingHttpHeaders, rule: AuthRule): Promise<WorkspaceAccess | null> {
+  const named = header(h, 'x-workspace-id')?.trim();
+  const viewToken = header(h, 'x-view-link')?.trim();
+  let ws: WorkspaceRow | null = null;
+  if (named) {
+    ws = await findWorkspace(deps.ds, named);
+    if (!ws) throw new ApiError('workspace_not_found', `No workspace "${named}" exists.`);
+  } else if (caller?.keyWorkspaceId) {
+    ws = await findWorkspace(deps.ds, caller.keyWorkspaceId);
+  } else if (caller) {
+    ws = await defaultWorkspaceFor(deps.ds, caller.agentId);
+  }
+  if (!ws) {
+    if (rule.workspaceOptional || !rule.capability) return null;
+    if (!caller) throw new ApiError('authentication_required', 'Send X-Workspace-Id naming a public workspace, or send a key.');
+    throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
+  }
+  if (caller?.keyLocked && caller.keyWorkspaceId && caller.keyWorkspaceId !== ws.id) {
+    throw new ApiError('workspace_locked', 'This key is locked to another workspace.');
+  }
+  let viewLink = false;
+  if (viewToken && accessHooks.viewLinkWorkspace) viewLink = (await accessHooks.viewLinkWorkspace(deps, viewToken)) === ws.id;
+  const grants = caller && !caller.isMaster ? await groupGrants(deps.ds, ws.id, caller.agentId) : [];
+  const isOwner = !!caller && ws.ownerId === caller.agentId;
+  const caps = effectiveCapabilities({
+    anonymous: !caller,
+    isMaster: !!caller?.isMaster,
+    isOwner,
+    isPublicWorkspace: ws.public,
+    viewLink,
+    groupCapabilities: grants.map((g) => g.capabilities),
+    scopes: caller ? caller.scopes : null,
+  });
+  return { workspace: ws, caps, grants, anonymous: !caller, viewLink, isOwner };
+}
+
+/** 401/403 with the right code when the caller lacks `cap` in the workspace. */
+export function requireCapability(caller: Caller | null, access: WorkspaceAccess, cap: Capability): void {
+  if (access.caps.has(cap)) return;
+  if (!caller) {
+    if (cap === 'read') throw new ApiError('authentication_required', 'This workspace is not public: send a key.');
+    throw new ApiError('identity_required', 'Acting in a workspace needs an identity: register or send a key.');
+  }
+  const granted = effectiveCapabilities({
+    anonymous: false,
+    isMaster: caller.isMaster,
+    isOwner: access.isOwner,
+    isPublicWorkspace: access.workspace.public,
+    viewLink: access.viewLink,
+    groupCapabilities: access.grants.map((g) => g.capabilities),
+    scopes: null,
+  });
+  if (granted.has(cap)) {
+    throw new ApiError('scope_denied', `This key's scopes do not allow ${cap} here.`, { requiredScopes: [scopeFor(cap)] });
+  }
+  throw new ApiError('not_authorized', `You need the ${cap} capability in this workspace.`, { requiredCapabilities: [cap] });
+}

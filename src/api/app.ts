@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Deps } from '../deps';
+import { ApiError } from '../errors';
+import { logger } from '../logger';
+import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
+import { parseWith, registeredRoutes, type Call } from './registry';
+import './routes';
+
+const BODY_LIMIT = '1mb';
+
+/** Koa app factory (no listen): used by main and by the tests through real HTTP. */
+export function createApp(deps: Deps): Koa {
+  const app = new Koa({ proxy: true });
+  app.context.deps = deps;
+
+  app.use(async (ctx, next) => {
+    const requestId = (ctx.get('x-request-id') || randomUUID()).slice(0, 100);
+    ctx.set('X-Request-Id', requestId);
+    const started = performance.now();
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError('route_not_found', `No endpoint ${ctx.method} ${ctx.path}; GET /api/help lists them all.`);
+      }
+    } catch (err) {
+      const apiErr = toApiError(err);
+      ctx.status = apiErr.status;
+      ctx.body = apiErr.toBody();
+      if (apiErr.status === 429 && apiErr.details.retryAfter !== undefined) ctx.set('Retry-After', String(apiErr.details.retryAfter));
+      if (apiErr.status >= 500) logger.error({ err, requestId, path: ctx.path }, 'request failed');
+    } finally {
+      logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
+    }
+  });
+
+  app.use(async (ctx, next) => {
+    const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
+    if (hasBody && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && !ctx.is('application/json', '+json')) {
+      throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json.');
+    }
+    await next();
+  });
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8' }));
+
+  const router = new Router({ prefix: '/api' });
+  for (const def of registeredRoutes()) {
+    router.register(def.path, [def.method], async (ctx) => {
+      const caller = await resolveCaller(deps, ctx.headers);
+      if (def.auth.identity && !caller) {
+        throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
+      }
+      if (def.auth.label === 'platform admin' && !caller?.isMaster) {
+        throw new ApiError('not_authorized', 'Only the platform operator (master key) may do this.', { requiredCapabilities: ['platform'] });
+      }
+      if (caller) requireScope(caller, def.auth);
+      const params = parseWith(def.params, ctx.params, 'path');
+      const query = parseWith(def.query, { ...ctx.query }, 'query');
+      const body = parseWith(def.body, ctx.request.body ?? {}, 'body');
+      const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, ctx.headers, def.auth) : null;
+      if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
+      let status = 0;
+      const call: Call<unknown, unknown, unknown> = {
+        deps,
+        body,
+        query,
+        params,
+        caller,
+        access,
+        koa: ctx,
+        identity: () => {
+          if (!caller) throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
+          return caller;
+        },
+        workspace: () => {
+          if (!access) throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
+          return access;
+        },
+        require: (cap) => {
+          if (!access) throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
+          requireCapability(caller, access, cap);
+        },
+        status: (code) => {
+          status = code;
+        },
+      };
+      const result = await def.handler(call);
+      ctx.status = status || (result === undefined ? 204 : 200);
+      if (result !== undefined) ctx.body = result;
+    });
+  }
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+  return app;
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { status?: number; type?: string; expose?: boolean; message?: string };
+  if (e?.type === 'entity.too.large' || e?.status === 413) return new ApiError('payload_too_large', 'The request body is over 1 MB.');
+  if (e?.type === 'entity.parse.failed' || (e?.status === 400 && /json/i.test(e.message ?? ''))) {
+    return new ApiError('malformed_json', 'The request body is not valid JSON.');
+  }
+  if (e?.type === 'encoding.unsupported' || e?.status === 415) return new ApiError('unsupported_media_type', 'Send the request body as UTF-8 JSON.');
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new ApiError('validation_failed', e.expose && e.message ? `${e.message}.` : 'The request could not be read.', {}, e.status);
+  }
+  return new ApiError('internal_error', 'Something failed on our side; quote the X-Request-Id header when reporting it.');
+}

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import { ApiError } from '../../errors';
+import { toCredits } from '../../domain/money';
+import { creditAgent, getAgent, registerAgent } from '../../services/agents';
+import { isMember } from '../../services/workspaces';
+import { auth } from '../auth';
+import { presentAgent } from '../presenters/agent';
+import { defineRoute, type Call } from '../registry';
+import { nickname, positiveCredits } from '../schemas/common';
+
+const registerBody = z
+  .object({
+    name: nickname.optional(),
+    operator: z.string().max(320).nullable().optional(),
+    agentId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$/, 'must be 3 to 64 characters of letters, digits, _ or -').optional(),
+    workspaceId: z.string().min(1).max(200).optional(),
+    nickname: nickname.optional(),
+    source: z.string().regex(/^[a-z0-9-]{1,32}$/, 'must match [a-z0-9-]{1,32}').optional(),
+    bio: z.string().max(500, 'must be at most 500 characters').optional(),
+  })
+  .refine((b) => b.name ?? b.nickname ?? b.agentId, { message: 'send name (or agentId and nickname)' });
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/register',
+  auth: auth.none(),
+  summary: 'Register a participant: { name, operator } or { agentId, workspaceId?, nickname?, source?, bio? }. 0 credits; the key (scopes *) is shown once.',
+  body: registerBody,
+  handler: async (c) => {
+    const b = c.body;
+    const nick = b.name ?? b.nickname ?? b.agentId!;
+    const out = await registerAgent(c.deps.ds, { agentId: b.agentId, nickname: nick, operator: b.operator, bio: b.bio, source: b.source, workspaceId: b.workspaceId });
+    c.status(201);
+    return out;
+  },
+});
+
+export const agentIdParam = z.object({ id: z.string().min(1).max(200) });
+
+/** self/admin: the caller itself, the master key, or manage in a workspace the target belongs to. */
+export async function resolveSelfOrAdmin(c: Call<unknown, unknown, { id: string }>) {
+  const caller = c.identity();
+  const id = c.params.id === 'me' ? caller.agentId : c.params.id;
+  const agent = await getAgent(c.deps.ds, id);
+  if (!agent || agent.id !== id) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+  if (agent.id === caller.agentId || caller.isMaster) return agent;
+  if (!c.access) throw new ApiError('not_authorized', 'Viewing another participant needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
+  c.require('manage');
+  if (!(await isMember(c.deps.ds, c.access.workspace.id, agent.id))) throw new ApiError('not_found', `Participant "${id}" is not a member of this workspace.`);
+  return agent;
+}
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/me',
+  auth: auth.identity('account:read'),
+  summary: 'The calling participant.',
+  handler: async (c) => {
+    const agent = await getAgent(c.deps.ds, c.identity().agentId);
+    if (!agent) throw new ApiError('invalid_credentials', 'The participant behind this key no longer exists.');
+    return presentAgent(agent);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id',
+  auth: auth.selfAdmin(),
+  summary: "Participant info; {id} may be 'me'.",
+  params: agentIdParam,
+  handler: async (c) => presentAgent(await resolveSelfOrAdmin(c)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id/balance',
+  auth: auth.selfAdmin(),
+  summary: "A participant's balance in credits; {id} may be 'me'.",
+  params: agentIdParam,
+  handler: async (c) => {
+    const a = await resolveSelfOrAdmin(c);
+    return { agentId: a.id, balance: toCredits(a.balance) };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/:id/credit',
+  auth: { label: 'admin', identity: true, workspaceOptional: true },
+  summary: 'Credit a workspace member: the master key issues new credits; a caller with manage moves its own (409 when short).',
+  params: agentIdParam,
+  body: z.object({ amount: positiveCredits, reason: z.string().max(500).optional() }),
+  handler: async (c) => {
+    const caller = c.identity();
+    if (!caller.isMaster) c.require('manage');
+    return creditAgent(c.deps.ds, {
+      callerId: caller.agentId,
+      isMaster: caller.isMaster,
+      workspaceId: c.access?.workspace.id ?? null,
+      targetId: c.params.id,
+      amount: c.body.amount,
+      reason: c.body.reason,
+    });
+  },
+});

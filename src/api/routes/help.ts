@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { ApiError, ERROR_CATALOG } from '../../errors';
+import { AUTH_LEGEND } from '../auth';
+import { defineRoute, registeredRoutes, type RouteDef } from '../registry';
+import { GUIDE_CATEGORIES, guideIndex, guideText } from '../guides';
+
+const APP = 'metric-priced-proposals';
+
+function jsonSchema(s: unknown): unknown {
+  if (!s) return undefined;
+  try {
+    return z.toJSONSchema(s as z.ZodType, { unrepresentable: 'any', io: 'input' });
+  } catch {
+    return undefined;
+  }
+}
+
+export function describeRoute(r: RouteDef<unknown, unknown, unknown>) {
+  return {
+    method: r.method,
+    path: `/api${r.path.replace(/:([A-Za-z]+)/g, '{$1}')}`,
+    auth: r.auth.label,
+    capability: r.auth.capability ?? null,
+    scope: r.auth.scope ?? (r.auth.capability ? (r.auth.capability === 'read' ? 'workspace:read' : r.auth.capability === 'trade' ? 'workspace:trade' : r.auth.capability === 'manage' ? 'workspace:manage' : '*') : null),
+    description: r.summary,
+    body: jsonSchema(r.body),
+    query: jsonSchema(r.query),
+  };
+}
+
+const sectionOf = (r: RouteDef<unknown, unknown, unknown>) => r.path.split('/')[1];
+
+const PRIMER = [
+  'A workspace owner defines metrics; participants (humans and AI agents, called agents in routes) propose actions.',
+  'Each metric has LMSR books on target dates; a proposal spawns an approved and a declined branch per metric.',
+  'consensus = rangeMin + probability * (rangeMax - rangeMin); the headline impact of a proposal is approved minus declined consensus.',
+  'Credits are whole-credit JSON numbers (at most 9 decimals); internally 1 credit = 1,000,000,000 nano-units.',
+  'Send X-Agent-Key (or X-API-Key for the master key) and X-Workspace-Id (id or slug) on workspace-scoped requests.',
+];
+
+defineRoute({
+  method: 'GET',
+  path: '/help',
+  auth: { label: '-' },
+  summary: 'The live catalog of every endpoint, the concept primer and the auth legend. Query section=<first path segment>, q=<terms, all must match>.',
+  query: z.object({ section: z.string().max(100).optional(), q: z.string().max(500).optional() }),
+  handler: async (c) => {
+    const all = registeredRoutes();
+    const sections = [...new Set(all.map(sectionOf))].sort();
+    const { section, q } = c.query;
+    if (section === undefined && q === undefined) {
+      return { app: APP, primer: PRIMER, authentication: AUTH_LEGEND, sections, errors: ERROR_CATALOG, endpoints: all.map(describeRoute) };
+    }
+    if (section !== undefined && !sections.includes(section)) {
+      throw new ApiError('unknown_help_section', `There is no help section "${section}"; the sections are: ${sections.join(', ')}.`, { sections });
+    }
+    const terms = (q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const endpoints = all
+      .filter((r) => section === undefined || sectionOf(r) === section)
+      .map(describeRoute)
+      .filter((e) => terms.every((t) => `${e.method} ${e.path} ${e.description}`.toLowerCase().includes(t)));
+    return {
+      app: APP,
+      filter: { section: section ?? null, q: q ?? null },
+      matched: endpoints.length,
+      of: all.length,
+      endpoints,
+      authentication: AUTH_LEGEND,
+      hint: endpoints.length ? 'GET /api/help without filters returns the whole catalog and the primer.' : `Nothing matched; the sections are: ${sections.join(', ')}.`,
+    };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/public-config',
+  auth: { label: '-' },
+  summary: 'Instance flags; no credentials are returned.',
+  handler: async (c) => ({
+    managed: false,
+    instanceName: c.deps.config.INSTANCE_NAME,
+    homeFloor: null,
+    otto: false,
+    usdcSettlementEnabled: false,
+    store: false,
+    preview: false,
+  }),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/guides',
+  auth: { label: '-' },
+  summary: 'Guide index: [{ id, title, description, path, category, order }].',
+  handler: async () => guideIndex(),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/guides/_categories',
+  auth: { label: '-' },
+  summary: 'Guide categories: [{ id, title, description, order }].',
+  handler: async () => GUIDE_CATEGORIES,
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/guides/:section',
+  auth: { label: '-' },
+  summary: 'One guide as Markdown.',
+  params: z.object({ section: z.string().max(100) }),
+  handler: async (c) => {
+    const text = guideText(c.params.section);
+    if (text === null) throw new ApiError('not_found', `There is no guide "${c.params.section}"; GET /api/guides lists them.`);
+    c.koa.type = 'text/markdown';
+    return text;
+  },
+});

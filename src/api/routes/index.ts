@@ -1,0 +1,4 @@
+// Each area registers its routes on import; GET /help is generated from the same registry.
+import './help';
+import './agents';
+import './workspaces';

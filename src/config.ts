@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+const boolish = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const schema = z.object({
+  DATABASE_URL: z.string().url().optional(),
+  REDIS_URL: z.string().url().optional(),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  MASTER_API_KEY: z.string().min(16, 'MASTER_API_KEY must be at least 16 characters').optional(),
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'QUEUE_PREFIX may hold letters, digits, _ and - only').default('mpps'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRADE_LANES: z.coerce.number().int().min(1).max(256).default(16),
+  TRADE_WAIT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+  CREDIT_VALUE_USD: z.coerce.number().positive().default(0.01),
+  PUBLIC_BASE_URL: z.string().default('http://localhost:3000'),
+  INSTANCE_NAME: z.string().default('Metric-Priced Proposals'),
+  ONBOARDING_OPEN: boolish.default(false),
+  WAITLIST_URL: z.string().default('https://example.invalid/waitlist'),
+  UNCLAIMED_SIGNUP_CREDITS: z.coerce.number().min(0).default(100),
+  SIGNUP_CREDITS: z.coerce.number().min(0).default(1000),
+  RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().min(1).default(20),
+  RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  SCHEDULER: boolish.default(true),
+});
+
+export type Config = z.infer<typeof schema> & { databaseUrl: string; redisUrl: string; explicitServices: boolean };
+
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/proposals';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** Parse the environment once; a bad value stops start-up with one readable line per problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    redisUrl: c.REDIS_URL ?? DEFAULT_REDIS_URL,
+    explicitServices: Boolean(c.DATABASE_URL || c.REDIS_URL),
+  };
+}
+
+let current: Config | undefined;
+export function config(): Config {
+  current ??= loadConfig();
+  return current;
+}
+/** Tests and the private-services bootstrap replace the config after changing the environment. */
+export function setConfig(c: Config): void {
+  current = c;
+}

@@ -1,0 +1,84 @@
+/** Who may do what (spec §5.4, §5.5): pure rules, no I/O. */
+export const CAPABILITIES = ['read', 'trade', 'manage', 'manage_workspace'] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export const SCOPES = [
+  'workspace:read',
+  'workspace:trade',
+  'workspace:manage',
+  'account:read',
+  'account:write',
+  'account:wallet',
+  'account:keys',
+  'account:agents',
+  'account:feedback',
+  '*',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+export type AccountScope = Extract<Scope, `account:${string}`>;
+
+const WORKSPACE_SCOPE_CAPS: Record<string, Capability[]> = {
+  'workspace:read': ['read'],
+  'workspace:trade': ['read', 'trade'],
+  'workspace:manage': ['read', 'trade', 'manage'],
+  '*': [...CAPABILITIES],
+};
+
+/** Capabilities a key's scopes allow in a workspace; null scopes mean the caller bypasses scopes. */
+export function scopeCapabilities(scopes: readonly string[] | null): Set<Capability> {
+  if (scopes === null) return new Set(CAPABILITIES);
+  const out = new Set<Capability>();
+  for (const s of scopes) for (const c of WORKSPACE_SCOPE_CAPS[s] ?? []) out.add(c);
+  return out;
+}
+
+export function hasScope(scopes: readonly string[] | null, needed: AccountScope): boolean {
+  return scopes === null || scopes.includes('*') || scopes.includes(needed);
+}
+
+/** The scope a capability is reached through, for error bodies and the help catalog. */
+export function scopeFor(cap: Capability): Scope {
+  return cap === 'read' ? 'workspace:read' : cap === 'trade' ? 'workspace:trade' : cap === 'manage' ? 'workspace:manage' : '*';
+}
+
+export interface CapabilityInput {
+  anonymous: boolean;
+  isMaster: boolean;
+  isOwner: boolean;
+  isPublicWorkspace: boolean;
+  viewLink: boolean;
+  groupCapabilities: readonly string[][];
+  scopes: readonly string[] | null;
+}
+
+/**
+ * Effective capabilities = (group-derived capabilities) ∩ (key scopes). The master key and the
+ * workspace creator hold every capability; an anonymous caller reads a public workspace (or one
+ * whose view link it holds) and never acts.
+ */
+export function effectiveCapabilities(i: CapabilityInput): Set<Capability> {
+  if (i.anonymous) return i.isPublicWorkspace || i.viewLink ? new Set<Capability>(['read']) : new Set();
+  if (i.isMaster) return new Set(CAPABILITIES);
+  const granted = new Set<Capability>();
+  if (i.isOwner) for (const c of CAPABILITIES) granted.add(c);
+  for (const caps of i.groupCapabilities) for (const c of caps) if ((CAPABILITIES as readonly string[]).includes(c)) granted.add(c as Capability);
+  if (i.isPublicWorkspace || i.viewLink) granted.add('read');
+  const allowed = scopeCapabilities(i.scopes);
+  return new Set([...granted].filter((c) => allowed.has(c)));
+}
+
+/** A caller may grant only what it holds; manage_workspace only by a holder. */
+export function ungrantable(held: Set<Capability>, requested: readonly string[]): string[] {
+  return requested.filter((c) => !held.has(c as Capability));
+}
+
+/** Scopes an agent-key caller may mint: never broader than its own. */
+export function scopesWithin(own: readonly string[] | null, requested: readonly string[]): string[] {
+  if (own === null || own.includes('*')) return [];
+  const ownCaps = scopeCapabilities(own);
+  return requested.filter((s) => {
+    if (s === '*') return true;
+    if (s.startsWith('workspace:')) return [...scopeCapabilities([s])].some((c) => !ownCaps.has(c));
+    return !own.includes(s);
+  });
+}

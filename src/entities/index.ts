@@ -1,0 +1,6 @@
+import { Agent, ApiKey } from './agent';
+import { Account, LedgerEntry, OutboxEvent, Setting } from './ledger';
+import { Group, GroupMember, Membership, Workspace } from './workspace';
+
+/** Every entity the data source knows; each area appends its own. */
+export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting];

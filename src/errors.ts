@@ -1,0 +1,72 @@
+/**
+ * The error catalog (spec §7 plus the codes this service adds). A published code never changes
+ * meaning; retired codes stay listed so nobody reuses them, and are never thrown.
+ */
+export const ERROR_CATALOG = {
+  // spec §7
+  proposal_closed: { status: 400, text: 'The proposal was decided or its deadline passed; buys and sells are both refused.' },
+  insufficient_balance: { status: 400, text: 'Not enough credits; the body carries balance and cost (409 on transfers and credit moves).' },
+  insufficient_shares: { status: 400, text: 'Not enough shares to sell; the body carries available.' },
+  trade_too_small: { status: 400, text: 'The trade is below the minimum (0.000001 credits spent or shares sold).' },
+  market_not_found: { status: 404, text: 'No such market in this workspace.' },
+  market_resolved: { status: 400, text: 'The market has resolved and accepts no trades.' },
+  market_voided: { status: 400, text: 'The market was voided and accepts no trades.' },
+  market_closed: { status: 400, text: 'The market is closed; sells still work.' },
+  market_unfunded: { status: 400, text: 'The book has no liquidity yet; retry once someone funds it.' },
+  idempotency_key_reuse: { status: 409, text: 'The Idempotency-Key was already used with a different body.' },
+  price_moved: { status: 409, text: 'The price guard refused the trade; the body carries consensus and limit.' },
+  identity_required: { status: 403, text: 'This act needs an identity: register or send a key.' },
+  not_authorized: { status: 403, text: 'The identity lacks a capability here; the body carries requiredCapabilities.' },
+  external_proposals_disabled: { status: 403, text: 'This workspace takes proposals from its owner and admins only.' },
+  crosses_own_order: { status: 409, text: 'Retired, never returned: opposing limit orders are matched.', retired: true },
+  market_settling: { status: 400, text: 'Retired, never returned: a market past its period keeps trading until its reading arrives.', retired: true },
+  workspace_not_public: { status: 400, text: 'Retired, never returned: non-public floors trade for members whose groups grant trade.', retired: true },
+  // added by this service
+  authentication_required: { status: 401, text: 'No credentials were sent; send X-Agent-Key or X-API-Key.' },
+  invalid_credentials: { status: 401, text: 'The key sent is unknown or revoked.' },
+  scope_denied: { status: 403, text: 'The key is valid but its scopes do not cover this endpoint; the body carries requiredScopes.' },
+  workspace_locked: { status: 403, text: 'The key is locked to another workspace.' },
+  workspace_required: { status: 400, text: 'This endpoint is workspace-scoped: send X-Workspace-Id (id or slug).' },
+  workspace_not_found: { status: 404, text: 'No such workspace, or it is not visible to the caller.' },
+  not_found: { status: 404, text: 'No such resource in this workspace.' },
+  route_not_found: { status: 404, text: 'No such endpoint; GET /api/help lists them all.' },
+  validation_failed: { status: 400, text: 'The request did not match the endpoint schema; the body carries issues.' },
+  malformed_json: { status: 400, text: 'The body is not valid JSON.' },
+  unsupported_media_type: { status: 415, text: 'Send the body as application/json.' },
+  payload_too_large: { status: 413, text: 'The body is over 1 MB.' },
+  nickname_taken: { status: 409, text: 'The nickname (or agent id) is already registered, compared case-insensitively.' },
+  conflict: { status: 409, text: 'The request conflicts with the current state; the sentence says how.' },
+  unknown_help_section: { status: 400, text: 'No such help section; the body lists the real ones.' },
+  formula_invalid: { status: 400, text: 'The formula does not parse or names an unknown metric; the body carries position.' },
+  formula_cycle: { status: 400, text: 'The formula would make metrics depend on themselves; the body carries cycle.' },
+  rate_limited: { status: 429, text: 'Too many requests; wait for Retry-After seconds.' },
+  treasury_not_configured: { status: 503, text: 'The treasury is not configured on this instance.' },
+  internal_error: { status: 500, text: 'Something failed on our side; the request id identifies it in the logs.' },
+} as const satisfies Record<string, { status: number; text: string; retired?: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export function docUrl(code: ErrorCode): string {
+  return `/api/guides/api-reference#error-${code}`;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    status?: number,
+  ) {
+    super(message);
+    this.status = status ?? ERROR_CATALOG[code].status;
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...this.details };
+  }
+}
+
+export const notFound = (what: string, code: ErrorCode = 'not_found') => new ApiError(code, `${what} was not found.`);
+export const badRequest = (message: string, details?: Record<string, unknown>) => new ApiError('validation_failed', message, details);
+export const conflict = (message: string, details?: Record<string, unknown>) => new ApiError('conflict', message, details);

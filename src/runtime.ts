@@ -1,0 +1,19 @@
+import { Redis } from 'ioredis';
+import { JobHub, redisConnection } from '../jobs/hub';
+import type { Config } from './config';
+import { openDatabase } from './db/dataSource';
+import { systemClock, type Clock, type Deps } from './deps';
+
+/** Connect Postgres (creating and migrating it) and Redis; the same for every role and for tests. */
+export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
+  const ds = await openDatabase(config.databaseUrl, { migrate: opts.migrate ?? true, poolSize: opts.poolSize });
+  const redis = new Redis({ ...redisConnection(config.redisUrl), lazyConnect: false });
+  const hub = new JobHub({ redisUrl: config.redisUrl, prefix: config.QUEUE_PREFIX, lanes: config.TRADE_LANES });
+  return { config, ds, redis, hub, clock: opts.clock ?? systemClock };
+}
+
+export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.hub.close();
+  deps.redis.disconnect();
+  if (deps.ds.isInitialized) await deps.ds.destroy();
+}

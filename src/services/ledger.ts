@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../errors';
+import type { AccountKind } from '../entities/ledger';
+import { toCredits } from '../domain/money';
+
+export const accountId = {
+  agent: (id: string) => `agent:${id}`,
+  pool: (marketId: string) => `pool:${marketId}`,
+  issuance: 'issuance',
+  treasury: 'treasury',
+} as const;
+
+export async function openAccount(m: EntityManager, id: string, kind: AccountKind): Promise<void> {
+  await m.query(`INSERT INTO accounts (id, kind) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [id, kind]);
+}
+
+export interface Movement {
+  from: string;
+  to: string;
+  amount: bigint;
+  kind: string;
+  ref?: string | null;
+  memo?: string | null;
+  /** HTTP status for a shortfall: 400 in trading, 409 on transfers and credit moves (spec §7). */
+  shortfallStatus?: number;
+}
+
+/**
+ * Move credits between two accounts in one statement: the debit is conditional on the balance
+ * (participant and pool accounts never go negative), and both ledger rows are written only when
+ * it applied. Runs inside the caller's transaction.
+ */
+export async function move(m: EntityManager, mv: Movement): Promise<{ fromBalance: bigint; toBalance: bigint }> {
+  if (mv.amount <= 0n) throw new RangeError(`ledger movement must be positive, got ${mv.amount}`);
+  if (mv.from === mv.to) throw new RangeError('ledger movement needs two accounts');
+  const amount = mv.amount.toString();
+  const rows: Array<{ from_balance: string | null; to_balance: string | null }> = await m.query(
+    `WITH d AS (
+       UPDATE accounts SET balance = balance - $3::bigint
+        WHERE id = $1 AND (kind NOT IN ('participant','pool') OR balance >= $3::bigint)
+        RETURNING balance),
+     c AS (
+       UPDATE accounts SET balance = balance + $3::bigint
+        WHERE id = $2 AND EXISTS (SELECT 1 FROM d)
+        RETURNING balance),
+     e AS (
+       INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref, memo)
+       SELECT $4::uuid, x.acc, x.amt, $5, $6, $7
+         FROM (VALUES ($1::text, -$3::bigint), ($2::text, $3::bigint)) AS x(acc, amt)
+        WHERE EXISTS (SELECT 1 FROM d))
+     SELECT (SELECT balance FROM d) AS from_balance, (SELECT balance FROM c) AS to_balance`,
+    [mv.from, mv.to, amount, randomUUID(), mv.kind, mv.ref ?? null, mv.memo ?? null],
+  );
+  const r = rows[0];
+  if (r.from_balance === null) {
+    const bal = await balanceOf(m, mv.from);
+    if (bal === null) throw new Error(`ledger account ${mv.from} does not exist`);
+    throw new ApiError(
+      'insufficient_balance',
+      `Not enough credits: the balance is ${toCredits(bal)} and this needs ${toCredits(mv.amount)}.`,
+      { balance: toCredits(bal), cost: toCredits(mv.amount) },
+      mv.shortfallStatus,
+    );
+  }
+  if (r.to_balance === null) throw new Error(`ledger account ${mv.to} does not exist`);
+  return { fromBalance: BigInt(r.from_balance), toBalance: BigInt(r.to_balance) };
+}
+
+export async function balanceOf(m: EntityManager | DataSource, id: string, lock = false): Promise<bigint | null> {
+  const rows: Array<{ balance: string }> = await m.query(`SELECT balance FROM accounts WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+  return rows.length ? BigInt(rows[0].balance) : null;
+}
+
+export interface InvariantReport {
+  ok: boolean;
+  total: bigint;
+  mismatchedAccounts: string[];
+  unbalancedTransfers: number;
+  negativeParticipants: string[];
+}
+
+/** The ledger invariant: accounts sum to zero, each balance equals its rows, each transfer balances. */
+export async function checkLedgerInvariant(ds: DataSource | EntityManager): Promise<InvariantReport> {
+  const run = async (m: EntityManager | DataSource) => {
+    const [t] = await m.query(`SELECT coalesce(sum(balance), 0)::text AS total FROM accounts`);
+    const mism: Array<{ id: string }> = await m.query(
+      `SELECT a.id FROM accounts a
+         LEFT JOIN (SELECT account_id, sum(amount) AS s FROM ledger_entries GROUP BY account_id) e ON e.account_id = a.id
+        WHERE a.balance <> coalesce(e.s, 0)`,
+    );
+    const [u] = await m.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ledger_entries GROUP BY transfer_id HAVING sum(amount) <> 0) x`);
+    const neg: Array<{ id: string }> = await m.query(`SELECT id FROM accounts WHERE kind IN ('participant','pool') AND balance < 0`);
+    const total = BigInt(t.total);
+    return {
+      ok: total === 0n && mism.length === 0 && u.n === 0 && neg.length === 0,
+      total,
+      mismatchedAccounts: mism.map((r) => r.id),
+      unbalancedTransfers: u.n,
+      negativeParticipants: neg.map((r) => r.id),
+    };
+  };
+  if ('transaction' in ds && 'isInitialized' in ds) {
+    // One snapshot so concurrent commits cannot make a sound ledger look broken.
+    return (ds as DataSource).transaction('REPEATABLE READ', run);
+  }
+  return run(ds);
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { createApp } from '../../src/api/app';
+import { loadConfig } from '../../src/config';
+import { ManualClock, type Deps } from '../../src/deps';
+import { bootDeps, closeDeps } from '../../src/runtime';
+import { ensurePlatform } from '../../src/services/identity';
+import { checkLedgerInvariant } from '../../src/services/ledger';
+import { startWorkers, type WorkerSet } from '../../workers';
+
+export interface TestApp {
+  deps: Deps;
+  clock: ManualClock;
+  http: ReturnType<typeof request.agent>;
+  server: Server;
+  masterKey: string;
+  prefix: string;
+  close(): Promise<void>;
+}
+
+/** The real app on a real port, real workers, a queue prefix of its own. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const prefix = `t${randomBytes(4).toString('hex')}`;
+  const masterKey = `master-${randomBytes(12).toString('hex')}`;
+  const config = loadConfig({ ...process.env, QUEUE_PREFIX: prefix, MASTER_API_KEY: masterKey, TRADE_LANES: '4', SCHEDULER: 'false', ...env });
+  const clock = new ManualClock();
+  const deps = await bootDeps(config, { migrate: false, clock, poolSize: 10 });
+  await ensurePlatform(deps.ds, masterKey);
+  const workers: WorkerSet = await startWorkers(deps);
+  const server = createApp(deps).listen(0, '127.0.0.1');
+  await new Promise<void>((r) => server.once('listening', () => r()));
+  const http = request.agent(server);
+  return {
+    deps,
+    clock,
+    http,
+    server,
+    masterKey,
+    prefix,
+    close: async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      await workers.close();
+      const keys = await deps.redis.keys(`${prefix}:*`);
+      if (keys.length) await deps.redis.del(...keys);
+      await closeDeps(deps);
+    },
+  };
+}
+
+export async function expectLedgerSound(deps: Deps): Promise<void> {
+  const report = await checkLedgerInvariant(deps.ds);
+  expect({ ...report, total: report.total.toString() }).toEqual({
+    ok: true,
+    total: '0',
+    mismatchedAccounts: [],
+    unbalancedTransfers: 0,
+    negativeParticipants: [],
+  });
+}
+
+let seq = 0;
+export function uniqueName(prefix = 'agent'): string {
+  seq += 1;
+  return `${prefix}-${randomBytes(3).toString('hex')}${seq}`;
+}
