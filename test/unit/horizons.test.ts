@@ -115,6 +115,11 @@ describe('absolute target dates', () => {
     expect(parseTargetDate('2026-11', iso('1999-01-01T00:00:00Z'))).toEqual(parseTargetDate('2026-11', NOW));
   });
 
+  test('29 February follows the Gregorian leap rule', () => {
+    for (const y of ['2000', '2024', '2028', '2400']) expect(validateHorizonEntry(`${y}-02-29`)).toBeNull();
+    for (const y of ['1900', '2026', '2100', '2200']) expect(validateHorizonEntry(`${y}-02-29`)).toMatch(/has 28 days/);
+  });
+
   test('which ISO years have 53 weeks', () => {
     expect(validateHorizonEntry('2026-W53')).toBeNull();
     expect(validateHorizonEntry('2020-W53')).toBeNull();
