@@ -37,8 +37,7 @@ const YEAR_MS = 365.2425 * DAY_MS;
 const MIN_YEAR = 1;
 const MAX_YEAR = 9999;
 
-const RELATIVE_UNITS = ['min', 'h', 'd', 'w', 'm', 'y'] as const;
-type RelativeUnit = (typeof RELATIVE_UNITS)[number];
+type RelativeUnit = 'min' | 'h' | 'd' | 'w' | 'm' | 'y';
 const RELATIVE_RE = /^\+(\d+)(min|h|d|w|m|y)$/;
 const RELATIVE_MAX: Record<RelativeUnit, number> = { min: 1440, h: 1000, d: 1000, w: 1000, m: 1000, y: 1000 };
 const UNIT_NAMES: Record<RelativeUnit, string> = { min: 'minutes', h: 'hours', d: 'days', w: 'weeks', m: 'months', y: 'years' };

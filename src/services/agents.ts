@@ -2,10 +2,22 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../errors';
 import { inTransaction } from '../db/tx';
 import { toCredits, toNano } from '../domain/money';
-import type { AgentRecord } from '../api/presenters/agent';
 import { accountId, move } from './ledger';
 import { createAgent, mintKey, NICKNAME_RE } from './identity';
 import { addMember, findWorkspace, isMember } from './workspaces';
+
+export interface AgentRecord {
+  id: string;
+  nickname: string;
+  operator: string | null;
+  bio: string;
+  intent: string;
+  parentId: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+  balance: bigint;
+  unclaimed: boolean;
+}
 
 export async function getAgent(m: DataSource | EntityManager, idOrNickname: string): Promise<AgentRecord | null> {
   const rows = await m.query(

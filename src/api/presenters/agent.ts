@@ -1,17 +1,6 @@
 import { toCredits } from '../../domain/money';
+import type { AgentRecord } from '../../services/agents';
 
-export interface AgentRecord {
-  id: string;
-  nickname: string;
-  operator: string | null;
-  bio: string;
-  intent: string;
-  parentId: string | null;
-  createdBy: string | null;
-  createdAt: Date;
-  balance: bigint;
-  unclaimed: boolean;
-}
 
 export function presentAgent(a: AgentRecord) {
   return {
