@@ -5,7 +5,21 @@ import { z } from 'zod';
  * `<name>-<k>`, each with global concurrency 1, so jobs for one market apply in arrival order.
  * Start-up refuses to run unless every job here has exactly one processor (workers/index.ts).
  */
+const direction = z.enum(['higher', 'lower']);
+const nano = z.string().regex(/^\d+$/);
+const tradeSpec = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('buy'), direction, amount: nano, limit: z.number().optional() }),
+  z.object({ mode: z.literal('target'), direction: direction.optional(), targetValue: z.number(), maxBudget: nano, limit: z.number().optional() }),
+  z.object({ mode: z.literal('sell'), direction, shares: nano, limit: z.number().optional() }),
+]);
+
 export const queueFamilies = {
+  trade: {
+    laned: true,
+    jobs: {
+      trade: z.object({ requestId: z.string(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid(), spec: tradeSpec }),
+    },
+  },
   outbox: {
     laned: false,
     jobs: {

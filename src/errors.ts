@@ -41,6 +41,7 @@ export const ERROR_CATALOG = {
   formula_cycle: { status: 400, text: 'The formula would make metrics depend on themselves; the body carries cycle.' },
   rate_limited: { status: 429, text: 'Too many requests; wait for Retry-After seconds.' },
   treasury_not_configured: { status: 503, text: 'The treasury is not configured on this instance.' },
+  trade_pending: { status: 503, text: 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key.' },
   internal_error: { status: 500, text: 'Something failed on our side; the request id identifies it in the logs.' },
 } as const satisfies Record<string, { status: number; text: string; retired?: boolean }>;
 
@@ -60,6 +61,13 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.status = status ?? ERROR_CATALOG[code].status;
+  }
+
+  /** Rebuild an error from a stored outcome (a trade's result read back from its job or Postgres). */
+  static fromBody(status: number, body: Record<string, unknown>): ApiError {
+    const { error, code, doc_url: _doc, ...details } = body as { error?: string; code?: string; doc_url?: string };
+    const known = code && code in ERROR_CATALOG ? (code as ErrorCode) : 'internal_error';
+    return new ApiError(known, error ?? 'The request failed.', details, status);
   }
 
   toBody(): Record<string, unknown> {

@@ -3,13 +3,16 @@ import { JobHub, redisConnection } from '../jobs/hub';
 import type { Config } from './config';
 import { openDatabase } from './db/dataSource';
 import { systemClock, type Clock, type Deps } from './deps';
+import { registerMarketHooks } from './services/registerHooks';
 
 /** Connect Postgres (creating and migrating it) and Redis; the same for every role and for tests. */
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
   const ds = await openDatabase(config.databaseUrl, { migrate: opts.migrate ?? true, poolSize: opts.poolSize });
   const redis = new Redis({ ...redisConnection(config.redisUrl), lazyConnect: false });
   const hub = new JobHub({ redisUrl: config.redisUrl, prefix: config.QUEUE_PREFIX, lanes: config.TRADE_LANES });
-  return { config, ds, redis, hub, clock: opts.clock ?? systemClock };
+  const deps = { config, ds, redis, hub, clock: opts.clock ?? systemClock };
+  registerMarketHooks(deps);
+  return deps;
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {

@@ -4,12 +4,14 @@ import { redisConnection } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
 import { outboxProcessors } from './outbox';
+import { tradeProcessors } from './trade';
 
 type AnyProcessors = Record<string, (data: never, job: Job) => Promise<unknown>>;
 
 /** One processor file per queue family; every declared job must map to exactly one handler. */
 export function processorTable(deps: Deps): Record<QueueFamilyName, AnyProcessors> {
   return {
+    trade: tradeProcessors(deps),
     outbox: outboxProcessors(deps),
   };
 }

@@ -1,0 +1,49 @@
+import { toCredits } from '../../domain/money';
+import { displayStatus, marketConsensus, marketProbability, type MarketRow } from '../../services/markets';
+
+/** Condensed fields of spec §2.4 plus the catalog additions; every field listed explicitly. */
+export function presentMarket(mk: MarketRow, now: Date) {
+  const probability = marketProbability(mk);
+  return {
+    id: mk.id,
+    metricId: mk.metricId,
+    metricName: mk.metricName,
+    proposalId: mk.proposalId,
+    branch: mk.branch,
+    targetDate: mk.targetDate,
+    resolvesOn: mk.resolvesOn,
+    title: mk.title,
+    prediction: marketConsensus(mk),
+    consensus: marketConsensus(mk),
+    probability,
+    rangeMin: mk.rangeMin,
+    rangeMax: mk.rangeMax,
+    liquidity: toCredits(mk.liquidity),
+    liquidityParameter: toCredits(mk.b),
+    funded: mk.funded,
+    shares: { higher: toCredits(mk.qHigher - mk.q0Higher), lower: toCredits(mk.qLower - mk.q0Lower) },
+    tradeCount: mk.tradeCount,
+    volume: toCredits(mk.volume),
+    status: displayStatus(mk, now),
+    resolved: mk.status === 'resolved',
+    resolvedValue: mk.resolvedValue,
+    resolvedAt: mk.resolvedAt?.toISOString() ?? null,
+    settledEarly: mk.settledEarly,
+    voidReason: mk.voidReason,
+    tradingEndsAt: mk.tradingEndsAt?.toISOString() ?? null,
+    createdAt: mk.createdAt.toISOString(),
+  };
+}
+
+/** The status summary's per-market shape (spec §2.4). */
+export function presentMarketSummary(mk: MarketRow) {
+  return {
+    id: mk.id,
+    targetDate: mk.targetDate,
+    resolvesOn: mk.resolvesOn,
+    prediction: marketConsensus(mk),
+    probability: marketProbability(mk),
+    rangeMin: mk.rangeMin,
+    rangeMax: mk.rangeMax,
+  };
+}

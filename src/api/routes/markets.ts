@@ -1,0 +1,197 @@
+import { z } from 'zod';
+import { ApiError } from '../../errors';
+import { parseTargetDate, HorizonError } from '../../domain/horizons';
+import { toNano } from '../../domain/money';
+import type { TradeSpec } from '../../domain/trading';
+import { marketHooks } from '../../services/hooks';
+import { findMarket, listMarkets, MARKET_SELECT, requireMarket, rowToMarket, type MarketRow } from '../../services/markets';
+import { bodyHash, dryRunTrade, submitTrade } from '../../services/trades';
+import { auth } from '../auth';
+import { presentMarket, presentMarketSummary } from '../presenters/market';
+import { defineRoute, type Call } from '../registry';
+import { limitQuery, positiveCredits } from '../schemas/common';
+
+const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
+const finite = z.number({ error: 'must be a number' });
+const marketIdParam = z.object({ id: z.string().uuid('must be a market id (UUID)') });
+
+marketHooks.statusMarkets = async (m, workspaceId, metricIds) => {
+  const out = new Map<string, unknown[]>();
+  for (const mk of await listMarkets(m, workspaceId, { limit: 5000, baselineOnly: true, statuses: ['open'] })) {
+    if (!metricIds.includes(mk.metricId)) continue;
+    out.set(mk.metricId, [...(out.get(mk.metricId) ?? []), presentMarketSummary(mk)]);
+  }
+  return out;
+};
+
+defineRoute({
+  method: 'GET',
+  path: '/predictions/markets',
+  auth: auth.publicRead(),
+  summary: 'Open markets. Query metricId, proposalId, limit (1 to 200, default 50).',
+  query: z.object({ metricId: z.string().max(100).optional(), proposalId: z.string().max(100).optional(), limit: limitQuery(50, 200) }),
+  handler: async (c) => {
+    const rows = await listMarkets(c.deps.ds, c.workspace().workspace.id, c.query);
+    const now = c.deps.clock.now();
+    return rows.map((mk) => presentMarket(mk, now));
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/predictions/markets/:id',
+  auth: auth.publicRead(),
+  summary: 'One market with shares, prediction and probability.',
+  params: marketIdParam,
+  handler: async (c) => presentMarket(requireMarket(await findMarket(c.deps.ds, c.workspace().workspace.id, c.params.id), c.params.id), c.deps.clock.now()),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/predictions/markets/:id/history',
+  auth: auth.publicRead(),
+  summary: 'Consensus and probability after each trade, oldest first. Query limit (default 500, max 5000).',
+  params: marketIdParam,
+  query: z.object({ limit: limitQuery(500, 5000) }),
+  handler: async (c) => {
+    const mk = requireMarket(await findMarket(c.deps.ds, c.workspace().workspace.id, c.params.id), c.params.id);
+    const rows = await c.deps.ds.query(
+      `SELECT id, kind, direction, consensus_after, probability_after, created_at FROM trades WHERE market_id = $1 AND kind <> 'redeem' ORDER BY seq LIMIT $2`,
+      [mk.id, c.query.limit],
+    );
+    return {
+      marketId: mk.id,
+      opened: { probability: mk.openedProbability, consensus: mk.openedProbability === null ? null : mk.rangeMin + mk.openedProbability * (mk.rangeMax - mk.rangeMin), at: mk.createdAt.toISOString() },
+      points: rows.map((r: { id: string; kind: string; direction: string; consensus_after: number; probability_after: number; created_at: Date }) => ({
+        tradeId: r.id,
+        kind: r.kind,
+        direction: r.direction,
+        consensus: r.consensus_after,
+        probability: r.probability_after,
+        at: r.created_at.toISOString(),
+      })),
+    };
+  },
+});
+
+const tradeBody = z.object({
+  marketId: z.string().uuid('must be a market id (UUID)').optional(),
+  metricId: z.string().max(100).optional(),
+  metricName: z.string().max(200).optional(),
+  targetDate: z.string().max(40).optional(),
+  proposalId: z.string().uuid('must be a proposal id (UUID)').optional(),
+  branch: z.enum(['approved', 'declined'], { error: "must be 'approved' or 'declined'" }).optional(),
+  direction: direction.optional(),
+  amount: positiveCredits.optional(),
+  targetValue: finite.optional(),
+  value: finite.optional(),
+  maxBudget: positiveCredits.optional(),
+  sellShares: positiveCredits.optional(),
+  limit: finite.optional(),
+  dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+});
+type TradeBody = z.infer<typeof tradeBody>;
+
+/** Which of the three modes the body asks for (spec §4.5), or a 400 saying how to ask. */
+export function tradeSpecOf(b: TradeBody): { spec: TradeSpec; warnings: string[] } {
+  const warnings: string[] = [];
+  if (b.value !== undefined && b.targetValue === undefined) warnings.push("'value' is superseded by 'targetValue'; it still works.");
+  const target = b.targetValue ?? b.value;
+  if (b.sellShares !== undefined) {
+    if (!b.direction) throw new ApiError('validation_failed', 'A sell needs direction: which side to sell, higher or lower.');
+    if (target !== undefined || b.amount !== undefined) throw new ApiError('validation_failed', 'Send sellShares alone, without amount or targetValue.');
+    return { spec: { mode: 'sell', direction: b.direction, shares: toNano(b.sellShares), limit: b.limit }, warnings };
+  }
+  if (target !== undefined) {
+    const budget = b.maxBudget ?? b.amount;
+    if (budget === undefined) throw new ApiError('validation_failed', 'A targetValue trade needs maxBudget: the most credits it may spend.');
+    if (b.limit !== undefined && !b.direction) throw new ApiError('validation_failed', 'A targetValue trade with a limit must say its direction.');
+    return { spec: { mode: 'target', direction: b.direction, targetValue: target, maxBudget: toNano(budget), limit: b.limit }, warnings };
+  }
+  if (b.direction && b.amount !== undefined) return { spec: { mode: 'buy', direction: b.direction, amount: toNano(b.amount), limit: b.limit }, warnings };
+  throw new ApiError(
+    'validation_failed',
+    'Say what to trade: { direction, amount } to buy, { targetValue, maxBudget } to move the price, or { direction, sellShares } to sell.',
+  );
+}
+
+/** Market by marketId, or by metric (id or name) plus targetDate (plus proposalId and branch). */
+async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspaceId: string): Promise<MarketRow> {
+  const b = c.body;
+  if (b.marketId) return requireMarket(await findMarket(c.deps.ds, workspaceId, b.marketId), b.marketId);
+  if (!(b.metricId || b.metricName) || !b.targetDate) {
+    throw new ApiError('validation_failed', 'Identify the market by marketId, or by metricId (or metricName) plus targetDate.');
+  }
+  let targetDate: string;
+  try {
+    targetDate = parseTargetDate(b.targetDate, c.deps.clock.now()).targetDate;
+  } catch (err) {
+    if (err instanceof HorizonError) throw new ApiError('validation_failed', err.message);
+    throw err;
+  }
+  const args: unknown[] = [workspaceId, targetDate, b.metricId ?? null, b.metricName ?? null, b.proposalId ?? null, b.proposalId ? (b.branch ?? 'approved') : null];
+  const rows = await c.deps.ds.query(
+    `${MARKET_SELECT} WHERE mk.workspace_id = $1 AND mk.target_date = $2
+        AND ($3::text IS NULL OR mk.metric_id::text = $3) AND ($4::text IS NULL OR lower(mt.name) = lower($4))
+        AND mk.proposal_id IS NOT DISTINCT FROM $5::uuid AND mk.branch IS NOT DISTINCT FROM $6::text
+      ORDER BY (mk.status IN ('open','closed')) DESC, mk.created_at DESC LIMIT 1`,
+    args,
+  );
+  if (!rows.length) throw new ApiError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${args[5]} branch)` : ''}.`);
+  return rowToMarket(rows[0]);
+}
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/trade',
+  auth: auth.trade(),
+  summary:
+    'Trade (catalog form): market by marketId or metric+targetDate; modes {direction, amount}, {targetValue, maxBudget}, {direction, sellShares}; limit price guard; dryRun; Idempotency-Key header.',
+  body: tradeBody,
+  handler: async (c) => {
+    const caller = c.identity();
+    const ws = c.workspace().workspace;
+    const { spec, warnings } = tradeSpecOf(c.body);
+    const mk = await resolveTradeMarket(c, ws.id);
+    if (warnings.length) c.koa.set('Deprecation', 'true');
+    const extra = warnings.length ? { warnings } : {};
+    if (c.body.dryRun) return { ...(await dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId: mk.id, spec })), ...extra };
+    const key = c.koa.get('idempotency-key') || undefined;
+    if (key !== undefined && (key.length > 200 || !key.trim())) throw new ApiError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
+    const outcome = await submitTrade(c.deps, {
+      agentId: caller.agentId,
+      workspaceId: ws.id,
+      marketId: mk.id,
+      spec,
+      idempotencyKey: key,
+      hash: bodyHash({ path: '/predictions/trade', body: c.body }),
+    });
+    if (outcome.status !== 200) throw ApiError.fromBody(outcome.status, outcome.body);
+    return { ...outcome.body, idempotentReplay: outcome.body.idempotentReplay === true, ...extra };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/markets/:id/trade',
+  auth: auth.trade(),
+  summary: 'Trade (condensed form): { side: higher|lower, credits } buys that side; returns the updated Market.',
+  params: marketIdParam,
+  body: z.object({ side: direction, credits: positiveCredits }),
+  handler: async (c) => {
+    const caller = c.identity();
+    const ws = c.workspace().workspace;
+    const mk = requireMarket(await findMarket(c.deps.ds, ws.id, c.params.id), c.params.id);
+    const key = c.koa.get('idempotency-key') || undefined;
+    const outcome = await submitTrade(c.deps, {
+      agentId: caller.agentId,
+      workspaceId: ws.id,
+      marketId: mk.id,
+      spec: { mode: 'buy', direction: c.body.side, amount: toNano(c.body.credits) },
+      idempotencyKey: key,
+      hash: bodyHash({ path: `/predictions/markets/${mk.id}/trade`, body: c.body }),
+    });
+    if (outcome.status !== 200) throw ApiError.fromBody(outcome.status, outcome.body);
+    return presentMarket(requireMarket(await findMarket(c.deps.ds, ws.id, mk.id), mk.id), c.deps.clock.now());
+  },
+});

@@ -1,0 +1,172 @@
+import { ApiError } from '../errors';
+import {
+  buyToProbability,
+  buyWithSpend,
+  consensusOf,
+  probability,
+  probabilityOf,
+  redeemPairs,
+  sellShares,
+  sellToProbability,
+  type BookState,
+  type Direction,
+} from './lmsr';
+import { minBig, toCredits } from './money';
+
+/** Smallest spend or proceeds a trade may have: 0.000001 credits. */
+export const MIN_TRADE_NANO = 1_000n;
+const P_FLOOR = 1e-6;
+
+export type TradeSpec =
+  | { mode: 'buy'; direction: Direction; amount: bigint; limit?: number }
+  | { mode: 'target'; direction?: Direction; targetValue: number; maxBudget: bigint; limit?: number }
+  | { mode: 'sell'; direction: Direction; shares: bigint; limit?: number };
+
+export interface Holding {
+  higher: bigint;
+  lower: bigint;
+}
+
+export interface TradePlan {
+  kind: 'buy' | 'sell';
+  direction: Direction;
+  /** Shares bought or sold (nano). */
+  shares: bigint;
+  /** Credits paid (buy) or received (sell), nano. */
+  cash: bigint;
+  /** Matched higher+lower pairs redeemed at 1 credit each after a buy (nano shares = nano credits). */
+  redeemed: bigint;
+  book: BookState;
+  holding: Holding;
+  probabilityBefore: number;
+  probabilityAfter: number;
+  consensusBefore: number;
+  consensusAfter: number;
+  /** Price-guard and budget details, present when the mode or the limit calls for them. */
+  limited?: boolean;
+  spent?: bigint;
+  unspent?: bigint;
+  sharesSold?: bigint;
+  sharesKept?: bigint;
+}
+
+const clampP = (p: number) => Math.min(1 - P_FLOOR, Math.max(P_FLOOR, p));
+
+/**
+ * Price one trade against a locked book: pure, so a dry run and a real trade share every check.
+ * Throws ApiError with the trading codes of spec §7.
+ */
+export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: number; holding: Holding; spec: TradeSpec; sellOnly: boolean }): TradePlan {
+  const { book, rangeMin, rangeMax, holding, spec } = input;
+  const p0 = probability(book);
+  const c0 = consensusOf(p0, rangeMin, rangeMax);
+  const limitP = spec.limit === undefined ? undefined : clampP(probabilityOf(spec.limit, rangeMin, rangeMax));
+  const priceMoved = () =>
+    new ApiError('price_moved', `The consensus is already at or past your limit (${c0} vs ${spec.limit ?? ('targetValue' in spec ? spec.targetValue : '')}).`, {
+      consensus: c0,
+      limit: spec.limit ?? ('targetValue' in spec ? spec.targetValue : null),
+    });
+
+  if (spec.mode !== 'sell' && input.sellOnly) {
+    throw new ApiError('market_closed', 'This market is closed: it accepts only sells.');
+  }
+
+  if (spec.mode === 'sell') {
+    const available = spec.direction === 'higher' ? holding.higher : holding.lower;
+    if (spec.shares > available) {
+      throw new ApiError('insufficient_shares', `You hold ${toCredits(available)} ${spec.direction} shares and asked to sell ${toCredits(spec.shares)}.`, {
+        available: toCredits(available),
+      });
+    }
+    let shares = spec.shares;
+    let limited: boolean | undefined;
+    let r: { proceeds: bigint; book: BookState };
+    if (limitP !== undefined) {
+      // Selling higher pushes p down: the limit is the lowest call it may leave (and vice versa).
+      const past = spec.direction === 'higher' ? p0 <= limitP : p0 >= limitP;
+      if (past) throw priceMoved();
+      const s = sellToProbability(book, spec.direction, limitP, spec.shares);
+      shares = s.shares;
+      limited = s.shares < spec.shares;
+      r = { proceeds: s.proceeds, book: s.book };
+    } else {
+      r = sellShares(book, spec.direction, shares);
+    }
+    if (shares <= 0n || r.proceeds < MIN_TRADE_NANO) throw tooSmall();
+    const pAfter = probability(r.book);
+    const next: Holding = { ...holding, [spec.direction]: available - shares };
+    return {
+      kind: 'sell',
+      direction: spec.direction,
+      shares,
+      cash: r.proceeds,
+      redeemed: 0n,
+      book: r.book,
+      holding: next,
+      probabilityBefore: p0,
+      probabilityAfter: pAfter,
+      consensusBefore: c0,
+      consensusAfter: consensusOf(pAfter, rangeMin, rangeMax),
+      ...(limitP !== undefined ? { limited, sharesSold: shares, sharesKept: spec.shares - shares } : {}),
+    };
+  }
+
+  let direction: Direction;
+  let bought: { shares: bigint; cost: bigint; book: BookState };
+  let budget: bigint;
+  let limited: boolean | undefined;
+  if (spec.mode === 'buy') {
+    direction = spec.direction;
+    budget = spec.amount;
+    if (spec.amount < MIN_TRADE_NANO) throw tooSmall();
+    if (limitP !== undefined) {
+      const past = direction === 'higher' ? p0 >= limitP : p0 <= limitP;
+      if (past) throw priceMoved();
+      const r = buyToProbability(book, direction, limitP, spec.amount);
+      limited = r.reachedTarget && r.cost < spec.amount;
+      bought = r;
+    } else {
+      bought = buyWithSpend(book, direction, spec.amount);
+    }
+  } else {
+    const targetP = clampP(probabilityOf(spec.targetValue, rangeMin, rangeMax));
+    direction = spec.direction ?? (targetP > p0 ? 'higher' : 'lower');
+    let boundP = targetP;
+    if (limitP !== undefined) boundP = direction === 'higher' ? Math.min(targetP, limitP) : Math.max(targetP, limitP);
+    const past = direction === 'higher' ? p0 >= boundP : p0 <= boundP;
+    if (past) throw priceMoved();
+    budget = spec.maxBudget;
+    const r = buyToProbability(book, direction, boundP, spec.maxBudget);
+    limited = r.reachedTarget;
+    bought = r;
+  }
+  if (bought.shares <= 0n || bought.cost < MIN_TRADE_NANO) throw tooSmall();
+
+  // One net side: matched pairs are redeemed for exactly 1 credit each; the price does not move.
+  const held: Holding = { ...holding, [direction]: (direction === 'higher' ? holding.higher : holding.lower) + bought.shares };
+  const redeemed = minBig(held.higher, held.lower);
+  const bookAfter = redeemed > 0n ? redeemPairs(bought.book, redeemed) : bought.book;
+  const pAfter = probability(bookAfter);
+  const details =
+    spec.mode === 'target' || limitP !== undefined ? { limited, spent: bought.cost, unspent: budget - bought.cost } : {};
+  return {
+    kind: 'buy',
+    direction,
+    shares: bought.shares,
+    cash: bought.cost,
+    redeemed,
+    book: bookAfter,
+    holding: { higher: held.higher - redeemed, lower: held.lower - redeemed },
+    probabilityBefore: p0,
+    probabilityAfter: pAfter,
+    consensusBefore: c0,
+    consensusAfter: consensusOf(pAfter, rangeMin, rangeMax),
+    ...details,
+  };
+}
+
+function tooSmall(): ApiError {
+  return new ApiError('trade_too_small', `The trade is too small: the minimum is ${toCredits(MIN_TRADE_NANO)} credits spent or received.`, {
+    minimum: toCredits(MIN_TRADE_NANO),
+  });
+}

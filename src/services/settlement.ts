@@ -1,0 +1,95 @@
+import type { EntityManager } from 'typeorm';
+import { ApiError } from '../errors';
+import { holderPayout, payoutFraction } from '../domain/lmsr';
+
+import { accountId, balanceOf, move } from './ledger';
+import { lockMarket, type MarketRow } from './markets';
+import { emitEvent } from './outbox';
+
+interface HolderRow {
+  agent_id: string;
+  shares_higher: string;
+  shares_lower: string;
+  net_cost: string;
+}
+
+async function holders(m: EntityManager, marketId: string): Promise<HolderRow[]> {
+  return m.query(`SELECT agent_id, shares_higher, shares_lower, net_cost FROM positions WHERE market_id = $1 ORDER BY agent_id`, [marketId]);
+}
+
+/** Whatever the pool still holds goes back to the funder (dust included). */
+async function returnPoolToFunder(m: EntityManager, mk: MarketRow): Promise<bigint> {
+  const left = (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
+  if (left > 0n) {
+    const to = mk.funderId ? accountId.agent(mk.funderId) : accountId.treasury;
+    await move(m, { from: accountId.pool(mk.id), to, amount: left, kind: 'pool_return', ref: mk.id });
+  }
+  return left;
+}
+
+/**
+ * Resolve a locked, open book at value V: each holder paid with one rounding down
+ * (higher shares pay v, lower pay 1-v), the pool's remainder back to the funder.
+ */
+export async function resolveLockedMarket(
+  m: EntityManager,
+  mk: MarketRow,
+  value: number,
+  now: Date,
+  opts: { settledEarly?: boolean; reason?: string } = {},
+): Promise<{ totalPayout: bigint }> {
+  if (mk.status !== 'open' && mk.status !== 'closed') throw new ApiError('conflict', `Market ${mk.id} is already ${mk.status}.`);
+  if (!Number.isFinite(value) || value < 0) throw new ApiError('validation_failed', `A resolution value must be a finite number >= 0, got ${value}.`);
+  const v = payoutFraction(value, mk.rangeMin, mk.rangeMax);
+  let total = 0n;
+  for (const h of await holders(m, mk.id)) {
+    const pay = holderPayout(BigInt(h.shares_higher), BigInt(h.shares_lower), v);
+    if (pay > 0n) await move(m, { from: accountId.pool(mk.id), to: accountId.agent(h.agent_id), amount: pay, kind: 'payout', ref: mk.id });
+    await m.query(`UPDATE positions SET payout = $3, updated_at = $4 WHERE market_id = $1 AND agent_id = $2`, [mk.id, h.agent_id, pay.toString(), now]);
+    total += pay;
+  }
+  await returnPoolToFunder(m, mk);
+  await m.query(
+    `UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, updated_at = $3 WHERE id = $1`,
+    [mk.id, Math.min(value, mk.rangeMax), now, opts.settledEarly ?? false],
+  );
+  await emitEvent(m, mk.workspaceId, 'market:resolved', {
+    marketId: mk.id,
+    metricName: mk.metricName,
+    targetDate: mk.targetDate,
+    actualValue: value,
+    ...(opts.settledEarly ? { settledEarly: true, reason: opts.reason ?? null } : {}),
+  });
+  return { totalPayout: total };
+}
+
+/**
+ * Void a locked book: every position's net cost back (pro rata if the pool cannot cover them all,
+ * which only happens after large round trips), then the pool's remainder to the funder.
+ */
+export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: string, now: Date): Promise<{ refunded: bigint }> {
+  if (mk.status !== 'open' && mk.status !== 'closed') return { refunded: 0n };
+  const rows = await holders(m, mk.id);
+  const owed = rows.map((h) => ({ agent: h.agent_id, net: BigInt(h.net_cost) > 0n ? BigInt(h.net_cost) : 0n }));
+  const totalOwed = owed.reduce((s, o) => s + o.net, 0n);
+  const pool = (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
+  let refunded = 0n;
+  for (const o of owed) {
+    const amount = totalOwed <= pool ? o.net : (o.net * pool) / totalOwed;
+    if (amount > 0n) await move(m, { from: accountId.pool(mk.id), to: accountId.agent(o.agent), amount, kind: 'refund', ref: mk.id });
+    await m.query(`UPDATE positions SET payout = $3, updated_at = $4 WHERE market_id = $1 AND agent_id = $2`, [mk.id, o.agent, amount.toString(), now]);
+    refunded += amount;
+  }
+  await returnPoolToFunder(m, mk);
+  await m.query(`UPDATE markets SET status = 'voided', void_reason = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`, [mk.id, reason, now]);
+  await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, voided: true, reason });
+  return { refunded };
+}
+
+/** Lock then void; a no-op for a book already resolved or voided. */
+export async function voidMarketById(m: EntityManager, marketId: string, reason: string, now: Date): Promise<{ refunded: bigint } | null> {
+  const mk = await lockMarket(m, marketId);
+  if (!mk) return null;
+  return voidLockedMarket(m, mk, reason, now);
+}
+
