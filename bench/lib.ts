@@ -1,0 +1,124 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { Client } from 'pg';
+
+export const PG_BASE = process.env.BENCH_PG_BASE ?? 'postgres://postgres@127.0.0.1:5432';
+
+export async function recreateDatabase(name: string): Promise<string> {
+  const c = new Client({ connectionString: `${PG_BASE}/postgres` });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await c.query(`CREATE DATABASE "${name}"`);
+  await c.end();
+  return `${PG_BASE}/${name}`;
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const c = new Client({ connectionString: `${PG_BASE}/postgres` });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await c.end();
+}
+
+/** Start `npm start`'s entry as a child process and wait until it answers. */
+export async function startServer(env: Record<string, string>, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 200; i++) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/api/public-config`);
+      if (r.ok) return child;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error('server did not start');
+}
+
+export function stopServer(child: ChildProcess): Promise<void> {
+  return new Promise((res) => {
+    child.once('exit', () => res());
+    child.kill('SIGTERM');
+  });
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export interface LoadResult {
+  tps: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  failed: number;
+}
+
+/** Closed loop: `concurrency` workers each send the next request as soon as the last answered. */
+export async function closedLoop(concurrency: number, seconds: number, send: (i: number) => Promise<boolean>): Promise<LoadResult> {
+  const lat: number[] = [];
+  let ok = 0;
+  let failed = 0;
+  let seq = 0;
+  const until = performance.now() + seconds * 1000;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const t0 = performance.now();
+        const good = await send(seq++);
+        lat.push(performance.now() - t0);
+        if (good) ok++;
+        else failed++;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - start) / 1000;
+  lat.sort((a, b) => a - b);
+  return { tps: ok / elapsed, p50: percentile(lat, 50), p99: percentile(lat, 99), ok, failed };
+}
+
+/** Open loop at a fixed rate: latency as a user sees it when the service is not saturated. */
+export async function openLoop(rate: number, seconds: number, send: (i: number) => Promise<boolean>): Promise<LoadResult> {
+  const lat: number[] = [];
+  let ok = 0;
+  let failed = 0;
+  const total = Math.max(1, Math.floor(rate * seconds));
+  const start = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      (async () => {
+        const t0 = performance.now();
+        const good = await send(i);
+        lat.push(performance.now() - t0);
+        if (good) ok++;
+        else failed++;
+      })(),
+    );
+  }
+  await Promise.all(inflight);
+  const elapsed = (performance.now() - start) / 1000;
+  lat.sort((a, b) => a - b);
+  return { tps: ok / elapsed, p50: percentile(lat, 50), p99: percentile(lat, 99), ok, failed };
+}
+
+export function pgbench(args: string[], db: string): number {
+  const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', ...args, db], { encoding: 'utf8' });
+  const m = /tps = ([\d.]+)/.exec(r.stdout);
+  if (!m) throw new Error(`pgbench failed: ${r.stderr || r.stdout}`);
+  return Number(m[1]);
+}
+
+export const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+
+export function peakRssMb(): number {
+  return process.resourceUsage().maxRSS / 1024;
+}

@@ -1,0 +1,107 @@
+/**
+ * Trades per second and latency over HTTP, one hot market and 100 markets, several concurrencies,
+ * against Postgres's own ceiling measured in the same run with pgbench. Not part of npm test.
+ *   npx tsx bench/trades.ts [--seconds 8]
+ */
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { closedLoop, dropDatabase, fmt, openLoop, pgbench, recreateDatabase, startServer, stopServer } from './lib';
+
+const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 8;
+const PORT = 3917;
+const MASTER = 'bench-master-key-0123456789';
+const base = `http://127.0.0.1:${PORT}/api`;
+
+async function call(method: string, path: string, body: unknown, headers: Record<string, string>) {
+  const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = r.status === 204 ? null : await r.json();
+  if (r.status >= 400) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+  return json as any;
+}
+
+async function pgCeiling() {
+  const db = 'mpps_pgbench';
+  const url = await recreateDatabase(db);
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  await c.query('CREATE TABLE hot (id int PRIMARY KEY, v bigint NOT NULL)');
+  await c.query('INSERT INTO hot VALUES (1, 0)');
+  await c.end();
+  const dir = mkdtempSync(join(tmpdir(), 'pgb-'));
+  const script = join(dir, 'hot.sql');
+  writeFileSync(script, 'BEGIN;\nUPDATE hot SET v = v + 1 WHERE id = 1;\nCOMMIT;\n');
+  pgbench(['-i', '-q', '-s', '10'], db);
+  const hot = pgbench(['-n', '-f', script, '-c', '8', '-j', '2', '-T', String(SECONDS)], db);
+  const simple = pgbench(['-n', '-N', '-c', '8', '-j', '2', '-T', String(SECONDS)], db);
+  await dropDatabase(db);
+  return { hot, simple };
+}
+
+async function main() {
+  console.log(`# bench/trades: ${SECONDS}s per step`);
+  const ceiling = await pgCeiling();
+  console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
+  console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
+
+  const dbName = 'mpps_bench_trades';
+  const dbUrl = await recreateDatabase(dbName);
+  const server = await startServer({ DATABASE_URL: dbUrl, REDIS_URL: 'redis://127.0.0.1:6379', MASTER_API_KEY: MASTER, QUEUE_PREFIX: `bench${Date.now()}`, SCHEDULER: 'false' }, PORT);
+  try {
+    const master = { 'x-api-key': MASTER };
+    const owner = await call('POST', '/agents/register', { name: `owner${Date.now() % 1e6}` }, {});
+    await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, master);
+    const ws = await call('POST', '/workspaces', { name: 'bench', public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
+    const ownerH = { 'x-agent-key': owner.apiKey, 'x-workspace-id': ws.id };
+    for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, ownerH);
+    const markets: any[] = await call('GET', '/predictions/markets?limit=200', undefined, ownerH);
+    const hundred = markets.slice(0, 100).map((m) => m.id);
+    console.log(`markets: ${markets.length} open, using ${hundred.length}`);
+    const traders: Array<Record<string, string>> = [];
+    for (let i = 0; i < 64; i++) {
+      const t = await call('POST', '/agents/register', { name: `t${i}x${Date.now() % 1e6}` }, {});
+      await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e7 }, master);
+      await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
+      traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
+    }
+    const send = (marketOf: (i: number) => string) => async (i: number) => {
+      const r = await fetch(`${base}/predictions/trade`, {
+        method: 'POST',
+        headers: traders[i % traders.length],
+        body: JSON.stringify({ marketId: marketOf(i), direction: i % 2 ? 'higher' : 'lower', amount: 1 }),
+      });
+      await r.arrayBuffer();
+      return r.status === 200;
+    };
+    const hot = send(() => hundred[0]);
+    const spread = send((i) => hundred[i % hundred.length]);
+    await closedLoop(4, 2, hot); // warm-up
+    const rows: string[] = [];
+    let bestHot = 0;
+    let bestSpread = 0;
+    for (const c of [1, 4, 16, 64]) {
+      const h = await closedLoop(c, SECONDS, hot);
+      const s = await closedLoop(c, SECONDS, spread);
+      bestHot = Math.max(bestHot, h.tps);
+      bestSpread = Math.max(bestSpread, s.tps);
+      rows.push(`| ${c} | ${fmt(h.tps)} | ${fmt(h.p50)} | ${fmt(h.p99)} | ${fmt(s.tps)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${h.failed + s.failed} |`);
+    }
+    console.log('\n| concurrency | 1 market tps | p50 ms | p99 ms | 100 markets tps | p50 ms | p99 ms | failed |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of rows) console.log(r);
+    const halfHot = await openLoop(bestHot / 2, SECONDS, hot);
+    const halfSpread = await openLoop(bestSpread / 2, SECONDS, spread);
+    console.log(`\nat half the saturating rate: 1 market ${fmt(bestHot / 2)}/s -> p50 ${fmt(halfHot.p50)} ms, p99 ${fmt(halfHot.p99)} ms; 100 markets ${fmt(bestSpread / 2)}/s -> p50 ${fmt(halfSpread.p50)} ms, p99 ${fmt(halfSpread.p99)} ms`);
+    console.log(`ratio 1 market / pgbench hot row: ${fmt(bestHot / ceiling.hot, 2)} (target >= 0.8)`);
+    console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.5)`);
+  } finally {
+    await stopServer(server);
+    await dropDatabase(dbName);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,44 @@
+import type { TestApp } from './harness';
+import { uniqueName } from './harness';
+import { joinWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from './factories';
+
+export interface TestMetric {
+  id: string;
+  name: string;
+}
+
+export async function createMetric(app: TestApp, ws: TestWorkspace, body: Record<string, unknown> = {}): Promise<TestMetric> {
+  const name = (body.name as string) ?? uniqueName('metric');
+  const res = await app.http
+    .post('/api/metrics')
+    .set('X-Agent-Key', ws.owner.key)
+    .set('X-Workspace-Id', ws.id)
+    .send({ value: 500, ...body, name });
+  if (res.status !== 201 && res.status !== 200) throw new Error(`metric failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.id, name };
+}
+
+export async function marketsOf(app: TestApp, ws: TestWorkspace, metricId: string): Promise<any[]> {
+  const res = await app.http.get(`/api/predictions/markets?metricId=${metricId}&limit=200`).set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id);
+  if (res.status !== 200) throw new Error(`markets failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** A member of a public workspace with credits. */
+export async function trader(app: TestApp, ws: TestWorkspace, credits = 1000): Promise<TestAgent> {
+  const a = await registerAgent(app);
+  await joinWorkspace(app, ws, a);
+  if (credits > 0) await mint(app, a.id, credits);
+  return a;
+}
+
+export function trade(app: TestApp, ws: TestWorkspace, who: TestAgent, body: Record<string, unknown>, idempotencyKey?: string) {
+  const req = app.http.post('/api/predictions/trade').set('X-Agent-Key', who.key).set('X-Workspace-Id', ws.id);
+  if (idempotencyKey) req.set('Idempotency-Key', idempotencyKey);
+  return req.send(body);
+}
+
+export async function balanceOf(app: TestApp, who: TestAgent): Promise<number> {
+  const res = await app.http.get('/api/agents/me/balance').set('X-Agent-Key', who.key);
+  return res.body.balance;
+}
