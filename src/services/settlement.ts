@@ -3,8 +3,13 @@ import { ApiError } from '../errors';
 import { holderPayout, payoutFraction } from '../domain/lmsr';
 
 import { accountId, balanceOf, move } from './ledger';
-import { lockMarket, type MarketRow } from './markets';
+import { lockMarket, marketConsensus, type MarketRow } from './markets';
 import { emitEvent } from './outbox';
+
+/** Called inside the resolving transaction (the proposals area records its scorecard here). */
+export const settlementHooks: {
+  afterResolve?: (m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null) => Promise<void>;
+} = {};
 
 interface HolderRow {
   agent_id: string;
@@ -49,6 +54,7 @@ export async function resolveLockedMarket(
     total += pay;
   }
   await returnPoolToFunder(m, mk);
+  await settlementHooks.afterResolve?.(m, mk, value, marketConsensus(mk));
   await m.query(
     `UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, updated_at = $3 WHERE id = $1`,
     [mk.id, Math.min(value, mk.rangeMax), now, opts.settledEarly ?? false],
