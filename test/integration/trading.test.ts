@@ -370,7 +370,7 @@ async function replayBook(marketId: string): Promise<{ replayed: BookState; actu
 
 describe('concurrency', () => {
   it('200 trades from 10 participants on one book and on 5 books: coded outcomes, sound ledger, books equal their replay', async () => {
-    const books = [];
+    const books: any[] = [];
     for (let i = 0; i < 5; i++) books.push((await freshBook()).market);
     const traders = await Promise.all(Array.from({ length: 10 }, () => trader(app, ws, 60)));
     const pick = <T>(xs: T[], i: number) => xs[i % xs.length];
