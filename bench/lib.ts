@@ -110,6 +110,11 @@ export async function openLoop(rate: number, seconds: number, send: (i: number) 
   return { tps: ok / elapsed, p50: percentile(lat, 50), p99: percentile(lat, 99), ok, failed };
 }
 
+export function pgbenchInit(scale: number, db: string): void {
+  const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', '-i', '-q', '-s', String(scale), db], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`pgbench -i failed: ${r.stderr}`);
+}
+
 export function pgbench(args: string[], db: string): number {
   const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', ...args, db], { encoding: 'utf8' });
   const m = /tps = ([\d.]+)/.exec(r.stdout);

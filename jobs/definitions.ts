@@ -18,6 +18,16 @@ export const queueFamilies = {
     laned: true,
     jobs: {
       trade: z.object({ requestId: z.string(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid(), spec: tradeSpec }),
+      resolve: z.object({ marketId: z.string().uuid() }),
+      settle: z.object({ marketId: z.string().uuid(), value: z.number(), reason: z.string() }),
+    },
+  },
+  horizons: {
+    laned: false,
+    jobs: {
+      refresh: z.object({ workspaceId: z.string().uuid().optional(), metricId: z.string().uuid().optional(), minuteOnly: z.boolean().optional() }),
+      resolveDue: z.object({ workspaceId: z.string().uuid().optional() }),
+      purgeRequests: z.object({}),
     },
   },
   outbox: {

@@ -4,6 +4,7 @@ import { redisConnection } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
 import { outboxProcessors } from './outbox';
+import { horizonProcessors } from './horizons';
 import { tradeProcessors } from './trade';
 
 type AnyProcessors = Record<string, (data: never, job: Job) => Promise<unknown>>;
@@ -12,6 +13,7 @@ type AnyProcessors = Record<string, (data: never, job: Job) => Promise<unknown>>
 export function processorTable(deps: Deps): Record<QueueFamilyName, AnyProcessors> {
   return {
     trade: tradeProcessors(deps),
+    horizons: horizonProcessors(deps),
     outbox: outboxProcessors(deps),
   };
 }

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { ApiError } from '../../errors';
+import { inTransaction } from '../../db/tx';
+import { toCredits } from '../../domain/money';
+import { liveMarketIdsOfMetric } from '../../services/lifecycle';
+import { refreshNow, resolveDueNow, runOnLane } from '../../services/lanes';
+import { fileReading, getMetricRow, updateMetric } from '../../services/metrics';
+import { auth } from '../auth';
+import { defineRoute } from '../registry';
+
+defineRoute({
+  method: 'POST',
+  path: '/metrics/:id/settle',
+  auth: auth.manage(),
+  summary:
+    'Settle early: { value (clamped to each book), reason (required), asOf? (at most 1 minute ahead; default now) }. Files the reading and settles every open book of the metric, whatever its date. Returns { settled, count, totalPayout }.',
+  params: z.object({ id: z.string().min(1).max(200) }),
+  body: z.object({
+    value: z.number({ error: 'must be a number' }).min(0, 'must not be negative: a negative value cannot resolve a market'),
+    reason: z.string({ error: 'is required' }).trim().min(1, 'is required: say why the metric settles early').max(500),
+    asOf: z.string().datetime({ offset: true, error: 'must be an ISO instant' }).optional(),
+  }),
+  handler: async (c) => {
+    const ws = c.workspace().workspace;
+    const now = c.deps.clock.now();
+    const asOf = c.body.asOf ? new Date(c.body.asOf) : now;
+    if (asOf.getTime() > now.getTime() + 60_000) throw new ApiError('validation_failed', 'asOf may be at most one minute ahead of now.');
+    const { metric, marketIds, readingId } = await inTransaction(c.deps.ds, async (m) => {
+      const metric = await getMetricRow(m, ws.id, c.params.id);
+      if (!metric) throw new ApiError('not_found', `Metric "${c.params.id}" was not found in this workspace.`);
+      let readingId: string;
+      if (metric.isLeaf) {
+        await updateMetric(m, ws.id, metric.id, { value: c.body.value, asOf, updateNote: `settled: ${c.body.reason}` }, { agentId: c.identity().agentId, clock: c.deps.clock });
+        const [r] = await m.query(`SELECT id FROM metric_readings WHERE metric_id = $1 ORDER BY id DESC LIMIT 1`, [metric.id]);
+        readingId = String(r.id);
+      } else {
+        readingId = String((await fileReading(m, metric.id, ws.id, { value: c.body.value, asOf, kind: 'settle', note: c.body.reason }, c.deps.clock)).id);
+      }
+      return { metric, marketIds: await liveMarketIdsOfMetric(m, metric.id), readingId };
+    });
+    const results = await Promise.all(
+      marketIds.map((id) => runOnLane(c.deps, 'settle', { marketId: id, value: c.body.value, reason: c.body.reason }, `settle-${id}-${readingId}`)),
+    );
+    const settled = results.filter((r) => r?.settled === true);
+    const total = settled.reduce((s, r) => s + BigInt(r!.payout as string), 0n);
+    return {
+      metricId: metric.id,
+      settled: settled.map((r) => r!.marketId),
+      count: settled.length,
+      totalPayout: toCredits(total),
+      pending: results.filter((r) => r === null).length,
+    };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/markets/refresh',
+  auth: auth.manage(),
+  summary: 'Run the horizon pass for this workspace now: open missing books, retire stale dates. Body { force?: true, metricId? }; minute floors call it every minute with force.',
+  body: z.object({ force: z.boolean().optional(), metricId: z.string().uuid().optional() }),
+  handler: async (c) => {
+    const summary = await refreshNow(c.deps, { workspaceId: c.workspace().workspace.id, metricId: c.body.metricId });
+    if (!summary) throw new ApiError('trade_pending', 'The horizon pass is queued but did not finish in time; it still runs.', {}, 503);
+    return { ok: true, ...summary };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/resolve',
+  auth: auth.manage(),
+  summary: "Resolve this workspace's due books now (minute floors call it once a minute): each on its lane, by the last reading inside its period.",
+  body: z.object({}).optional(),
+  handler: async (c) => {
+    const r = await resolveDueNow(c.deps, c.workspace().workspace.id);
+    return { ok: true, ...r };
+  },
+});
