@@ -1,6 +1,7 @@
 import { Agent, ApiKey } from './agent';
 import { Account, LedgerEntry, OutboxEvent, Setting } from './ledger';
 import { Group, GroupMember, Membership, Workspace } from './workspace';
+import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting];
+export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate];

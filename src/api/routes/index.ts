@@ -2,3 +2,5 @@
 import './help';
 import './agents';
 import './workspaces';
+import './metrics';
+import './status';

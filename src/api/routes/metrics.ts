@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import { inTransaction } from '../../db/tx';
+import { validateTimePreference } from '../../domain/horizons';
+import { ApiError } from '../../errors';
+import {
+  backfillMetric,
+  createMetric,
+  deleteMetric,
+  getMetricRow,
+  listMetrics,
+  listUpdates,
+  MAX_SETTLEMENT_LAG_MINUTES,
+  migrateLeafTypes,
+  purgeMetricLogs,
+  reorderMetrics,
+  updateMetric,
+  type Actor,
+} from '../../services/metrics';
+import { listReadings, MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/readings';
+import { auth } from '../auth';
+import { presentMetric, presentReading, presentUpdate } from '../presenters/metric';
+import { defineRoute, type Call } from '../registry';
+import { credits, idParam, limitQuery } from '../schemas/common';
+import { workspaceMetricsHook } from './workspaces';
+
+workspaceMetricsHook.list = async (ds, workspaceId) => (await listMetrics(ds, workspaceId)).map(presentMetric);
+
+const finite = z.number({ error: 'must be a finite number' });
+const metricName = z
+  .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+  .trim()
+  .min(1, 'must not be blank')
+  .max(120, 'must be at most 120 characters')
+  .refine((s) => !/[{}]/.test(s), 'must not contain { or } (formulas put them around metric names)');
+const instant = z.string({ error: 'must be an ISO 8601 instant such as 2025-01-31T12:00:00Z' }).transform((s, ctx) => {
+  const d = parseInstant(s);
+  if (!d) ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 instant such as 2025-01-31T12:00:00Z' });
+  return d ?? z.NEVER;
+});
+const timePreference = z
+  .unknown()
+  .transform((v, ctx) => {
+    if (v === null) return null;
+    const r = validateTimePreference(v);
+    if (!r.ok) {
+      ctx.addIssue({ code: 'custom', message: r.error.replace(/\.$/, '') });
+      return z.NEVER;
+    }
+    return r.value;
+  })
+  .optional();
+
+// Settings of spec §2.2 accepted on create and update.
+const settings = {
+  description: z.string({ error: 'must be a string' }).max(5000, 'must be at most 5000 characters').optional(),
+  formula: z.string({ error: 'must be a string' }).max(5000, 'must be at most 5000 characters').optional(),
+  marketRangeMax: finite.gt(0, 'must be greater than 0').optional(),
+  resetsEvery: z.enum(RESET_PERIODS, { error: `must be null or one of ${RESET_PERIODS.join(', ')}` }).nullable().optional(),
+  opensAt: finite.nullable().optional(),
+  resolvesNaUntilMeasured: z.boolean({ error: 'must be true or false' }).optional(),
+  timePreference,
+};
+const UPDATE_ONLY = ['liquidityCredits', 'marketTitle', 'settlementLagMinutes', 'oldValue', 'updateNote', 'na', 'asOf'] as const;
+
+const createBody = z
+  .looseObject({ name: metricName, value: finite.optional(), ...settings })
+  .superRefine((b, ctx) => {
+    for (const key of UPDATE_ONLY) {
+      if (key in b) ctx.addIssue({ code: 'custom', path: [key], message: 'can be set on update only (PUT /metrics/{id})' });
+    }
+  });
+
+const updateBody = z.object({
+  name: metricName.optional(),
+  value: finite.nullable().optional(),
+  ...settings,
+  na: z.boolean({ error: 'must be true or false' }).optional(),
+  asOf: instant.optional(),
+  liquidityCredits: credits.nullable().optional(),
+  marketTitle: z.string({ error: 'must be a string or null' }).max(200, 'must be at most 200 characters').nullable().optional(),
+  settlementLagMinutes: z
+    .number({ error: 'must be a whole number of minutes' })
+    .int('must be a whole number of minutes')
+    .min(0, 'must not be negative')
+    .max(MAX_SETTLEMENT_LAG_MINUTES, `must be at most ${MAX_SETTLEMENT_LAG_MINUTES} (90 days in minutes)`)
+    .nullable()
+    .optional(),
+  oldValue: finite.optional(),
+  updateNote: z.string({ error: 'must be a string' }).max(2000, 'must be at most 2000 characters').optional(),
+});
+
+const actor = (c: Call<unknown, unknown, unknown>): Actor => ({ agentId: c.caller?.agentId ?? null, clock: c.deps.clock });
+
+defineRoute({
+  method: 'GET',
+  path: '/metrics',
+  auth: auth.publicRead(),
+  summary: 'Metrics with computed totals and depth, sorted by depth then order.',
+  handler: async (c) => (await listMetrics(c.deps.ds, c.workspace().workspace.id)).map(presentMetric),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/metrics',
+  auth: auth.manage(),
+  summary:
+    'Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }.',
+  body: createBody,
+  handler: async (c) => {
+    const ws = c.workspace().workspace;
+    const row = await inTransaction(c.deps.ds, (m) => createMetric(m, ws.id, c.body, actor(c)));
+    c.status(201);
+    return presentMetric(row);
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/metrics/reorder',
+  auth: auth.manage(),
+  summary: 'Body { ids: [string] }: order is 1-based by index; ids outside the workspace are ignored. Returns { updated }.',
+  body: z.object({ ids: z.array(z.string({ error: 'must hold metric ids' }).max(200), { error: 'must be a list of metric ids' }).max(10_000, 'must hold at most 10000 ids') }),
+  handler: async (c) => ({ updated: await inTransaction(c.deps.ds, (m) => reorderMetrics(m, c.workspace().workspace.id, c.body.ids)) }),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/metrics/migrate-leaf-types',
+  auth: auth.manage(),
+  summary: 'Idempotent repair of leaf versus computed typing (and depths) from the stored formulas. Returns { updated }.',
+  handler: async (c) => ({ updated: await inTransaction(c.deps.ds, (m) => migrateLeafTypes(m, c.workspace().workspace.id)) }),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/metrics/logs/purge',
+  auth: auth.manage(),
+  summary: 'Body { metricId? }: delete the readings of one metric, or of every metric in the workspace. Returns { deleted, scope }.',
+  body: z.object({ metricId: z.string({ error: 'must be a metric id' }).min(1).max(200).optional() }),
+  handler: async (c) => inTransaction(c.deps.ds, (m) => purgeMetricLogs(m, c.workspace().workspace.id, c.body.metricId ?? null)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/metrics/:id',
+  auth: auth.publicRead(),
+  summary: 'One metric, by id or by name. 404 if unknown.',
+  params: idParam,
+  handler: async (c) => {
+    const row = await getMetricRow(c.deps.ds, c.workspace().workspace.id, c.params.id);
+    if (!row) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
+    return presentMetric(row);
+  },
+});
+
+defineRoute({
+  method: 'PUT',
+  path: '/metrics/:id',
+  auth: auth.manage(),
+  summary:
+    'Update a metric (spec §2.2). value files a reading (asOf?, never in the future) and recalculates dependants; na: true or value: null files an N/A reading. Update only: liquidityCredits, marketTitle, settlementLagMinutes, oldValue, updateNote.',
+  params: idParam,
+  body: updateBody,
+  handler: async (c) => {
+    const ws = c.workspace().workspace;
+    return presentMetric(await inTransaction(c.deps.ds, (m) => updateMetric(m, ws.id, c.params.id, c.body, actor(c))));
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/metrics/:id',
+  auth: auth.manage(),
+  summary: "Delete a metric: 204. 409 while another metric's formula references it, or while an open market on it has trades.",
+  params: idParam,
+  handler: async (c) => {
+    await inTransaction(c.deps.ds, (m) => deleteMetric(m, c.workspace().workspace.id, c.params.id));
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/metrics/:id/logs',
+  auth: auth.read(),
+  summary: 'Readings, newest first by asOf: { metricId, logs: [{ id, at, asOf, value, na, kind, note }], nextCursor }. Query limit (default 100, max 1000), cursor.',
+  params: idParam,
+  query: z.object({ limit: limitQuery(100, 1000), cursor: z.string().max(200, 'is not a cursor this service issued').optional() }),
+  handler: async (c) => {
+    const row = await getMetricRow(c.deps.ds, c.workspace().workspace.id, c.params.id);
+    if (!row) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
+    const page = await listReadings(c.deps.ds, row.id, c.query);
+    return { metricId: row.id, logs: page.logs.map(presentReading), nextCursor: page.nextCursor };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/metrics/:id/logs/backfill',
+  auth: auth.manage(),
+  summary: `Body { readings: [{ at, value }] }, at most ${MAX_BACKFILL}, unique instants, all strictly older than the oldest reading. The current value does not move. Returns { written, oldest, newest }.`,
+  params: idParam,
+  body: z.object({
+    readings: z
+      .array(
+        z.object({
+          at: z.string({ error: 'must be an ISO 8601 instant such as 2025-01-31T00:00:00Z' }),
+          value: finite,
+        }),
+        { error: 'must be a list of { at, value }' },
+      )
+      .max(MAX_BACKFILL, `must hold at most ${MAX_BACKFILL} readings`),
+  }),
+  handler: async (c) => inTransaction(c.deps.ds, (m) => backfillMetric(m, c.workspace().workspace.id, c.params.id, c.body.readings, c.deps.clock)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/updates',
+  auth: auth.manage(),
+  summary: 'Value-change history of the workspace metrics, newest first. Query limit (default 50, max 500).',
+  query: z.object({ limit: limitQuery(50, 500) }),
+  handler: async (c) => (await listUpdates(c.deps.ds, c.workspace().workspace.id, c.query.limit)).map(presentUpdate),
+});

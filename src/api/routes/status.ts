@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { statusSummary } from '../../services/metrics';
+import { auth } from '../auth';
+import { presentStatusMetric } from '../presenters/metric';
+import { defineRoute } from '../registry';
+import { flag, limitQuery } from '../schemas/common';
+
+defineRoute({
+  method: 'GET',
+  path: '/status',
+  auth: auth.publicRead(),
+  summary:
+    'Status summary: { ok, creditValueUsd, metrics: [{ id, name, description, value, total }] }. Query trends=1 adds trend [unixTs, value] pairs (trendsLimit, default 20, max 90); markets=1 adds open baseline markets per metric.',
+  query: z.object({ trends: flag, trendsLimit: limitQuery(20, 90), markets: flag }),
+  handler: async (c) => {
+    const ws = c.workspace().workspace;
+    const rows = await statusSummary(c.deps.ds, ws.id, {
+      trends: c.query.trends ?? false,
+      trendsLimit: c.query.trendsLimit,
+      markets: c.query.markets ?? false,
+      now: c.deps.clock.now(),
+    });
+    return {
+      ok: true,
+      creditValueUsd: c.deps.config.CREDIT_VALUE_USD,
+      workspace: { id: ws.id, slug: ws.slug, name: ws.name },
+      metrics: rows.map((r) => ({
+        ...presentStatusMetric(r.metric),
+        ...(r.trend ? { trend: r.trend } : {}),
+        ...(r.markets ? { markets: r.markets } : {}),
+      })),
+    };
+  },
+});
