@@ -48,6 +48,7 @@ export class JobHub {
     let q = this.queues.get(name);
     if (!q) {
       q = new Queue(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
+      q.setMaxListeners(0); // every waiting caller listens for 'closing'
       this.queues.set(name, q);
     }
     return q;
@@ -57,6 +58,7 @@ export class JobHub {
     let e = this.events.get(name);
     if (!e) {
       e = new QueueEvents(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
+      e.setMaxListeners(0); // one completion listener per waiting request
       this.events.set(name, e);
     }
     return e;
