@@ -146,8 +146,9 @@ export function openBook(liquidity: bigint, p0: number): BookState {
     const q0 = floorBig(Number(b) * imbalance);
     const book: BookState = p >= 0.5 ? { qHigher: q0, qLower: 0n, b } : { qHigher: 0n, qLower: q0, b };
     // Float division may land b a few ulps high; shrink until C(q0) <= L surely.
-    if (ceilBig(costUpper(book)) <= liquidity) return book;
-    b -= maxBig(1n, b / 1_000_000_000_000n);
+    const excess = ceilBig(costUpper(book)) - liquidity;
+    if (excess <= 0n) return book;
+    b -= maxBig(maxBig(1n, b / 1_000_000_000_000n), ceilBig(Number(excess) / lnInv));
   }
 }
 
