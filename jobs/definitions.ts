@@ -18,7 +18,8 @@ export const queueFamilies = {
     laned: true,
     jobs: {
       trade: z.object({ requestId: z.string(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid(), spec: tradeSpec }),
-      resolve: z.object({ marketId: z.string().uuid() }),
+      // A batch of due books that all hash to this lane.
+      resolve: z.object({ marketIds: z.array(z.string().uuid()).min(1).max(500) }),
       settle: z.object({ marketId: z.string().uuid(), value: z.number(), reason: z.string() }),
     },
   },

@@ -8,8 +8,12 @@ import type { Processors } from './types';
 export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
   trade: async (data) => applyTradeJob(deps, data),
   resolve: async (data) => {
-    const r = await inTransaction(deps.ds, (m) => resolveIfDue(m, data.marketId, deps.clock.now()));
-    return { ...r, payout: r.payout?.toString() };
+    const out = [];
+    for (const id of data.marketIds) {
+      const r = await inTransaction(deps.ds, (m) => resolveIfDue(m, id, deps.clock.now()));
+      out.push({ ...r, payout: r.payout?.toString() });
+    }
+    return { outcomes: out };
   },
   settle: async (data) => {
     const r = await inTransaction(deps.ds, (m) => settleBook(m, data.marketId, data.value, data.reason, deps.clock.now()));

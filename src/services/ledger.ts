@@ -106,3 +106,48 @@ export async function checkLedgerInvariant(ds: DataSource | EntityManager): Prom
   }
   return run(ds);
 }
+
+/**
+ * One debit split across many credits (payouts, refunds, book funding) as a single balanced
+ * transfer: three statements whatever the number of legs.
+ */
+export async function payMany(
+  m: EntityManager,
+  from: string,
+  legs: Array<{ to: string; amount: bigint }>,
+  kind: string,
+  ref: string | null = null,
+): Promise<bigint> {
+  const byAccount = new Map<string, bigint>();
+  for (const l of legs) if (l.amount > 0n) byAccount.set(l.to, (byAccount.get(l.to) ?? 0n) + l.amount);
+  if (!byAccount.size) return 0n;
+  if (byAccount.has(from)) throw new RangeError('ledger movement needs two accounts');
+  const tos = [...byAccount.keys()];
+  const amounts = tos.map((t) => byAccount.get(t)!.toString());
+  const total = [...byAccount.values()].reduce((s, a) => s + a, 0n);
+  const rows: Array<{ debited: number; credited: number }> = await m.query(
+    `WITH d AS (
+       UPDATE accounts SET balance = balance - $2::bigint
+        WHERE id = $1 AND (kind NOT IN ('participant','pool') OR balance >= $2::bigint) RETURNING 1),
+     c AS (
+       UPDATE accounts a SET balance = a.balance + v.amt
+         FROM unnest($3::text[], $4::bigint[]) AS v(acc, amt)
+        WHERE a.id = v.acc AND EXISTS (SELECT 1 FROM d) RETURNING 1),
+     e AS (
+       INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref)
+       SELECT $5::uuid, x.acc, x.amt, $6, $7
+         FROM (SELECT $1::text AS acc, -$2::bigint AS amt UNION ALL SELECT * FROM unnest($3::text[], $4::bigint[])) x
+        WHERE EXISTS (SELECT 1 FROM d))
+     SELECT (SELECT count(*) FROM d)::int AS debited, (SELECT count(*) FROM c)::int AS credited`,
+    [from, total.toString(), tos, amounts, randomUUID(), kind, ref],
+  );
+  if (rows[0].debited !== 1) {
+    const bal = await balanceOf(m, from);
+    throw new ApiError('insufficient_balance', `Not enough credits: the balance is ${toCredits(bal ?? 0n)} and this needs ${toCredits(total)}.`, {
+      balance: toCredits(bal ?? 0n),
+      cost: toCredits(total),
+    });
+  }
+  if (rows[0].credited !== tos.length) throw new Error(`ledger: ${tos.length - rows[0].credited} target account(s) missing`);
+  return total;
+}

@@ -1,11 +1,10 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../deps';
 import { inTransaction } from '../db/tx';
-import { desiredHorizons } from '../domain/horizons';
 import { logger } from '../logger';
-import { lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from './markets';
+import { lockMarket } from './markets';
 import { resolveLockedMarket, voidLockedMarket } from './settlement';
-import { loadSpawnMetric, spawnBooksForMetric } from './spawning';
+import { liveBaselineBooks, loadSpawnMetrics, planHorizons, spawnForMetrics } from './spawning';
 
 const DAY_MS = 86_400_000;
 
@@ -16,46 +15,18 @@ export interface RefreshSummary {
   voided: number;
 }
 
-/**
- * Retire a metric's baseline books whose date is no longer desired and has not ended: untraded
- * ones are voided (pool back to the funder), traded ones close to buys and resolve at their date.
- * Books of rolling entries still listed are never stale: they rolled, and await their reading.
- */
-async function retireStale(m: EntityManager, metricId: string, now: Date): Promise<{ deactivated: number; voided: number }> {
-  const metric = await loadSpawnMetric(m, metricId);
-  if (!metric) return { deactivated: 0, voided: 0 };
-  const desired = desiredHorizons(now, metric.timePreference);
-  const wantedDates = new Set(desired.map((d) => d.period.targetDate));
-  const entries = new Set(metric.timePreference?.enabled ? (metric.timePreference.customHorizons ?? []) : []);
-  const live: MarketRow[] = (
-    await m.query(
-      `${MARKET_SELECT} WHERE mk.metric_id = $1 AND mk.proposal_id IS NULL AND mk.status IN ('open','closed') AND mk.close_reason IS NULL
-         AND (mk.period_end IS NULL OR mk.period_end > $2) ORDER BY mk.id FOR UPDATE OF mk`,
-      [metricId, now],
-    )
-  ).map(rowToMarket);
-  let deactivated = 0;
-  let voided = 0;
-  for (const mk of live) {
-    if (wantedDates.has(mk.targetDate) || (mk.horizonEntry && entries.has(mk.horizonEntry))) continue;
-    if (mk.tradeCount === 0) {
-      await voidLockedMarket(m, mk, 'horizon no longer desired', now);
-      voided++;
-    } else {
-      await m.query(`UPDATE markets SET close_reason = 'deactivated', updated_at = $2 WHERE id = $1`, [mk.id, now]);
-      deactivated++;
-    }
-  }
-  return { deactivated, voided };
-}
-
-/** One metric's horizon pass in one transaction: retire stale dates, open missing ones. */
+/** One metric's horizon pass in the caller's transaction: retire stale dates, open missing ones. */
 export async function refreshMetric(m: EntityManager, metricId: string, now: Date): Promise<{ opened: number; deactivated: number; voided: number }> {
-  const retired = await retireStale(m, metricId, now);
-  const opened = await spawnBooksForMetric(m, metricId, now);
-  return { opened: opened.length, ...retired };
+  const r = await spawnForMetrics(m, [metricId], now);
+  return { opened: r.opened.length, deactivated: r.deactivated, voided: r.voided };
 }
 
+const CHUNK = 250;
+
+/**
+ * The horizon pass: plan every metric in memory from two queries per chunk, then open or retire
+ * only where something changes, one transaction per chunk that has work.
+ */
 export async function refreshHorizons(deps: Deps, scope: { workspaceId?: string; metricId?: string; minuteOnly?: boolean }): Promise<RefreshSummary> {
   const now = deps.clock.now();
   const rows: Array<{ id: string }> = await deps.ds.query(
@@ -67,14 +38,23 @@ export async function refreshHorizons(deps: Deps, scope: { workspaceId?: string;
     [scope.workspaceId ?? null, scope.metricId ?? null, scope.minuteOnly ?? false],
   );
   const summary: RefreshSummary = { metrics: rows.length, opened: 0, deactivated: 0, voided: 0 };
-  const CONCURRENCY = 4;
+  const chunks: string[][] = [];
+  for (let i = 0; i < rows.length; i += CHUNK) chunks.push(rows.slice(i, i + CHUNK).map((r) => r.id));
   let next = 0;
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < rows.length) {
-        const id = rows[next++].id;
-        const r = await inTransaction(deps.ds, (m) => refreshMetric(m, id, now));
-        summary.opened += r.opened;
+    Array.from({ length: 2 }, async () => {
+      while (next < chunks.length) {
+        const ids = chunks[next++];
+        const metrics = await loadSpawnMetrics(deps.ds.manager, ids);
+        const live = await liveBaselineBooks(deps.ds.manager, ids);
+        const busy = metrics.filter((mt) => {
+          const plan = planHorizons(mt, live.filter((b) => b.metricId === mt.id), now);
+          return plan.open.length > 0 || plan.stale.length > 0;
+        });
+        if (!busy.length) continue;
+        // Re-planned inside the transaction: a concurrent pass may have opened some already.
+        const r = await inTransaction(deps.ds, (m) => spawnForMetrics(m, busy.map((mt) => mt.id), now));
+        summary.opened += r.opened.length;
         summary.deactivated += r.deactivated;
         summary.voided += r.voided;
       }

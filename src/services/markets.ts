@@ -2,8 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../errors';
 import { consensusOf, MAX_P, MIN_P, openBook as lmsrOpen, probability, type BookState } from '../domain/lmsr';
 import type { Period } from '../domain/horizons';
-import { accountId, move, openAccount } from './ledger';
-import { emitEvent } from './outbox';
+import { accountId, payMany } from './ledger';
 
 export interface MarketRow {
   id: string;
@@ -138,6 +137,8 @@ export interface OpenBookInput {
   opensAtValue: number | null;
   rangeMin: number;
   rangeMax: number;
+  /** For the market:created event; looked up when absent. */
+  metricName?: string;
 }
 
 export function openingProbability(value: number | null, rangeMin: number, rangeMax: number): number {
@@ -147,70 +148,107 @@ export function openingProbability(value: number | null, rangeMin: number, range
 }
 
 /**
- * Open a book, moving its liquidity from the funder into the book's pool. A funder who cannot pay
- * leaves the book unfunded (consensus null, trades refused). Returns null when the live book for
- * that (metric, date, proposal, branch) already exists: spawning is idempotent.
+ * Open books, moving each one's liquidity from its funder into the book's pool. A funder who
+ * cannot pay leaves that book unfunded (consensus null, trades refused). A book whose live
+ * (metric, date, proposal, branch) already exists is skipped: spawning is idempotent. Batched:
+ * a handful of statements however many books.
  */
-export async function openBook(m: EntityManager, input: OpenBookInput): Promise<MarketRow | null> {
-  const p0 = openingProbability(input.opensAtValue, input.rangeMin, input.rangeMax);
-  const rows = await m.query(
+export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Promise<MarketRow[]> {
+  if (!inputs.length) return [];
+  const plans = inputs.map((input) => {
+    const p0 = openingProbability(input.opensAtValue, input.rangeMin, input.rangeMax);
+    const book = input.liquidity > 0n ? lmsrOpen(input.liquidity, p0) : { b: 0n, qHigher: 0n, qLower: 0n };
+    return { input, p0, book };
+  });
+  const col = <T>(f: (p: (typeof plans)[number]) => T) => plans.map(f);
+  const rows: Array<Record<string, any>> = await m.query( // eslint-disable-line @typescript-eslint/no-explicit-any
     `INSERT INTO markets (workspace_id, metric_id, proposal_id, branch, target_date, granularity, period_start, period_end, resolves_on,
-                          horizon_entry, title, range_min, range_max, funder_id, opened_probability, trading_ends_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                          horizon_entry, title, range_min, range_max, funder_id, opened_probability, trading_ends_at,
+                          funded, liquidity, b, q_higher, q_lower, q0_higher, q0_lower)
+     SELECT w, mt, pr, br, td, gr, ps, pe, ro, he, ti, rmin, rmax, fu, op, te, li > 0, li, bb, qh, ql, qh, ql
+       FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[],
+                   $10::text[], $11::text[], $12::float8[], $13::float8[], $14::text[], $15::float8[], $16::timestamptz[],
+                   $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[])
+            AS x(w, mt, pr, br, td, gr, ps, pe, ro, he, ti, rmin, rmax, fu, op, te, li, bb, qh, ql)
      ON CONFLICT (metric_id, target_date, coalesce(proposal_id, '00000000-0000-0000-0000-000000000000'::uuid), coalesce(branch, ''))
        WHERE status IN ('open','closed') DO NOTHING
-     RETURNING id`,
+     RETURNING *`,
     [
-      input.workspaceId,
-      input.metricId,
-      input.proposalId ?? null,
-      input.branch ?? null,
-      input.period.targetDate,
-      input.period.granularity,
-      input.period.start,
-      input.period.end,
-      input.period.resolvesOn,
-      input.horizonEntry ?? null,
-      input.title ?? null,
-      input.rangeMin,
-      input.rangeMax,
-      input.funderId,
-      p0,
-      input.tradingEndsAt ?? null,
+      col((p) => p.input.workspaceId),
+      col((p) => p.input.metricId),
+      col((p) => p.input.proposalId ?? null),
+      col((p) => p.input.branch ?? null),
+      col((p) => p.input.period.targetDate),
+      col((p) => p.input.period.granularity),
+      col((p) => p.input.period.start),
+      col((p) => p.input.period.end),
+      col((p) => p.input.period.resolvesOn),
+      col((p) => p.input.horizonEntry ?? null),
+      col((p) => p.input.title ?? null),
+      col((p) => p.input.rangeMin),
+      col((p) => p.input.rangeMax),
+      col((p) => p.input.funderId),
+      col((p) => p.p0),
+      col((p) => p.input.tradingEndsAt ?? null),
+      col((p) => p.input.liquidity.toString()),
+      col((p) => p.book.b.toString()),
+      col((p) => p.book.qHigher.toString()),
+      col((p) => p.book.qLower.toString()),
     ],
   );
-  if (!rows.length) return null;
-  const id: string = rows[0].id;
-  await openAccount(m, accountId.pool(id), 'pool');
-  if (input.liquidity > 0n) {
-    let funded = true;
-    await m.query('SAVEPOINT fund_book');
-    try {
-      await move(m, { from: accountId.agent(input.funderId), to: accountId.pool(id), amount: input.liquidity, kind: 'fund', ref: id });
-      await m.query('RELEASE SAVEPOINT fund_book');
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.code !== 'insufficient_balance') throw err;
-      await m.query('ROLLBACK TO SAVEPOINT fund_book');
-      funded = false;
-    }
-    if (funded) {
-      const book = lmsrOpen(input.liquidity, p0);
-      await m.query(
-        `UPDATE markets SET funded = true, liquidity = $2, b = $3, q_higher = $4, q_lower = $5, q0_higher = $4, q0_lower = $5 WHERE id = $1`,
-        [id, input.liquidity.toString(), book.b.toString(), book.qHigher.toString(), book.qLower.toString()],
-      );
-    }
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id as string);
+  await m.query(`INSERT INTO accounts (id, kind) SELECT 'pool:' || x, 'pool' FROM unnest($1::text[]) x ON CONFLICT (id) DO NOTHING`, [ids]);
+
+  // Fund per funder in one transfer; if that funder is short, fund book by book while it can.
+  const unfunded = new Set<string>();
+  const byFunder = new Map<string, Array<Record<string, any>>>(); // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const r of rows) if (BigInt(r.liquidity) > 0n) byFunder.set(r.funder_id, [...(byFunder.get(r.funder_id) ?? []), r]);
+  for (const [funder, books] of byFunder) {
+    const legs = books.map((r) => ({ to: accountId.pool(r.id), amount: BigInt(r.liquidity) }));
+    if (await tryPay(m, accountId.agent(funder), legs, books[0].id)) continue;
+    for (const leg of legs) if (!(await tryPay(m, accountId.agent(funder), [leg], leg.to.slice(5)))) unfunded.add(leg.to.slice(5));
   }
-  const created = rowToMarket((await m.query(`${MARKET_SELECT} WHERE mk.id = $1`, [id]))[0]);
-  await emitEvent(m, input.workspaceId, 'market:created', {
-    marketId: id,
-    metricName: created.metricName,
-    targetDate: created.targetDate,
-    proposalId: created.proposalId,
-    branch: created.branch,
-    funded: created.funded,
+  if (unfunded.size) {
+    await m.query(
+      `UPDATE markets SET funded = false, liquidity = 0, b = 0, q_higher = 0, q_lower = 0, q0_higher = 0, q0_lower = 0 WHERE id = ANY($1::uuid[])`,
+      [[...unfunded]],
+    );
+  }
+  const names = new Map<string, string>(inputs.filter((i) => i.metricName).map((i) => [i.metricId, i.metricName!]));
+  const missing = [...new Set(rows.map((r) => r.metric_id as string).filter((id) => !names.has(id)))];
+  if (missing.length) for (const r of await m.query(`SELECT id, name FROM metrics WHERE id = ANY($1::uuid[])`, [missing])) names.set(r.id, r.name);
+  const created = rows.map((r) => {
+    const mk = rowToMarket({ ...r, metric_name: names.get(r.metric_id) });
+    return unfunded.has(mk.id) ? { ...mk, funded: false, liquidity: 0n, b: 0n, qHigher: 0n, qLower: 0n, q0Higher: 0n, q0Lower: 0n } : mk;
   });
+  await m.query(
+    `INSERT INTO outbox (workspace_id, type, data) SELECT w, 'market:created', d FROM unnest($1::uuid[], $2::jsonb[]) AS x(w, d)`,
+    [
+      created.map((mk) => mk.workspaceId),
+      created.map((mk) =>
+        JSON.stringify({ marketId: mk.id, metricName: mk.metricName, targetDate: mk.targetDate, proposalId: mk.proposalId, branch: mk.branch, funded: mk.funded }),
+      ),
+    ],
+  );
   return created;
+}
+
+async function tryPay(m: EntityManager, from: string, legs: Array<{ to: string; amount: bigint }>, ref: string): Promise<boolean> {
+  await m.query('SAVEPOINT fund_books');
+  try {
+    await payMany(m, from, legs, 'fund', ref);
+    await m.query('RELEASE SAVEPOINT fund_books');
+    return true;
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'insufficient_balance') throw err;
+    await m.query('ROLLBACK TO SAVEPOINT fund_books');
+    return false;
+  }
+}
+
+export async function openBook(m: EntityManager, input: OpenBookInput): Promise<MarketRow | null> {
+  return (await openBooks(m, [input]))[0] ?? null;
 }
 
 export interface MarketFilter {

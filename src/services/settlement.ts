@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { ApiError } from '../errors';
 import { holderPayout, payoutFraction } from '../domain/lmsr';
 
-import { accountId, balanceOf, move } from './ledger';
+import { accountId, balanceOf, move, payMany } from './ledger';
 import { lockMarket, marketConsensus, type MarketRow } from './markets';
 import { emitEvent } from './outbox';
 
@@ -20,6 +20,15 @@ interface HolderRow {
 
 async function holders(m: EntityManager, marketId: string): Promise<HolderRow[]> {
   return m.query(`SELECT agent_id, shares_higher, shares_lower, net_cost FROM positions WHERE market_id = $1 ORDER BY agent_id`, [marketId]);
+}
+
+async function recordPayouts(m: EntityManager, marketId: string, pays: Array<{ agent: string; amount: bigint }>, now: Date): Promise<void> {
+  if (!pays.length) return;
+  await m.query(
+    `UPDATE positions p SET payout = v.pay, updated_at = $4 FROM unnest($2::text[], $3::bigint[]) AS v(agent, pay)
+      WHERE p.market_id = $1 AND p.agent_id = v.agent`,
+    [marketId, pays.map((p) => p.agent), pays.map((p) => p.amount.toString()), now],
+  );
 }
 
 /** Whatever the pool still holds goes back to the funder (dust included). */
@@ -46,13 +55,9 @@ export async function resolveLockedMarket(
   if (mk.status !== 'open' && mk.status !== 'closed') throw new ApiError('conflict', `Market ${mk.id} is already ${mk.status}.`);
   if (!Number.isFinite(value) || value < 0) throw new ApiError('validation_failed', `A resolution value must be a finite number >= 0, got ${value}.`);
   const v = payoutFraction(value, mk.rangeMin, mk.rangeMax);
-  let total = 0n;
-  for (const h of await holders(m, mk.id)) {
-    const pay = holderPayout(BigInt(h.shares_higher), BigInt(h.shares_lower), v);
-    if (pay > 0n) await move(m, { from: accountId.pool(mk.id), to: accountId.agent(h.agent_id), amount: pay, kind: 'payout', ref: mk.id });
-    await m.query(`UPDATE positions SET payout = $3, updated_at = $4 WHERE market_id = $1 AND agent_id = $2`, [mk.id, h.agent_id, pay.toString(), now]);
-    total += pay;
-  }
+  const pays = (await holders(m, mk.id)).map((h) => ({ agent: h.agent_id, amount: holderPayout(BigInt(h.shares_higher), BigInt(h.shares_lower), v) }));
+  const total = await payMany(m, accountId.pool(mk.id), pays.map((p) => ({ to: accountId.agent(p.agent), amount: p.amount })), 'payout', mk.id);
+  await recordPayouts(m, mk.id, pays, now);
   await returnPoolToFunder(m, mk);
   await settlementHooks.afterResolve?.(m, mk, value, marketConsensus(mk));
   await m.query(
@@ -79,13 +84,9 @@ export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: 
   const owed = rows.map((h) => ({ agent: h.agent_id, net: BigInt(h.net_cost) > 0n ? BigInt(h.net_cost) : 0n }));
   const totalOwed = owed.reduce((s, o) => s + o.net, 0n);
   const pool = (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
-  let refunded = 0n;
-  for (const o of owed) {
-    const amount = totalOwed <= pool ? o.net : (o.net * pool) / totalOwed;
-    if (amount > 0n) await move(m, { from: accountId.pool(mk.id), to: accountId.agent(o.agent), amount, kind: 'refund', ref: mk.id });
-    await m.query(`UPDATE positions SET payout = $3, updated_at = $4 WHERE market_id = $1 AND agent_id = $2`, [mk.id, o.agent, amount.toString(), now]);
-    refunded += amount;
-  }
+  const pays = owed.map((o) => ({ agent: o.agent, amount: totalOwed <= pool ? o.net : (o.net * pool) / totalOwed }));
+  const refunded = await payMany(m, accountId.pool(mk.id), pays.map((p) => ({ to: accountId.agent(p.agent), amount: p.amount })), 'refund', mk.id);
+  await recordPayouts(m, mk.id, pays, now);
   await returnPoolToFunder(m, mk);
   await m.query(`UPDATE markets SET status = 'voided', void_reason = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`, [mk.id, reason, now]);
   await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, voided: true, reason });

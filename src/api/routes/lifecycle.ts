@@ -39,7 +39,7 @@ defineRoute({
       return { metric, marketIds: await liveMarketIdsOfMetric(m, metric.id), readingId };
     });
     const results = await Promise.all(
-      marketIds.map((id) => runOnLane(c.deps, 'settle', { marketId: id, value: c.body.value, reason: c.body.reason }, `settle-${id}-${readingId}`)),
+      marketIds.map((id) => runOnLane(c.deps, 'settle', { marketId: id, value: c.body.value, reason: c.body.reason }, id, `settle-${id}-${readingId}`)),
     );
     const settled = results.filter((r) => r?.settled === true);
     const total = settled.reduce((s, r) => s + BigInt(r!.payout as string), 0n);
