@@ -1,5 +1,6 @@
 import { Foundation1763700000000 } from './1763700000000-Foundation';
 import { Metrics1763700001000 } from './1763700001000-Metrics';
+import { Access1763700002000 } from './1763700002000-Access';
 
 /** Explicit list (no glob): the same code loads under tsx and jest. Append new migrations. */
-export const migrations = [Foundation1763700000000, Metrics1763700001000];
+export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000];

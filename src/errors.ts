@@ -40,6 +40,7 @@ export const ERROR_CATALOG = {
   formula_invalid: { status: 400, text: 'The formula does not parse or names an unknown metric; the body carries position.' },
   formula_cycle: { status: 400, text: 'The formula would make metrics depend on themselves; the body carries cycle.' },
   rate_limited: { status: 429, text: 'Too many requests; wait for Retry-After seconds.' },
+  onboarding_paused: { status: 403, text: 'Onboarding is paused; the body carries the waitlist address.' },
   treasury_not_configured: { status: 503, text: 'The treasury is not configured on this instance.' },
   trade_pending: { status: 503, text: 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key.' },
   internal_error: { status: 500, text: 'Something failed on our side; the request id identifies it in the logs.' },

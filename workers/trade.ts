@@ -1,6 +1,6 @@
 import type { Deps } from '../src/deps';
 import { inTransaction } from '../src/db/tx';
-import { resolveIfDue, settleBook } from '../src/services/lifecycle';
+import { resolveDueBatch, settleBook } from '../src/services/lifecycle';
 import { applyTradeJob } from '../src/services/trades';
 import type { Processors } from './types';
 
@@ -8,12 +8,9 @@ import type { Processors } from './types';
 export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
   trade: async (data) => applyTradeJob(deps, data),
   resolve: async (data) => {
-    const out = [];
-    for (const id of data.marketIds) {
-      const r = await inTransaction(deps.ds, (m) => resolveIfDue(m, id, deps.clock.now()));
-      out.push({ ...r, payout: r.payout?.toString() });
-    }
-    return { outcomes: out };
+    const now = deps.clock.now();
+    const out = await inTransaction(deps.ds, (m) => resolveDueBatch(m, data.marketIds, now));
+    return { outcomes: out.map((r) => ({ ...r, payout: r.payout?.toString() })) };
   },
   settle: async (data) => {
     const r = await inTransaction(deps.ds, (m) => settleBook(m, data.marketId, data.value, data.reason, deps.clock.now()));

@@ -1,28 +1,38 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { effectiveCapabilities, hasScope, scopeFor, type Capability } from '../domain/capabilities';
+import {
+  effectiveCapabilities,
+  hasScope,
+  metricReadable,
+  metricTradable,
+  scopeFor,
+  sourceReadable,
+  type Capability,
+  type PermissionGrant,
+  type Principal,
+} from '../domain/capabilities';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors';
+import { loadGrants } from '../services/groups';
 import { resolveKey } from '../services/identity';
-import { defaultWorkspaceFor, findWorkspace, groupGrants, type GroupGrant, type WorkspaceRow } from '../services/workspaces';
+import { defaultWorkspaceFor, findWorkspace, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
 
-export interface Caller {
-  agentId: string;
-  keyId: string | null;
-  /** null: the caller bypasses key scopes (master key, browser session). */
-  scopes: string[] | null;
-  isMaster: boolean;
-  keyWorkspaceId: string | null;
-  keyLocked: boolean;
-}
+export type Caller = Principal;
 
 export interface WorkspaceAccess {
   workspace: WorkspaceRow;
   caps: Set<Capability>;
-  grants: GroupGrant[];
+  /** The groups whose grants apply (the caller's own, plus the Public group where it applies). */
+  grants: PermissionGrant[];
   anonymous: boolean;
   viewLink: boolean;
   isOwner: boolean;
+  /** Per-metric read (spec §2.10): false hides the metric and its books from /metrics, /status, /predictions/markets. */
+  metricReadable(metricId: string): boolean;
+  /** Per-metric trade: trade capability, read on the metric, and no group entry setting trade false. */
+  metricTradable(metricId: string): boolean;
+  /** Per-source read (spec §2.14). */
+  sourceReadable(sourceId: string): boolean;
 }
 
 /** Hooks later areas plug in (view links, key-use debounce) without touching this module. */
@@ -60,11 +70,23 @@ export function requireScope(caller: Caller, rule: AuthRule): void {
   }
 }
 
-/** Which workspace the request is about, and what the caller may do there (spec §5.2-§5.4). */
-export async function resolveAccess(deps: Deps, caller: Caller | null, h: IncomingHttpHeaders, rule: AuthRule): Promise<WorkspaceAccess | null> {
-  const named = header(h, 'x-workspace-id')?.trim();
+/**
+ * Which workspace the request is about, and what the caller may do there (spec §5.2-§5.4): the
+ * workspace named by the route's path parameter, else X-Workspace-Id, else the key's default, else
+ * the caller's highest-priority membership; an anonymous caller with a view link lands on the
+ * link's workspace.
+ */
+export async function resolveAccess(
+  deps: Deps,
+  caller: Caller | null,
+  h: IncomingHttpHeaders,
+  rule: AuthRule,
+  pathWorkspace?: string,
+): Promise<WorkspaceAccess | null> {
+  const named = pathWorkspace ?? header(h, 'x-workspace-id')?.trim();
   const viewToken = header(h, 'x-view-link')?.trim();
   let ws: WorkspaceRow | null = null;
+  let viewLinkWs: string | null | undefined;
   if (named) {
     ws = await findWorkspace(deps.ds, named);
     if (!ws) throw new ApiError('workspace_not_found', `No workspace "${named}" exists.`);
@@ -72,18 +94,26 @@ export async function resolveAccess(deps: Deps, caller: Caller | null, h: Incomi
     ws = await findWorkspace(deps.ds, caller.keyWorkspaceId);
   } else if (caller) {
     ws = await defaultWorkspaceFor(deps.ds, caller.agentId);
+  } else if (viewToken && accessHooks.viewLinkWorkspace) {
+    viewLinkWs = await accessHooks.viewLinkWorkspace(deps, viewToken);
+    if (viewLinkWs) ws = await findWorkspace(deps.ds, viewLinkWs);
   }
   if (!ws) {
     if (rule.workspaceOptional || !rule.capability) return null;
     if (!caller) throw new ApiError('authentication_required', 'Send X-Workspace-Id naming a public workspace, or send a key.');
     throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
   }
-  if (caller?.keyLocked && caller.keyWorkspaceId && caller.keyWorkspaceId !== ws.id) {
-    throw new ApiError('workspace_locked', 'This key is locked to another workspace.');
+  if (viewToken && viewLinkWs === undefined && accessHooks.viewLinkWorkspace) viewLinkWs = await accessHooks.viewLinkWorkspace(deps, viewToken);
+  return accessForWorkspace(deps, caller, ws, viewLinkWs === ws.id);
+}
+
+/** The caller's access to one given workspace; a workspace-locked key naming another one is refused 403. */
+export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: WorkspaceRow, viewLink = false): Promise<WorkspaceAccess> {
+  // A locked key whose workspace was deleted (workspace id now null) is locked to nothing.
+  if (caller?.keyLocked && caller.keyWorkspaceId !== ws.id) {
+    throw new ApiError('workspace_locked', 'This key is locked to another workspace.', { keyWorkspaceId: caller.keyWorkspaceId });
   }
-  let viewLink = false;
-  if (viewToken && accessHooks.viewLinkWorkspace) viewLink = (await accessHooks.viewLinkWorkspace(deps, viewToken)) === ws.id;
-  const grants = caller && !caller.isMaster ? await groupGrants(deps.ds, ws.id, caller.agentId) : [];
+  const grants = caller?.isMaster ? [] : await loadGrants(deps.ds, ws, caller?.agentId ?? null, viewLink);
   const isOwner = !!caller && ws.ownerId === caller.agentId;
   const caps = effectiveCapabilities({
     anonymous: !caller,
@@ -91,10 +121,20 @@ export async function resolveAccess(deps: Deps, caller: Caller | null, h: Incomi
     isOwner,
     isPublicWorkspace: ws.public,
     viewLink,
-    groupCapabilities: grants.map((g) => g.capabilities),
+    groupCapabilities: grants.map((g) => [...g.capabilities]),
     scopes: caller ? caller.scopes : null,
   });
-  return { workspace: ws, caps, grants, anonymous: !caller, viewLink, isOwner };
+  return {
+    workspace: ws,
+    caps,
+    grants,
+    anonymous: !caller,
+    viewLink,
+    isOwner,
+    metricReadable: (id) => metricReadable(grants, id, caps),
+    metricTradable: (id) => metricTradable(grants, id, caps),
+    sourceReadable: (id) => sourceReadable(grants, id, caps),
+  };
 }
 
 /** 401/403 with the right code when the caller lacks `cap` in the workspace. */
@@ -110,7 +150,7 @@ export function requireCapability(caller: Caller | null, access: WorkspaceAccess
     isOwner: access.isOwner,
     isPublicWorkspace: access.workspace.public,
     viewLink: access.viewLink,
-    groupCapabilities: access.grants.map((g) => g.capabilities),
+    groupCapabilities: access.grants.map((g) => [...g.capabilities]),
     scopes: null,
   });
   if (granted.has(cap)) {

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
+import { pgCode } from '../db/tx';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors';
 import { logger } from '../logger';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
+import { limitRequest } from './middleware/rateLimit';
 import { parseWith, registeredRoutes, type Call } from './registry';
 import './routes';
 
@@ -46,9 +48,10 @@ export function createApp(deps: Deps): Koa {
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8' }));
 
   const router = new Router({ prefix: '/api' });
-  for (const def of registeredRoutes()) {
+  for (const def of bySpecificity(registeredRoutes())) {
     router.register(def.path, [def.method], async (ctx) => {
       const caller = await resolveCaller(deps, ctx.headers);
+      await limitRequest(deps, caller, ctx);
       if (def.auth.identity && !caller) {
         throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
       }
@@ -59,7 +62,8 @@ export function createApp(deps: Deps): Koa {
       const params = parseWith(def.params, ctx.params, 'path');
       const query = parseWith(def.query, { ...ctx.query }, 'query');
       const body = parseWith(def.body, ctx.request.body ?? {}, 'body');
-      const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, ctx.headers, def.auth) : null;
+      const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;
+      const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, ctx.headers, def.auth, pathWorkspace) : null;
       if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
       let status = 0;
       const call: Call<unknown, unknown, unknown> = {
@@ -96,8 +100,25 @@ export function createApp(deps: Deps): Koa {
   return app;
 }
 
+/**
+ * Literal path segments before parameters (GET /agents/mine before GET /agents/:id), whatever order
+ * the areas registered in: the router runs the first matching route.
+ */
+function bySpecificity<T extends { path: string }>(defs: readonly T[]): T[] {
+  const rank = (p: string) => p.split('/').map((seg) => (seg.startsWith(':') ? '1' : '0')).join('');
+  return [...defs].sort((a, b) => {
+    const ra = rank(a.path);
+    const rb = rank(b.path);
+    return ra < rb ? -1 : ra > rb ? 1 : 0;
+  });
+}
+
+/** Postgres refuses NUL bytes and untranslatable characters in text: the client's input, not our failure. */
+const BAD_TEXT_CODES = new Set(['22021', '22P05']);
+
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (BAD_TEXT_CODES.has(pgCode(err) ?? '')) return new ApiError('validation_failed', 'The request holds a character that cannot be stored (such as a NUL byte).');
   const e = err as { status?: number; type?: string; expose?: boolean; message?: string };
   if (e?.type === 'entity.too.large' || e?.status === 413) return new ApiError('payload_too_large', 'The request body is over 1 MB.');
   if (e?.type === 'entity.parse.failed' || (e?.status === 400 && /json/i.test(e.message ?? ''))) {

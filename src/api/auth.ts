@@ -1,4 +1,4 @@
-import type { AccountScope, Capability } from '../domain/capabilities';
+import { scopeFor, type AccountScope, type Capability } from '../domain/capabilities';
 
 /** Labels of the spec §5.4 catalog legend, shown in GET /help. */
 export type AuthLabel =
@@ -12,6 +12,7 @@ export type AuthLabel =
   | 'self/admin'
   | 'self/owner'
   | 'optional'
+  | 'session'
   | 'platform admin';
 
 export interface AuthRule {
@@ -26,6 +27,8 @@ export interface AuthRule {
   identity?: boolean;
   /** The route resolves a workspace when one is named, but does not require one. */
   workspaceOptional?: boolean;
+  /** The workspace is named by this path parameter (e.g. /workspaces/{id}) instead of X-Workspace-Id. */
+  workspaceParam?: string;
 }
 
 export const auth = {
@@ -53,5 +56,37 @@ export const AUTH_LEGEND: Record<AuthLabel, string> = {
   'self/admin': 'The caller may target itself; targeting another participant needs manage in the workspace.',
   'self/owner': 'The participant itself or its creator (a workspace admin is not enough).',
   optional: 'Credentials, if present, widen the response.',
+  session:
+    'A browser session in the catalog; this service has no account system, so the master key or an identity that is not itself unclaimed stands in for one.',
   'platform admin': 'The master key (X-API-Key).',
 };
+
+/** What a label demands when the rule names no workspace capability (the check happens in the handler). */
+const LABEL_CAPABILITY: Record<AuthLabel, string> = {
+  '-': 'none',
+  'public-read': 'read',
+  'agent/admin': 'read',
+  agent: 'trade',
+  admin: 'manage',
+  'workspace owner': 'manage_workspace',
+  identity: 'identity',
+  'self/admin': 'self, or manage to target another participant',
+  'self/owner': 'self or creator',
+  optional: 'none',
+  session: 'session',
+  'platform admin': 'platform',
+};
+
+/**
+ * The explicit capability and scope requirement of a route, as GET /help shows it: every route
+ * states both (spec §5.4, §5.5). 'none' means no credentials; 'any' means any key scope.
+ */
+export function requirementOf(rule: AuthRule): { capability: string; scope: string } {
+  const capability = rule.capability ?? LABEL_CAPABILITY[rule.label];
+  if (rule.scope) return { capability, scope: rule.scope };
+  if (rule.capability) return { capability, scope: scopeFor(rule.capability) };
+  if (rule.label === '-' || rule.label === 'optional') return { capability, scope: 'none' };
+  if (rule.label === 'admin') return { capability, scope: 'workspace:manage' };
+  if (rule.label === 'platform admin') return { capability, scope: 'master key' };
+  return { capability, scope: 'any' };
+}

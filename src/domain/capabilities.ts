@@ -82,3 +82,63 @@ export function scopesWithin(own: readonly string[] | null, requested: readonly 
     return !own.includes(s);
   });
 }
+
+/** Who is acting: the identity behind a request, as the API resolves it (spec §5.1). */
+export interface Principal {
+  agentId: string;
+  keyId: string | null;
+  /** null: the caller bypasses key scopes (master key, browser session). */
+  scopes: string[] | null;
+  isMaster: boolean;
+  keyWorkspaceId: string | null;
+  keyLocked: boolean;
+}
+
+export type MetricAction = 'read' | 'trade';
+
+/** What one permission group grants (spec §2.10): capabilities plus optional per-metric and per-source narrowing. */
+export interface PermissionGrant {
+  capabilities: readonly string[];
+  metricPermissions?: Readonly<Record<string, { read?: boolean; trade?: boolean }>>;
+  sourcePermissions?: Readonly<Record<string, { read?: boolean }>>;
+}
+
+/**
+ * May a caller with effective capabilities `caps` (already intersected with its key scopes) read or
+ * trade metric `metricId`, given its groups' `grants`? Per-metric permissions only narrow: a group
+ * allows the action on a metric when its capabilities carry the action and its entry for the metric
+ * does not set it to false; the caller is allowed when any group allows it (union). Holders of
+ * manage (the owner, the master key, admins) and callers without groups see every metric. Trading a
+ * metric also needs reading it.
+ */
+export function metricAllowed(grants: readonly PermissionGrant[], metricId: string, caps: ReadonlySet<Capability>, action: MetricAction): boolean {
+  if (!caps.has(action)) return false;
+  if (action === 'trade' && !metricAllowed(grants, metricId, caps, 'read')) return false;
+  if (caps.has('manage') || grants.length === 0) return true;
+  return grants.some((g) => g.capabilities.includes(action) && g.metricPermissions?.[metricId]?.[action] !== false);
+}
+
+/** Per-metric read: hide the metric and its books from GET /metrics, /status and /predictions/markets when false. */
+export function metricReadable(grants: readonly PermissionGrant[], metricId: string, caps: ReadonlySet<Capability>): boolean {
+  return metricAllowed(grants, metricId, caps, 'read');
+}
+
+export function metricTradable(grants: readonly PermissionGrant[], metricId: string, caps: ReadonlySet<Capability>): boolean {
+  return metricAllowed(grants, metricId, caps, 'trade');
+}
+
+/** Per-source read, same narrowing rule as metrics. */
+export function sourceReadable(grants: readonly PermissionGrant[], sourceId: string, caps: ReadonlySet<Capability>): boolean {
+  if (!caps.has('read')) return false;
+  if (caps.has('manage') || grants.length === 0) return true;
+  return grants.some((g) => g.capabilities.includes('read') && g.sourcePermissions?.[sourceId]?.read !== false);
+}
+
+/**
+ * Grant escalation: the capabilities a change would add or remove that the caller does not hold.
+ * Nobody grants (or strips) a capability it lacks; manage_workspace therefore only moves by a holder.
+ */
+export function capabilityChangeNotHeld(held: ReadonlySet<Capability>, before: readonly string[], after: readonly string[]): string[] {
+  const changed = new Set([...before.filter((c) => !after.includes(c)), ...after.filter((c) => !before.includes(c))]);
+  return [...changed].filter((c) => !held.has(c as Capability));
+}

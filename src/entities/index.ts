@@ -2,6 +2,7 @@ import { Agent, ApiKey } from './agent';
 import { Account, LedgerEntry, OutboxEvent, Setting } from './ledger';
 import { Group, GroupMember, Membership, Workspace } from './workspace';
 import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
+import { ClaimToken, ViewLink, WaitlistEntry } from './access';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate];
+export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry];

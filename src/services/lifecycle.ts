@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../deps';
 import { inTransaction } from '../db/tx';
 import { logger } from '../logger';
-import { lockMarket } from './markets';
+import { lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from './markets';
 import { resolveLockedMarket, voidLockedMarket } from './settlement';
 import { liveBaselineBooks, loadSpawnMetrics, planHorizons, spawnForMetrics } from './spawning';
 
@@ -65,44 +65,102 @@ export async function refreshHorizons(deps: Deps, scope: { workspaceId?: string;
 
 export type ResolveOutcome = { marketId: string; outcome: 'resolved' | 'voided' | 'waiting' | 'skipped' | 'untouched'; value?: number; reason?: string; payout?: bigint };
 
+interface MetricFacts {
+  resolvesNaUntilMeasured: boolean;
+  settlementLagMinutes: number | null;
+  measuredAt: Date | null;
+}
+interface Reading {
+  value: number | null;
+  na: boolean;
+}
+
 /**
- * A due book (its period has ended): resolve on the last reading dated inside the period; void
- * on an N/A reading, when the metric is still unmeasured (resolvesNaUntilMeasured), or when the
- * settlement lag (never under a day) passes with no reading; otherwise keep trading.
+ * What a due book needs (pure): resolve on the last reading dated inside its period; void on an
+ * N/A reading, while the metric is unmeasured (resolvesNaUntilMeasured), or once the settlement
+ * lag (never under a day) passes with no reading; skip a negative value; otherwise keep trading.
  */
+export function decideResolution(
+  mk: Pick<MarketRow, 'periodEnd'>,
+  metric: MetricFacts | undefined,
+  reading: Reading | undefined,
+  now: Date,
+): { action: 'resolve'; value: number } | { action: 'void'; reason: string; code: string } | { action: 'skip' | 'wait' } {
+  if (reading) {
+    if (reading.na || reading.value === null) return { action: 'void', code: 'na_reading', reason: 'N/A: the reading for this period says the number does not exist' };
+    if (reading.value < 0) return { action: 'skip' };
+    return { action: 'resolve', value: reading.value };
+  }
+  const end = mk.periodEnd!;
+  if (metric?.resolvesNaUntilMeasured && (!metric.measuredAt || metric.measuredAt > end)) {
+    return { action: 'void', code: 'unmeasured', reason: 'N/A: the metric had no logged reading at or before the resolution instant' };
+  }
+  const lagMs = Math.max((metric?.settlementLagMinutes ?? 0) * 60_000, DAY_MS);
+  if (now.getTime() >= end.getTime() + lagMs) {
+    return { action: 'void', code: 'settlement_lag', reason: 'no reading dated inside the period arrived before the settlement deadline' };
+  }
+  return { action: 'wait' };
+}
+
+/**
+ * Resolve a batch of due books (one lane's) in one transaction: the books are locked together,
+ * their metrics and last in-period readings read in two queries, and each book applied under a
+ * savepoint so one bad book cannot undo the others.
+ */
+export async function resolveDueBatch(m: EntityManager, marketIds: string[], now: Date): Promise<ResolveOutcome[]> {
+  const books: MarketRow[] = (await m.query(`${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [marketIds])).map(rowToMarket);
+  const due = books.filter((mk) => (mk.status === 'open' || mk.status === 'closed') && mk.periodEnd && mk.periodStart && mk.periodEnd <= now);
+  const out: ResolveOutcome[] = marketIds.filter((id) => !due.some((mk) => mk.id === id)).map((id) => ({ marketId: id, outcome: 'untouched' }));
+  if (!due.length) return out;
+  const facts = new Map<string, MetricFacts>();
+  for (const r of await m.query(
+    `SELECT id, resolves_na_until_measured, settlement_lag_minutes, measured_at FROM metrics WHERE id = ANY($1::uuid[])`,
+    [[...new Set(due.map((mk) => mk.metricId))]],
+  )) {
+    facts.set(r.id, { resolvesNaUntilMeasured: r.resolves_na_until_measured, settlementLagMinutes: r.settlement_lag_minutes, measuredAt: r.measured_at });
+  }
+  const readings = new Map<string, Reading>();
+  for (const r of await m.query(
+    `SELECT x.id, rd.value, rd.na FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[]) AS x(id, metric, ps, pe)
+       CROSS JOIN LATERAL (SELECT value, na FROM metric_readings WHERE metric_id = x.metric AND as_of >= x.ps AND as_of < x.pe
+                            ORDER BY as_of DESC, id DESC LIMIT 1) rd`,
+    [due.map((mk) => mk.id), due.map((mk) => mk.metricId), due.map((mk) => mk.periodStart), due.map((mk) => mk.periodEnd)],
+  )) {
+    readings.set(r.id, { value: r.value, na: r.na });
+  }
+  for (const mk of due) {
+    const d = decideResolution(mk, facts.get(mk.metricId), readings.get(mk.id), now);
+    if (d.action === 'wait') {
+      out.push({ marketId: mk.id, outcome: 'waiting' });
+      continue;
+    }
+    if (d.action !== 'resolve' && d.action !== 'void') {
+      logger.error({ marketId: mk.id, value: readings.get(mk.id)?.value }, 'negative reading: resolution skipped');
+      out.push({ marketId: mk.id, outcome: 'skipped', reason: 'negative_value' });
+      continue;
+    }
+    await m.query('SAVEPOINT resolve_book');
+    try {
+      if (d.action === 'void') {
+        await voidLockedMarket(m, mk, d.reason, now);
+        out.push({ marketId: mk.id, outcome: 'voided', reason: d.code });
+      } else {
+        const { totalPayout } = await resolveLockedMarket(m, mk, d.value, now);
+        out.push({ marketId: mk.id, outcome: 'resolved', value: d.value, payout: totalPayout });
+      }
+      await m.query('RELEASE SAVEPOINT resolve_book');
+    } catch (err) {
+      await m.query('ROLLBACK TO SAVEPOINT resolve_book');
+      logger.error({ marketId: mk.id, err }, 'resolution failed; the book stays open');
+      out.push({ marketId: mk.id, outcome: 'skipped', reason: 'error' });
+    }
+  }
+  return out;
+}
+
+/** One book (the batch of one). */
 export async function resolveIfDue(m: EntityManager, marketId: string, now: Date): Promise<ResolveOutcome> {
-  const mk = await lockMarket(m, marketId);
-  if (!mk || (mk.status !== 'open' && mk.status !== 'closed') || !mk.periodEnd || !mk.periodStart || mk.periodEnd > now) {
-    return { marketId, outcome: 'untouched' };
-  }
-  const [metric] = await m.query(`SELECT resolves_na_until_measured, settlement_lag_minutes, measured_at FROM metrics WHERE id = $1`, [mk.metricId]);
-  const readings = await m.query(
-    `SELECT value, na FROM metric_readings WHERE metric_id = $1 AND as_of >= $2 AND as_of < $3 ORDER BY as_of DESC, id DESC LIMIT 1`,
-    [mk.metricId, mk.periodStart, mk.periodEnd],
-  );
-  if (readings.length) {
-    const r = readings[0];
-    if (r.na || r.value === null) {
-      await voidLockedMarket(m, mk, 'N/A: the reading for this period says the number does not exist', now);
-      return { marketId, outcome: 'voided', reason: 'na_reading' };
-    }
-    if (r.value < 0) {
-      logger.error({ marketId, value: r.value }, 'negative reading: resolution skipped');
-      return { marketId, outcome: 'skipped', reason: 'negative_value', value: r.value };
-    }
-    const { totalPayout } = await resolveLockedMarket(m, mk, r.value, now);
-    return { marketId, outcome: 'resolved', value: r.value, payout: totalPayout };
-  }
-  if (metric?.resolves_na_until_measured && (!metric.measured_at || metric.measured_at > mk.periodEnd)) {
-    await voidLockedMarket(m, mk, 'N/A: the metric had no logged reading at or before the resolution instant', now);
-    return { marketId, outcome: 'voided', reason: 'unmeasured' };
-  }
-  const lagMs = Math.max((metric?.settlement_lag_minutes ?? 0) * 60_000, DAY_MS);
-  if (now.getTime() >= mk.periodEnd.getTime() + lagMs) {
-    await voidLockedMarket(m, mk, 'no reading dated inside the period arrived before the settlement deadline', now);
-    return { marketId, outcome: 'voided', reason: 'settlement_lag' };
-  }
-  return { marketId, outcome: 'waiting' };
+  return (await resolveDueBatch(m, [marketId], now))[0];
 }
 
 /** Early settlement of one book at a supplied value (clamped to its range). */

@@ -23,7 +23,18 @@ export interface TestApp {
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const masterKey = `master-${randomBytes(12).toString('hex')}`;
-  const config = loadConfig({ ...process.env, QUEUE_PREFIX: prefix, MASTER_API_KEY: masterKey, TRADE_LANES: '4', SCHEDULER: 'false', ...env });
+  // Rate limits are high by default so suites that register many participants from one address
+  // are not throttled; a suite testing the limits lowers them through `env`.
+  const config = loadConfig({
+    ...process.env,
+    QUEUE_PREFIX: prefix,
+    MASTER_API_KEY: masterKey,
+    TRADE_LANES: '4',
+    SCHEDULER: 'false',
+    RATE_LIMIT_REGISTER_PER_HOUR: '100000',
+    RATE_LIMIT_KEY_PER_MINUTE: '100000',
+    ...env,
+  });
   const clock = new ManualClock();
   const deps = await bootDeps(config, { migrate: false, clock, poolSize: 10 });
   await ensurePlatform(deps.ds, masterKey);

@@ -4,6 +4,7 @@ import { toCredits } from '../../domain/money';
 import { creditAgent, getAgent, registerAgent } from '../../services/agents';
 import { isMember } from '../../services/workspaces';
 import { auth } from '../auth';
+import { limitByAddress } from '../middleware/rateLimit';
 import { presentAgent } from '../presenters/agent';
 import { defineRoute, type Call } from '../registry';
 import { nickname, positiveCredits } from '../schemas/common';
@@ -24,9 +25,10 @@ defineRoute({
   method: 'POST',
   path: '/agents/register',
   auth: auth.none(),
-  summary: 'Register a participant: { name, operator } or { agentId, workspaceId?, nickname?, source?, bio? }. 0 credits; the key (scopes *) is shown once.',
+  summary: 'Register a participant: { name, operator } or { agentId, workspaceId?, nickname?, source?, bio? }. 0 credits; the key (scopes *) is shown once. Rate-limited per client address (429 with Retry-After).',
   body: registerBody,
   handler: async (c) => {
+    await limitByAddress(c.deps, c.koa, 'signup');
     const b = c.body;
     const nick = b.name ?? b.nickname ?? b.agentId!;
     const out = await registerAgent(c.deps.ds, { agentId: b.agentId, nickname: nick, operator: b.operator, bio: b.bio, source: b.source, workspaceId: b.workspaceId });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError, ERROR_CATALOG } from '../../errors';
-import { AUTH_LEGEND } from '../auth';
+import { AUTH_LEGEND, requirementOf } from '../auth';
 import { defineRoute, registeredRoutes, type RouteDef } from '../registry';
 import { GUIDE_CATEGORIES, guideIndex, guideText } from '../guides';
 
@@ -20,8 +20,7 @@ export function describeRoute(r: RouteDef<unknown, unknown, unknown>) {
     method: r.method,
     path: `/api${r.path.replace(/:([A-Za-z]+)/g, '{$1}')}`,
     auth: r.auth.label,
-    capability: r.auth.capability ?? null,
-    scope: r.auth.scope ?? (r.auth.capability ? (r.auth.capability === 'read' ? 'workspace:read' : r.auth.capability === 'trade' ? 'workspace:trade' : r.auth.capability === 'manage' ? 'workspace:manage' : '*') : null),
+    ...requirementOf(r.auth),
     description: r.summary,
     body: jsonSchema(r.body),
     query: jsonSchema(r.query),

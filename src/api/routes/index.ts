@@ -4,3 +4,7 @@ import './agents';
 import './workspaces';
 import './metrics';
 import './status';
+import './groups';
+import './keys';
+import './participants';
+import './onboarding';

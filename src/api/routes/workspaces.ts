@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import { inTransaction } from '../../db/tx';
+import { getOrCreateViewLink, revokeViewLink, viewLinkWorkspace } from '../../services/viewLinks';
+import { deleteWorkspace, OWNER_SETTINGS, updateWorkspace } from '../../services/workspaceSettings';
 import { addMember, createWorkspace, findWorkspace, listPublicWorkspaces, SLUG_RE } from '../../services/workspaces';
+import { accessHooks } from '../access';
 import { auth } from '../auth';
 import { presentWorkspace } from '../presenters/workspace';
 import { defineRoute } from '../registry';
@@ -64,5 +67,74 @@ defineRoute({
     if (!ws.public) throw new ApiError('not_authorized', 'This workspace is private: only its admins can add members.', { requiredCapabilities: ['manage'] });
     await inTransaction(c.deps.ds, (m) => addMember(m, ws.id, caller.agentId, 'Trader'));
     return { ok: true, workspaceId: ws.id, slug: ws.slug, group: 'Trader' };
+  },
+});
+
+// ---- settings, deletion, view links (access control, spec §5.3, §5.4) ----
+
+accessHooks.viewLinkWorkspace = (deps, token) => viewLinkWorkspace(deps.ds, token);
+
+const workspaceParam = z.object({ id: z.string().min(1).max(200) });
+
+defineRoute({
+  method: 'PATCH',
+  path: '/workspaces/:id',
+  auth: { ...auth.manage(), workspaceParam: 'id' },
+  summary:
+    'Edit workspace settings { name?, description? (manage); public? or visibility?, externalProposals?, defaultLiquidityCredits?, defaultProposalLiquidityCredits? (manage_workspace) }.',
+  params: workspaceParam,
+  body: z
+    .strictObject({
+      name: z.string().trim().min(1, 'is required').max(120).optional(),
+      description: z.string().max(2000).optional(),
+      public: z.boolean().optional(),
+      visibility: z.enum(['public', 'private'], { error: 'must be public or private' }).optional(),
+      externalProposals: z.boolean().optional(),
+      defaultLiquidityCredits: credits.optional(),
+      defaultProposalLiquidityCredits: credits.optional(),
+    })
+    .refine((b) => b.visibility === undefined || b.public === undefined || b.public === (b.visibility === 'public'), {
+      message: 'public and visibility disagree; send one of them',
+    }),
+  handler: async (c) => {
+    const { visibility, ...rest } = c.body;
+    const patch = { ...rest, public: rest.public ?? (visibility === undefined ? undefined : visibility === 'public') };
+    if (OWNER_SETTINGS.some((k) => patch[k] !== undefined)) c.require('manage_workspace');
+    return presentWorkspace(await updateWorkspace(c.deps.ds, c.workspace().workspace.id, patch));
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/workspaces/:id',
+  auth: { ...auth.manageWorkspace(), workspaceParam: 'id' },
+  summary: 'Delete the workspace (204): every open book is refunded first, then its metrics, groups, memberships and view links go.',
+  params: workspaceParam,
+  handler: async (c) => {
+    await deleteWorkspace(c.deps.ds, c.workspace().workspace.id);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/workspaces/:id/view-link',
+  auth: { ...auth.manage(), workspaceParam: 'id' },
+  summary: "The workspace's view link, minted on first call: { token, url, workspaceId, createdAt }. Header X-View-Link: <token> grants read on this workspace only, with no key.",
+  params: workspaceParam,
+  handler: async (c) => {
+    const ws = c.workspace().workspace;
+    const link = await getOrCreateViewLink(c.deps.ds, ws.id, c.identity().agentId);
+    return { ...link, url: `${c.deps.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/w/${ws.slug}?view=${link.token}`, header: 'X-View-Link' };
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/workspaces/:id/view-link',
+  auth: { ...auth.manage(), workspaceParam: 'id' },
+  summary: 'Revoke the view link (204); requests carrying it lose read at once. The next GET mints a new token.',
+  params: workspaceParam,
+  handler: async (c) => {
+    await revokeViewLink(c.deps.ds, c.workspace().workspace.id);
   },
 });

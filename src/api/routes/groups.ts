@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { CAPABILITIES } from '../../domain/capabilities';
+import { addGroupMember, createGroup, deleteGroup, getGroup, listGroups, removeGroupMember, updateGroup, type GroupRecord } from '../../services/groups';
+import { auth } from '../auth';
+import { defineRoute } from '../registry';
+import { idParam } from '../schemas/common';
+
+const MAX_ENTRIES = 1000;
+const entryId = z.string().min(1).max(200);
+const capabilities = z.array(z.enum(CAPABILITIES, { error: `must be one of ${CAPABILITIES.join(', ')}` })).max(CAPABILITIES.length * 2);
+const metricPermissions = z
+  .record(entryId, z.strictObject({ read: z.boolean().optional(), trade: z.boolean().optional() }))
+  .refine((r) => Object.keys(r).length <= MAX_ENTRIES, `must have at most ${MAX_ENTRIES} entries`);
+const sourcePermissions = z
+  .record(entryId, z.strictObject({ read: z.boolean().optional() }))
+  .refine((r) => Object.keys(r).length <= MAX_ENTRIES, `must have at most ${MAX_ENTRIES} entries`);
+const groupName = z.string().trim().min(1, 'is required').max(60, 'must be at most 60 characters');
+const groupFields = { capabilities, metricPermissions: metricPermissions.optional(), sourcePermissions: sourcePermissions.optional() };
+const memberParams = z.object({ id: z.string().min(1).max(200), agentId: z.string().min(1).max(200) });
+
+/** Member lists are shown to holders of manage; readers see the count. */
+function presentGroup(g: GroupRecord, withMembers: boolean) {
+  return {
+    id: g.id,
+    name: g.name,
+    system: g.system,
+    capabilities: g.capabilities,
+    metricPermissions: g.metricPermissions,
+    sourcePermissions: g.sourcePermissions,
+    memberCount: g.members.length,
+    ...(withMembers ? { members: g.members } : {}),
+    createdAt: g.createdAt.toISOString(),
+  };
+}
+
+defineRoute({
+  method: 'GET',
+  path: '/groups',
+  auth: auth.read(),
+  summary: "The workspace's permission groups: capabilities, per-metric {read, trade} and per-source {read} permissions; members for holders of manage. Always needs an identity.",
+  handler: async (c) => {
+    const a = c.workspace();
+    return (await listGroups(c.deps.ds, a.workspace.id)).map((g) => presentGroup(g, a.caps.has('manage')));
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/groups/:id',
+  auth: auth.read(),
+  summary: 'One permission group.',
+  params: idParam,
+  handler: async (c) => {
+    const a = c.workspace();
+    return presentGroup(await getGroup(c.deps.ds, a.workspace.id, c.params.id), a.caps.has('manage'));
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/groups',
+  auth: auth.manage(),
+  summary:
+    'Create a group { name, capabilities, metricPermissions?, sourcePermissions?, members?: [agentId] }. Nobody grants a capability it does not hold; manage_workspace only by a holder. 409 on a taken name.',
+  body: z.strictObject({ name: groupName, ...groupFields, members: z.array(z.string().min(1).max(200)).max(500).optional() }),
+  handler: async (c) => {
+    const a = c.workspace();
+    const g = await createGroup(c.deps.ds, a.workspace.id, a.caps, c.body);
+    c.status(201);
+    return presentGroup(g, true);
+  },
+});
+
+defineRoute({
+  method: 'PUT',
+  path: '/groups/:id',
+  auth: auth.manage(),
+  summary: 'Update a group { name?, capabilities?, metricPermissions?, sourcePermissions? }; fields sent replace the stored ones. System group names (Public, Trader, Admin) are fixed.',
+  params: idParam,
+  body: z.strictObject({ name: groupName.optional(), capabilities: capabilities.optional(), metricPermissions: metricPermissions.optional(), sourcePermissions: sourcePermissions.optional() }),
+  handler: async (c) => {
+    const a = c.workspace();
+    return presentGroup(await updateGroup(c.deps.ds, a.workspace.id, c.params.id, a.caps, c.body), true);
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/groups/:id',
+  auth: auth.manage(),
+  summary: 'Delete a custom group (204); system groups cannot be deleted (409).',
+  params: idParam,
+  handler: async (c) => {
+    const a = c.workspace();
+    await deleteGroup(c.deps.ds, a.workspace.id, c.params.id, a.caps);
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/groups/:id/members',
+  auth: auth.manage(),
+  summary: "Add a participant { agentId } to a group (and to the workspace); the caller must hold every capability the group grants.",
+  params: idParam,
+  body: z.strictObject({ agentId: z.string().min(1).max(200) }),
+  handler: async (c) => {
+    const a = c.workspace();
+    return presentGroup(await addGroupMember(c.deps.ds, a.workspace.id, c.params.id, c.body.agentId, a.caps), true);
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/groups/:id/members/:agentId',
+  auth: auth.manage(),
+  summary: 'Remove a participant from a group; the caller must hold every capability the group grants. The workspace membership stays.',
+  params: memberParams,
+  handler: async (c) => {
+    const a = c.workspace();
+    return presentGroup(await removeGroupMember(c.deps.ds, a.workspace.id, c.params.id, c.params.agentId, a.caps), true);
+  },
+});

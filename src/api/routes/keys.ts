@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { SCOPES } from '../../domain/capabilities';
+import { createKey, listKeys, resolveOwnedAgent, revokeKey, touchKeyUsed, updateKey } from '../../services/keys';
+import { accessHooks } from '../access';
+import { auth } from '../auth';
+import { defineRoute } from '../registry';
+import { agentIdParam } from './agents';
+
+// lastUsedAt: bumped at most about once a minute per key (Redis SET NX EX 60).
+accessHooks.keyUsed = touchKeyUsed;
+
+export const scopeList = z
+  .array(z.enum(SCOPES, { error: `must be one of ${SCOPES.join(', ')}` }))
+  .min(1, 'must name at least one scope')
+  .max(SCOPES.length * 2);
+const label = z.string().trim().max(100, 'must be at most 100 characters');
+const keyParams = z.object({ id: z.string().min(1).max(200), keyId: z.string().min(1).max(100) });
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id/keys',
+  auth: auth.selfOwner('account:keys'),
+  summary: "A participant's keys: [{ keyId, label, scopes, workspaceId, workspaceLocked, createdAt, lastUsedAt, hashPrefix }]. {id} may be 'me'; the participant itself or its creator.",
+  params: agentIdParam,
+  handler: async (c) => listKeys(c.deps.ds, await resolveOwnedAgent(c.deps.ds, c.identity(), c.params.id)),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/:id/keys',
+  auth: auth.selfOwner('account:keys'),
+  summary:
+    'Mint a key { label?, scopes?, workspaceId?, workspaceLocked? }; the value is shown once. Scopes default to the caller key\'s own and can never be broader. A locked key pins X-Workspace-Id (another workspace: 403).',
+  params: agentIdParam,
+  body: z.strictObject({ label: label.optional(), scopes: scopeList.optional(), workspaceId: z.string().min(1).max(200).nullable().optional(), workspaceLocked: z.boolean().optional() }),
+  handler: async (c) => {
+    const caller = c.identity();
+    const agentId = await resolveOwnedAgent(c.deps.ds, caller, c.params.id);
+    c.status(201);
+    return createKey(c.deps.ds, caller, agentId, c.body);
+  },
+});
+
+defineRoute({
+  method: 'PATCH',
+  path: '/agents/:id/keys/:keyId',
+  auth: auth.selfOwner('account:keys'),
+  summary: 'Edit a key { label?, scopes?, workspaceLocked? }; omitted fields are kept. A workspace-locked caller key cannot remove restrictions.',
+  params: keyParams,
+  body: z.strictObject({ label: label.optional(), scopes: scopeList.optional(), workspaceLocked: z.boolean().optional() }),
+  handler: async (c) => {
+    const caller = c.identity();
+    const agentId = await resolveOwnedAgent(c.deps.ds, caller, c.params.id);
+    return updateKey(c.deps.ds, caller, agentId, c.params.keyId, c.body);
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/agents/:id/keys/:keyId',
+  auth: auth.selfOwner('account:keys'),
+  summary: 'Revoke a key (204); later requests with it get 401. The key authorizing this request cannot revoke itself (409).',
+  params: keyParams,
+  handler: async (c) => {
+    const caller = c.identity();
+    const agentId = await resolveOwnedAgent(c.deps.ds, caller, c.params.id);
+    await revokeKey(c.deps.ds, caller, agentId, c.params.keyId);
+  },
+});

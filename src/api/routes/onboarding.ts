@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { ApiError } from '../../errors';
+import { claim, claimInfo, joinWaitlist, onboard } from '../../services/onboarding';
+import { limitByAddress } from '../middleware/rateLimit';
+import { auth } from '../auth';
+import { defineRoute, parseWith } from '../registry';
+import { nickname } from '../schemas/common';
+
+const onboardBody = z.strictObject({
+  workspace: z.strictObject({
+    name: z.string().trim().min(1, 'is required').max(120),
+    template: z.string().min(1).max(64).optional(),
+    templateParams: z.record(z.string(), z.unknown()).optional(),
+    visibility: z.enum(['public', 'private'], { error: 'must be public or private' }).optional(),
+  }),
+  agentId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$/, 'must be 3 to 64 characters of letters, digits, _ or -').optional(),
+  nickname: nickname.optional(),
+  bio: z.string().max(500, 'must be at most 500 characters').optional(),
+});
+const tokenSchema = z.string().min(1).max(200);
+
+defineRoute({
+  method: 'POST',
+  path: '/onboard',
+  auth: auth.none(),
+  summary:
+    'Key-first onboarding. While paused: always 403 onboarding_paused with { waitlist }. When open: body { workspace: { name, template?, templateParams?, visibility? }, agentId?, nickname?, bio? }; 201 { participantId, nickname, apiKey, keyId, scopes, credits, creditsAfterClaim, workspace { id, name, slug, ownerHandle, visibility, template, metricsCreated, starterProposalId }, claimUrl }. Rate-limited per client address together with registration.',
+  handler: async (c) => {
+    const cfg = c.deps.config;
+    // Checked before the body is read: a paused instance answers 403 whatever was sent.
+    if (!cfg.ONBOARDING_OPEN) throw new ApiError('onboarding_paused', 'Onboarding is paused; join the waitlist.', { waitlist: cfg.WAITLIST_URL });
+    const body = parseWith(onboardBody, c.body, 'body');
+    await limitByAddress(c.deps, c.koa, 'signup');
+    c.status(201);
+    return onboard(c.deps.ds, cfg, body);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/onboard/claim/:token',
+  auth: auth.none(),
+  summary: 'Who a claim token claims: { participantId, nickname, workspaces: [{ id, name, slug }] }; 404 for an unknown or used token.',
+  params: z.object({ token: tokenSchema }),
+  handler: async (c) => claimInfo(c.deps.ds, c.params.token),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/onboard/claim',
+  auth: { label: 'session', identity: true, scope: 'account:write' },
+  summary:
+    'Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.',
+  body: z.strictObject({ token: tokenSchema }),
+  handler: async (c) => claim(c.deps.ds, c.deps.config, c.identity(), c.body.token),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/waitlist',
+  auth: auth.none(),
+  summary: 'Join the waitlist { email }: 201, or 409 when the address is already registered.',
+  body: z.strictObject({ email: z.email({ error: 'must be an email address' }).max(320) }),
+  handler: async (c) => {
+    await limitByAddress(c.deps, c.koa, 'waitlist');
+    c.status(201);
+    return joinWaitlist(c.deps.ds, c.body.email.trim());
+  },
+});

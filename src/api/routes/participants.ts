@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { ApiError } from '../../errors';
+import { createChild, deleteParticipant, listMine, listWorkspaceParticipants } from '../../services/participants';
+import { refuseBroaderScopes } from '../../services/keys';
+import { findWorkspace } from '../../services/workspaces';
+import { accessForWorkspace, requireCapability } from '../access';
+import { auth } from '../auth';
+import { defineRoute } from '../registry';
+import { credits, flag, nickname } from '../schemas/common';
+import { agentIdParam } from './agents';
+import { scopeList } from './keys';
+
+const DEFAULT_CHILD_SCOPES = ['workspace:read', 'workspace:trade'];
+
+defineRoute({
+  method: 'POST',
+  path: '/agents',
+  auth: { label: 'identity', identity: true, scope: 'account:agents' },
+  summary:
+    'Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (default workspace:read, workspace:trade), memberships?: [{ workspaceId, groupIds? (default Trader) }], initialCredits? }. Needs manage in every listed workspace; initialCredits move from your balance in the same transaction (409 and nothing created when short). Returns { agentId, apiKey, keyId, scopes, label, memberships }.',
+  body: z
+    .strictObject({
+      agentId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$/, 'must be 3 to 64 characters of letters, digits, _ or -').optional(),
+      nickname: nickname.optional(),
+      bio: z.string().max(500, 'must be at most 500 characters').optional(),
+      source: z.string().regex(/^[a-z0-9-]{1,32}$/, 'must match [a-z0-9-]{1,32}').optional(),
+      keyLabel: z.string().trim().max(100).optional(),
+      keyScopes: scopeList.optional(),
+      memberships: z
+        .array(z.strictObject({ workspaceId: z.string().min(1).max(200), groupIds: z.array(z.string().min(1).max(200)).max(50).optional() }))
+        .max(50)
+        .optional(),
+      initialCredits: credits.optional(),
+    })
+    .refine((b) => b.agentId ?? b.nickname, { message: 'send agentId (or nickname)' }),
+  handler: async (c) => {
+    const caller = c.identity();
+    const keyScopes = [...new Set(c.body.keyScopes ?? DEFAULT_CHILD_SCOPES)];
+    refuseBroaderScopes(caller, keyScopes);
+    const out = await createChild(c.deps.ds, caller, { ...c.body, keyScopes }, async (ws) => {
+      const access = await accessForWorkspace(c.deps, caller, ws);
+      requireCapability(caller, access, 'manage');
+      return access.caps;
+    });
+    c.status(201);
+    return out;
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/mine',
+  auth: { label: 'identity', identity: true, scope: 'account:read' },
+  summary:
+    'Participants tied to the caller: its own participant, then the bots it created or claimed. Rows carry earned, settledEarnings, openEarnings, totalTrades, lastTradeAt, earnedAsOf. fresh=1 is accepted and changes nothing.',
+  query: z.object({ fresh: flag }),
+  handler: async (c) => listMine(c.deps.ds, c.identity().agentId, c.deps.clock.now()),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents',
+  auth: auth.manage(),
+  summary: "The workspace's participants with groups, a display role, and realizedPnl, pnlConsensus, pnlMetric.",
+  handler: async (c) => listWorkspaceParticipants(c.deps.ds, c.workspace().workspace),
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/agents/:id',
+  auth: { label: 'admin', identity: true, scope: 'account:agents' },
+  summary:
+    'Delete a participant with its keys, memberships, trades and positions. The participant itself, its creator, or the master key, plus manage in a workspace it belongs to. Its balance goes to its parent (else creator, else the treasury): { ok, agentId, creditsReturned, returnedTo }.',
+  params: agentIdParam,
+  handler: async (c) => {
+    const caller = c.identity();
+    return deleteParticipant(c.deps.ds, caller, c.params.id, async (workspaceId) => {
+      const ws = await findWorkspace(c.deps.ds, workspaceId);
+      if (!ws) return false;
+      try {
+        return (await accessForWorkspace(c.deps, caller, ws)).caps.has('manage');
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 403) return false;
+        throw err;
+      }
+    });
+  },
+});
