@@ -151,3 +151,48 @@ export async function payMany(
   if (rows[0].credited !== tos.length) throw new Error(`ledger: ${tos.length - rows[0].credited} target account(s) missing`);
   return total;
 }
+
+/**
+ * Ledger legs collected while settling many books, applied in one statement at the end: hot
+ * accounts (a funder behind thousands of pools, a holder in many books) are locked once, late,
+ * and in id order, instead of once per book.
+ */
+export class LedgerBatch {
+  private legs: Array<{ from: string; to: string; amount: bigint; kind: string; ref: string | null }> = [];
+
+  add(from: string, to: string, amount: bigint, kind: string, ref: string | null): void {
+    if (amount < 0n) throw new RangeError('ledger legs must be positive');
+    if (amount > 0n) this.legs.push({ from, to, amount, kind, ref });
+  }
+
+  get size(): number {
+    return this.legs.length;
+  }
+
+  /** Drop the legs added since `mark` (a book rolled back to its savepoint). */
+  discardFrom(mark: number): void {
+    this.legs.length = mark;
+  }
+
+  async flush(m: EntityManager): Promise<void> {
+    if (!this.legs.length) return;
+    const legs = this.legs;
+    this.legs = [];
+    const accounts = [...new Set(legs.flatMap((l) => [l.from, l.to]))].sort();
+    await m.query(`SELECT id FROM accounts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [accounts]);
+    const [r] = await m.query(
+      `WITH legs AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS l(frm, too, amt, kind, ref)),
+       net AS (SELECT acc, sum(amt) AS amt FROM (SELECT frm AS acc, -amt AS amt FROM legs UNION ALL SELECT too, amt FROM legs) x GROUP BY acc),
+       u AS (UPDATE accounts a SET balance = a.balance + net.amt FROM net
+              WHERE a.id = net.acc AND (a.kind NOT IN ('participant','pool') OR a.balance + net.amt >= 0) RETURNING a.id),
+       e AS (INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref)
+             SELECT t.tid, x.acc, x.amt, t.kind, t.ref
+               FROM (SELECT gen_random_uuid() AS tid, * FROM legs) t
+               CROSS JOIN LATERAL (VALUES (t.frm, -t.amt), (t.too, t.amt)) AS x(acc, amt))
+       SELECT (SELECT count(*) FROM u)::int AS updated, (SELECT count(*) FROM net)::int AS expected`,
+      [legs.map((l) => l.from), legs.map((l) => l.to), legs.map((l) => l.amount.toString()), legs.map((l) => l.kind), legs.map((l) => l.ref)],
+    );
+    // A short or missing account means a bug upstream: abort the whole transaction.
+    if (r.updated !== r.expected) throw new Error(`ledger batch: ${r.expected - r.updated} account(s) missing or short`);
+  }
+}

@@ -3,6 +3,7 @@ import type { Deps } from '../deps';
 import { inTransaction } from '../db/tx';
 import { logger } from '../logger';
 import { lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from './markets';
+import { LedgerBatch } from './ledger';
 import { resolveLockedMarket, voidLockedMarket } from './settlement';
 import { liveBaselineBooks, loadSpawnMetrics, planHorizons, spawnForMetrics } from './spawning';
 
@@ -128,6 +129,7 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
   )) {
     readings.set(r.id, { value: r.value, na: r.na });
   }
+  const ledger = new LedgerBatch();
   for (const mk of due) {
     const d = decideResolution(mk, facts.get(mk.metricId), readings.get(mk.id), now);
     if (d.action === 'wait') {
@@ -140,21 +142,24 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
       continue;
     }
     await m.query('SAVEPOINT resolve_book');
+    const mark = ledger.size;
     try {
       if (d.action === 'void') {
-        await voidLockedMarket(m, mk, d.reason, now);
+        await voidLockedMarket(m, mk, d.reason, now, ledger);
         out.push({ marketId: mk.id, outcome: 'voided', reason: d.code });
       } else {
-        const { totalPayout } = await resolveLockedMarket(m, mk, d.value, now);
+        const { totalPayout } = await resolveLockedMarket(m, mk, d.value, now, {}, ledger);
         out.push({ marketId: mk.id, outcome: 'resolved', value: d.value, payout: totalPayout });
       }
       await m.query('RELEASE SAVEPOINT resolve_book');
     } catch (err) {
       await m.query('ROLLBACK TO SAVEPOINT resolve_book');
+      ledger.discardFrom(mark);
       logger.error({ marketId: mk.id, err }, 'resolution failed; the book stays open');
       out.push({ marketId: mk.id, outcome: 'skipped', reason: 'error' });
     }
   }
+  await ledger.flush(m);
   return out;
 }
 

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { ApiError } from '../errors';
 import { holderPayout, payoutFraction } from '../domain/lmsr';
 
-import { accountId, balanceOf, move, payMany } from './ledger';
+import { accountId, balanceOf, LedgerBatch } from './ledger';
 import { lockMarket, marketConsensus, type MarketRow } from './markets';
 import { emitEvent } from './outbox';
 
@@ -31,14 +31,21 @@ async function recordPayouts(m: EntityManager, marketId: string, pays: Array<{ a
   );
 }
 
-/** Whatever the pool still holds goes back to the funder (dust included). */
-async function returnPoolToFunder(m: EntityManager, mk: MarketRow): Promise<bigint> {
-  const left = (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
-  if (left > 0n) {
-    const to = mk.funderId ? accountId.agent(mk.funderId) : accountId.treasury;
-    await move(m, { from: accountId.pool(mk.id), to, amount: left, kind: 'pool_return', ref: mk.id });
-  }
-  return left;
+/** Holders' payouts from the pool, then whatever the pool still holds (dust included) to the funder. */
+async function payOut(
+  m: EntityManager,
+  mk: MarketRow,
+  pays: Array<{ agent: string; amount: bigint }>,
+  kind: 'payout' | 'refund',
+  ledger: LedgerBatch,
+  poolBalance?: bigint,
+): Promise<bigint> {
+  const pool = poolBalance ?? (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
+  const total = pays.reduce((s, p) => s + p.amount, 0n);
+  if (total > pool) throw new Error(`pool ${mk.id} holds ${pool} but owes ${total}`);
+  for (const p of pays) ledger.add(accountId.pool(mk.id), accountId.agent(p.agent), p.amount, kind, mk.id);
+  ledger.add(accountId.pool(mk.id), mk.funderId ? accountId.agent(mk.funderId) : accountId.treasury, pool - total, 'pool_return', mk.id);
+  return total;
 }
 
 /**
@@ -51,14 +58,15 @@ export async function resolveLockedMarket(
   value: number,
   now: Date,
   opts: { settledEarly?: boolean; reason?: string } = {},
+  batch?: LedgerBatch,
 ): Promise<{ totalPayout: bigint }> {
   if (mk.status !== 'open' && mk.status !== 'closed') throw new ApiError('conflict', `Market ${mk.id} is already ${mk.status}.`);
   if (!Number.isFinite(value) || value < 0) throw new ApiError('validation_failed', `A resolution value must be a finite number >= 0, got ${value}.`);
   const v = payoutFraction(value, mk.rangeMin, mk.rangeMax);
   const pays = (await holders(m, mk.id)).map((h) => ({ agent: h.agent_id, amount: holderPayout(BigInt(h.shares_higher), BigInt(h.shares_lower), v) }));
-  const total = await payMany(m, accountId.pool(mk.id), pays.map((p) => ({ to: accountId.agent(p.agent), amount: p.amount })), 'payout', mk.id);
+  const ledger = batch ?? new LedgerBatch();
+  const total = await payOut(m, mk, pays, 'payout', ledger);
   await recordPayouts(m, mk.id, pays, now);
-  await returnPoolToFunder(m, mk);
   await settlementHooks.afterResolve?.(m, mk, value, marketConsensus(mk));
   await m.query(
     `UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, updated_at = $3 WHERE id = $1`,
@@ -71,6 +79,7 @@ export async function resolveLockedMarket(
     actualValue: value,
     ...(opts.settledEarly ? { settledEarly: true, reason: opts.reason ?? null } : {}),
   });
+  if (!batch) await ledger.flush(m);
   return { totalPayout: total };
 }
 
@@ -78,18 +87,19 @@ export async function resolveLockedMarket(
  * Void a locked book: every position's net cost back (pro rata if the pool cannot cover them all,
  * which only happens after large round trips), then the pool's remainder to the funder.
  */
-export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: string, now: Date): Promise<{ refunded: bigint }> {
+export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: string, now: Date, batch?: LedgerBatch): Promise<{ refunded: bigint }> {
   if (mk.status !== 'open' && mk.status !== 'closed') return { refunded: 0n };
   const rows = await holders(m, mk.id);
   const owed = rows.map((h) => ({ agent: h.agent_id, net: BigInt(h.net_cost) > 0n ? BigInt(h.net_cost) : 0n }));
   const totalOwed = owed.reduce((s, o) => s + o.net, 0n);
   const pool = (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
   const pays = owed.map((o) => ({ agent: o.agent, amount: totalOwed <= pool ? o.net : (o.net * pool) / totalOwed }));
-  const refunded = await payMany(m, accountId.pool(mk.id), pays.map((p) => ({ to: accountId.agent(p.agent), amount: p.amount })), 'refund', mk.id);
+  const ledger = batch ?? new LedgerBatch();
+  const refunded = await payOut(m, mk, pays, 'refund', ledger, pool);
   await recordPayouts(m, mk.id, pays, now);
-  await returnPoolToFunder(m, mk);
   await m.query(`UPDATE markets SET status = 'voided', void_reason = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`, [mk.id, reason, now]);
   await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, voided: true, reason });
+  if (!batch) await ledger.flush(m);
   return { refunded };
 }
 
