@@ -3,6 +3,7 @@ import { Account, LedgerEntry, OutboxEvent, Setting } from './ledger';
 import { Group, GroupMember, Membership, Workspace } from './workspace';
 import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 import { ClaimToken, ViewLink, WaitlistEntry } from './access';
+import { Proposal, ProposalComment, ProposalScorecardRow } from './proposal';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry];
+export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow];

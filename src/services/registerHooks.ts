@@ -5,9 +5,11 @@ import { ApiError } from '../errors';
 import { voidMarketById } from './settlement';
 import { refreshMetric } from './lifecycle';
 import { spawnBooksForMetric } from './spawning';
+import { registerProposalHooks } from './scorecard';
 
 /** Wire the markets area into the seams other areas call; run once per process at boot. */
 export function registerMarketHooks(deps: Deps): void {
+  registerProposalHooks(deps);
   marketHooks.onMetricCreated = async (m, metric) => {
     await spawnBooksForMetric(m, metric.id, deps.clock.now());
   };

@@ -2,9 +2,12 @@
 import './help';
 import './agents';
 import './workspaces';
+import './markets';
+import './portfolio';
 import './metrics';
 import './status';
 import './groups';
 import './keys';
 import './participants';
 import './onboarding';
+import './lifecycle';

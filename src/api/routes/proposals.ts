@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import {
+  addComment,
+  createProposal,
+  decideProposal,
+  getProposal,
+  listComments,
+  listProposals,
+  PROPOSAL_STATUSES,
+  type Decision,
+} from '../../services/proposals';
+import { parseInstant } from '../../services/readings';
+import { workspaceScorecard } from '../../services/scorecard';
+import { auth } from '../auth';
+import { presentComment, presentProposal, presentWorkspaceScorecard } from '../presenters/proposal';
+import { defineRoute, type Call } from '../registry';
+import { credits, limitQuery } from '../schemas/common';
+
+const proposalIdParam = z.object({ id: z.string().uuid('must be a proposal id (UUID)') });
+const offsetQuery = z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must not be negative').max(1_000_000, 'is too large').default(0);
+const INSTANT_HINT = 'must be an ISO 8601 instant such as 2026-01-31T12:00:00Z';
+const instant = z.string({ error: INSTANT_HINT }).transform((s, ctx) => {
+  const d = parseInstant(s);
+  if (!d) ctx.addIssue({ code: 'custom', message: INSTANT_HINT });
+  return d ?? z.NEVER;
+});
+
+/** Required text, trimmed, 1 to `max` characters. */
+const requiredText = (max: number) =>
+  z
+    .string({ error: (i) => (i.input === undefined ? 'is required' : 'must be a string') })
+    .trim()
+    .min(1, 'must not be blank')
+    .max(max, `must be at most ${max} characters`);
+
+/** The Proposal JSON as the caller may see it. */
+async function presentOne(c: Call<unknown, unknown, { id: string }>) {
+  const access = c.workspace();
+  return presentProposal(await getProposal(c.deps.ds, access.workspace.id, c.params.id), c.deps.clock.now(), access.metricReadable);
+}
+
+defineRoute({
+  method: 'POST',
+  path: '/proposals',
+  auth: auth.trade(),
+  summary:
+    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal.',
+  body: z.object({
+    title: requiredText(200),
+    description: z.string({ error: 'must be a string' }).max(10_000, 'must be at most 10000 characters').optional(),
+    metricIds: z.array(z.string({ error: 'must be metric ids' }).max(100), { error: 'must be an array of metric ids' }).max(100, 'must list at most 100 metrics').optional(),
+    liquidity: credits.optional(),
+    deadline: instant.optional(),
+  }),
+  handler: async (c) => {
+    const caller = c.identity();
+    const access = c.workspace();
+    const id = await createProposal(
+      c.deps,
+      access.workspace,
+      { agentId: caller.agentId, canManage: access.caps.has('manage'), metricReadable: access.metricReadable },
+      c.body,
+    );
+    return presentProposal(await getProposal(c.deps.ds, access.workspace.id, id), c.deps.clock.now(), access.metricReadable);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/proposals',
+  auth: auth.publicRead(),
+  summary:
+    'Proposals with their conditional markets and impact. Query status (pending|approved|declined|withdrawn), sort (created: newest first, default; impact: largest |headline impact| first, nulls last), limit (1 to 200, default 50), offset. X-Total-Count carries the number matching.',
+  query: z.object({
+    status: z.enum(PROPOSAL_STATUSES as [string, ...string[]], { error: 'must be pending, approved, declined or withdrawn' }).optional(),
+    sort: z.enum(['created', 'impact'], { error: 'must be created or impact' }).default('created'),
+    limit: limitQuery(50, 200),
+    offset: offsetQuery,
+  }),
+  handler: async (c) => {
+    const access = c.workspace();
+    const page = await listProposals(c.deps.ds, access.workspace.id, c.query as Parameters<typeof listProposals>[2]);
+    c.koa.set('X-Total-Count', String(page.total));
+    const now = c.deps.clock.now();
+    return page.items.map((v) => presentProposal(v, now, access.metricReadable));
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/proposals/scorecard',
+  auth: auth.publicRead(),
+  summary:
+    'Decision scorecard of the workspace: for resolved branch books, how often the branch taken predicted the realised value within tolerance (a fraction of the range) and how far off, overall and by decision; entries newest first. Query limit (default 50, max 200), offset.',
+  query: z.object({ limit: limitQuery(50, 200), offset: offsetQuery }),
+  handler: async (c) => {
+    const access = c.workspace();
+    const card = await workspaceScorecard(c.deps.ds, access.workspace.id, c.query);
+    return presentWorkspaceScorecard(access.workspace.id, { ...card, entries: card.entries.filter((e) => access.metricReadable(e.metricId)) });
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/proposals/:id',
+  auth: auth.publicRead(),
+  summary: 'One Proposal including its conditional markets, impact per metric and date, and scorecard.',
+  params: proposalIdParam,
+  handler: presentOne,
+});
+
+function decisionRoute(decision: Decision) {
+  return async (c: Call<{ spam?: boolean } | undefined, unknown, { id: string }>) => {
+    const caller = c.identity();
+    const access = c.workspace();
+    await decideProposal(c.deps, access.workspace.id, c.params.id, {
+      decision,
+      spam: c.body?.spam === true,
+      agentId: caller.agentId,
+      canManage: access.caps.has('manage'),
+    });
+    return presentOne(c);
+  };
+}
+
+defineRoute({
+  method: 'POST',
+  path: '/proposals/:id/approve',
+  auth: auth.manage(),
+  summary: 'Approve a pending proposal: the declined branch is voided and refunded; the approved branch closes to trading and resolves at its date. 409 once decided.',
+  params: proposalIdParam,
+  handler: decisionRoute('approve'),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/proposals/:id/decline',
+  auth: auth.manage(),
+  summary:
+    'Decline a pending proposal: the approved branch is voided and refunded; the declined branch closes to trading and resolves at its date. Body { spam: true } voids both branches. 409 once decided.',
+  params: proposalIdParam,
+  body: z.object({ spam: z.boolean({ error: 'must be true or false' }).optional() }),
+  handler: decisionRoute('decline'),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/proposals/:id/withdraw',
+  auth: auth.trade(),
+  summary: 'Withdraw a pending proposal (the proposer, or a holder of manage): both branches are voided and refunded. 409 once decided.',
+  params: proposalIdParam,
+  handler: decisionRoute('withdraw'),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/proposals/:id/comments',
+  auth: auth.trade(),
+  summary: 'Comment on a proposal: { body (1 to 5000 characters), parentId? (a comment to reply to) }. Returns the comment.',
+  params: proposalIdParam,
+  body: z.object({
+    body: requiredText(5000),
+    parentId: z.string().uuid('must be a comment id (UUID)').optional(),
+  }),
+  handler: async (c) => {
+    const caller = c.identity();
+    const comment = await addComment(c.deps, c.workspace().workspace.id, c.params.id, caller.agentId, c.body);
+    c.status(201);
+    return presentComment(comment);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/proposals/:id/comments',
+  auth: auth.publicRead(),
+  summary: 'The discussion of a proposal, oldest first (newest last). Query limit (default 100, max 500), offset. X-Total-Count carries the total.',
+  params: proposalIdParam,
+  query: z.object({ limit: limitQuery(100, 500), offset: offsetQuery }),
+  handler: async (c) => {
+    const page = await listComments(c.deps.ds, c.workspace().workspace.id, c.params.id, c.query);
+    c.koa.set('X-Total-Count', String(page.total));
+    return page.items.map(presentComment);
+  },
+});
