@@ -1,9 +1,9 @@
 import { Agent, ApiKey } from './agent';
 import { Account, LedgerEntry, OutboxEvent, Setting } from './ledger';
 import { Group, GroupMember, Membership, Workspace } from './workspace';
-import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 import { ClaimToken, ViewLink, WaitlistEntry } from './access';
-import { Proposal, ProposalComment, ProposalScorecardRow } from './proposal';
+import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
+import { Market, Position, Trade, TradeRequest } from './market';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow];
+export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry];
