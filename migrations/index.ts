@@ -2,6 +2,7 @@ import { Foundation1763700000000 } from './1763700000000-Foundation';
 import { Access1763700002000 } from './1763700002000-Access';
 import { Metrics1763700001000 } from './1763700001000-Metrics';
 import { Markets1763700003000 } from './1763700003000-Markets';
+import { Proposals1763700004000 } from './1763700004000-Proposals';
 
 /** Explicit list (no glob): the same code loads under tsx and jest. Append new migrations. */
-export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000];
+export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000, Proposals1763700004000];

@@ -4,6 +4,7 @@ import { Group, GroupMember, Membership, Workspace } from './workspace';
 import { ClaimToken, ViewLink, WaitlistEntry } from './access';
 import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 import { Market, Position, Trade, TradeRequest } from './market';
+import { Proposal, ProposalComment, ProposalScorecardRow } from './proposal';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry];
+export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow];

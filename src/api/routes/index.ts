@@ -11,3 +11,4 @@ import './keys';
 import './participants';
 import './onboarding';
 import './lifecycle';
+import './proposals';
