@@ -49,11 +49,12 @@ export const tradeHooks: {
 
 /** Refusals that depend on the book's state, shared by dry runs and real trades. */
 function checkTradable(mk: MarketRow, now: Date, isSell: boolean): { sellOnly: boolean } {
-  if (mk.status === 'resolved') throw new ApiError('market_resolved', 'This market has resolved and accepts no trades.');
-  if (mk.status === 'voided') throw new ApiError('market_voided', `This market was voided${mk.voidReason ? ` (${mk.voidReason})` : ''} and accepts no trades.`);
+  // A decided (or past-deadline) proposal's branches answer proposal_closed, voided or not (spec §3.1).
   if (mk.proposalId && (mk.closeReason === 'proposal_closed' || (mk.tradingEndsAt && mk.tradingEndsAt <= now))) {
     throw new ApiError('proposal_closed', 'The proposal was decided or its deadline passed: this branch refuses buys and sells.');
   }
+  if (mk.status === 'resolved') throw new ApiError('market_resolved', 'This market has resolved and accepts no trades.');
+  if (mk.status === 'voided') throw new ApiError('market_voided', `This market was voided${mk.voidReason ? ` (${mk.voidReason})` : ''} and accepts no trades.`);
   if (!mk.funded || mk.b <= 0n) throw new ApiError('market_unfunded', 'This book has no liquidity yet; retry once someone funds it.');
   const sellOnly = mk.status === 'closed' || mk.closeReason !== null;
   if (sellOnly && !isSell) throw new ApiError('market_closed', 'This market is closed: it accepts only sells.');

@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { makeDataSource, ensureDatabase } from '../../src/db/dataSource';
 
 /** One database per test run, migrated once; every test file shares it with its own queue prefix. */
@@ -15,5 +13,6 @@ export default async function globalSetup(): Promise<void> {
   process.env.DATABASE_URL = url;
   process.env.REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   process.env.LOG_LEVEL = process.env.LOG_LEVEL ?? 'silent';
-  writeFileSync(join(__dirname, '.test-db'), url);
+  // globalTeardown runs in this same process and reads it back from here.
+  process.env.MPPS_TEST_DATABASE_URL = url;
 }

@@ -31,9 +31,10 @@ defineRoute({
   summary: 'Open markets. Query metricId, proposalId, limit (1 to 200, default 50).',
   query: z.object({ metricId: z.string().max(100).optional(), proposalId: z.string().max(100).optional(), limit: limitQuery(50, 200) }),
   handler: async (c) => {
-    const rows = await listMarkets(c.deps.ds, c.workspace().workspace.id, c.query);
+    const access = c.workspace();
+    const rows = await listMarkets(c.deps.ds, access.workspace.id, c.query);
     const now = c.deps.clock.now();
-    return rows.map((mk) => presentMarket(mk, now));
+    return rows.filter((mk) => access.metricReadable(mk.metricId)).map((mk) => presentMarket(mk, now));
   },
 });
 
@@ -43,7 +44,7 @@ defineRoute({
   auth: auth.publicRead(),
   summary: 'One market with shares, prediction and probability.',
   params: marketIdParam,
-  handler: async (c) => presentMarket(requireMarket(await findMarket(c.deps.ds, c.workspace().workspace.id, c.params.id), c.params.id), c.deps.clock.now()),
+  handler: async (c) => presentMarket(await readableMarket(c, c.params.id), c.deps.clock.now()),
 });
 
 defineRoute({
@@ -54,7 +55,7 @@ defineRoute({
   params: marketIdParam,
   query: z.object({ limit: limitQuery(500, 5000) }),
   handler: async (c) => {
-    const mk = requireMarket(await findMarket(c.deps.ds, c.workspace().workspace.id, c.params.id), c.params.id);
+    const mk = await readableMarket(c, c.params.id);
     const rows = await c.deps.ds.query(
       `SELECT id, kind, direction, consensus_after, probability_after, created_at FROM trades WHERE market_id = $1 AND kind <> 'redeem' ORDER BY seq LIMIT $2`,
       [mk.id, c.query.limit],
@@ -73,6 +74,20 @@ defineRoute({
     };
   },
 });
+
+/** A market the caller may see: a metric hidden by group permissions hides its books too. */
+async function readableMarket(c: Call<unknown, unknown, unknown>, id: string): Promise<MarketRow> {
+  const access = c.workspace();
+  const mk = await findMarket(c.deps.ds, access.workspace.id, id);
+  if (!mk || !access.metricReadable(mk.metricId)) throw new ApiError('market_not_found', `Market "${id}" was not found in this workspace.`);
+  return mk;
+}
+
+function requireTradable(c: Call<unknown, unknown, unknown>, mk: MarketRow): void {
+  if (!c.workspace().metricTradable(mk.metricId)) {
+    throw new ApiError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
+  }
+}
 
 const tradeBody = z.object({
   marketId: z.string().uuid('must be a market id (UUID)').optional(),
@@ -118,7 +133,7 @@ export function tradeSpecOf(b: TradeBody): { spec: TradeSpec; warnings: string[]
 /** Market by marketId, or by metric (id or name) plus targetDate (plus proposalId and branch). */
 async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspaceId: string): Promise<MarketRow> {
   const b = c.body;
-  if (b.marketId) return requireMarket(await findMarket(c.deps.ds, workspaceId, b.marketId), b.marketId);
+  if (b.marketId) return readableMarket(c as Call<unknown, unknown, unknown>, b.marketId);
   if (!(b.metricId || b.metricName) || !b.targetDate) {
     throw new ApiError('validation_failed', 'Identify the market by marketId, or by metricId (or metricName) plus targetDate.');
   }
@@ -137,7 +152,9 @@ async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspac
       ORDER BY (mk.status IN ('open','closed')) DESC, mk.created_at DESC LIMIT 1`,
     args,
   );
-  if (!rows.length) throw new ApiError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${args[5]} branch)` : ''}.`);
+  if (!rows.length || !c.workspace().metricReadable(rows[0].metric_id)) {
+    throw new ApiError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${args[5]} branch)` : ''}.`);
+  }
   return rowToMarket(rows[0]);
 }
 
@@ -153,6 +170,7 @@ defineRoute({
     const ws = c.workspace().workspace;
     const { spec, warnings } = tradeSpecOf(c.body);
     const mk = await resolveTradeMarket(c, ws.id);
+    requireTradable(c as Call<unknown, unknown, unknown>, mk);
     if (warnings.length) c.koa.set('Deprecation', 'true');
     const extra = warnings.length ? { warnings } : {};
     if (c.body.dryRun) return { ...(await dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId: mk.id, spec })), ...extra };
@@ -181,7 +199,8 @@ defineRoute({
   handler: async (c) => {
     const caller = c.identity();
     const ws = c.workspace().workspace;
-    const mk = requireMarket(await findMarket(c.deps.ds, ws.id, c.params.id), c.params.id);
+    const mk = await readableMarket(c as Call<unknown, unknown, unknown>, c.params.id);
+    requireTradable(c as Call<unknown, unknown, unknown>, mk);
     const key = c.koa.get('idempotency-key') || undefined;
     const outcome = await submitTrade(c.deps, {
       agentId: caller.agentId,

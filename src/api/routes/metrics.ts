@@ -96,7 +96,7 @@ defineRoute({
   path: '/metrics',
   auth: auth.publicRead(),
   summary: 'Metrics with computed totals and depth, sorted by depth then order.',
-  handler: async (c) => (await listMetrics(c.deps.ds, c.workspace().workspace.id)).map(presentMetric),
+  handler: async (c) => (await listMetrics(c.deps.ds, c.workspace().workspace.id)).filter((r) => c.workspace().metricReadable(r.id)).map(presentMetric),
 });
 
 defineRoute({
@@ -148,7 +148,7 @@ defineRoute({
   params: idParam,
   handler: async (c) => {
     const row = await getMetricRow(c.deps.ds, c.workspace().workspace.id, c.params.id);
-    if (!row) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
+    if (!row || !c.workspace().metricReadable(row.id)) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
     return presentMetric(row);
   },
 });

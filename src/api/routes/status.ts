@@ -24,7 +24,8 @@ defineRoute({
       ok: true,
       creditValueUsd: c.deps.config.CREDIT_VALUE_USD,
       workspace: { id: ws.id, slug: ws.slug, name: ws.name },
-      metrics: rows.map((r) => ({
+      // Per-metric read permissions hide a metric (and its books) from this caller.
+      metrics: rows.filter((r) => c.workspace().metricReadable(r.metric.id)).map((r) => ({
         ...presentStatusMetric(r.metric),
         ...(r.trend ? { trend: r.trend } : {}),
         ...(r.markets ? { markets: r.markets } : {}),
