@@ -5,9 +5,8 @@ import { ApiError } from '../errors';
 import { inTransaction, pgCode } from '../db/tx';
 import { planTrade, type Holding, type TradePlan, type TradeSpec } from '../domain/trading';
 import { maxBig, toCredits } from '../domain/money';
-import { accountId, balanceOf, move } from './ledger';
-import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type MarketRow } from './markets';
-import { emitEvent } from './outbox';
+import { accountId, balanceOf } from './ledger';
+import { bookOf, findMarket, marketConsensus, requireMarket, rowToMarket, type MarketRow } from './markets';
 
 export interface TradeJobData {
   requestId: string;
@@ -112,110 +111,15 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   };
 }
 
-/** The trade itself, in the caller's transaction: market row locked first, then position, then balance. */
-async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<Record<string, unknown>> {
-  const spec = deserializeSpec(job.spec);
-  const mk = await lockMarket(m, job.marketId);
-  if (!mk || mk.workspaceId !== job.workspaceId) throw new ApiError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
-  const now = deps.clock.now();
-  const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
-  const holding = await holdingOf(m, mk.id, job.agentId, true);
-  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly });
-  await tradeHooks.beforeBook?.(m, mk, plan);
-
-  const agentAcc = accountId.agent(job.agentId);
-  const poolAcc = accountId.pool(mk.id);
-  let balance: bigint;
-  if (plan.kind === 'buy') {
-    balance = (await move(m, { from: agentAcc, to: poolAcc, amount: plan.cash, kind: 'trade', ref: mk.id })).fromBalance;
-    if (plan.redeemed > 0n) balance = (await move(m, { from: poolAcc, to: agentAcc, amount: plan.redeemed, kind: 'redeem', ref: mk.id })).toBalance;
-  } else {
-    balance = (await move(m, { from: poolAcc, to: agentAcc, amount: plan.cash, kind: 'trade', ref: mk.id })).toBalance;
-  }
-  const netCostDelta = plan.kind === 'buy' ? plan.cash - plan.redeemed : -plan.cash;
-  const trades = plan.redeemed > 0n ? 2 : 1;
-  await m.query(
-    `UPDATE markets SET q_higher = $2, q_lower = $3, trade_count = trade_count + $4, volume = volume + $5, last_trade_at = $6, updated_at = $6 WHERE id = $1`,
-    [mk.id, plan.book.qHigher.toString(), plan.book.qLower.toString(), trades, plan.cash.toString(), now],
-  );
-  await m.query(
-    `INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = $4, shares_lower = $5, net_cost = positions.net_cost + $6, updated_at = $7`,
-    [mk.id, job.agentId, mk.workspaceId, plan.holding.higher.toString(), plan.holding.lower.toString(), netCostDelta.toString(), now],
-  );
-  const [trade] = await m.query(
-    `INSERT INTO trades (request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
-                         probability_before, probability_after, consensus_before, consensus_after, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
-    [
-      job.requestId,
-      mk.id,
-      mk.workspaceId,
-      job.agentId,
-      plan.kind,
-      plan.direction,
-      plan.shares.toString(),
-      (plan.kind === 'buy' ? plan.cash : -plan.cash).toString(),
-      plan.probabilityBefore,
-      plan.probabilityAfter,
-      plan.consensusBefore,
-      plan.consensusAfter,
-      now,
-    ],
-  );
-  if (plan.redeemed > 0n) {
-    await m.query(
-      `INSERT INTO trades (request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
-                           probability_before, probability_after, consensus_before, consensus_after, created_at)
-       VALUES ($1, $2, $3, $4, 'redeem', NULL, $5, $6, $7, $7, $8, $8, $9)`,
-      [job.requestId, mk.id, mk.workspaceId, job.agentId, plan.redeemed.toString(), (-plan.redeemed).toString(), plan.probabilityAfter, plan.consensusAfter, now],
-    );
-  }
-  await emitEvent(m, mk.workspaceId, 'trade:executed', {
-    marketId: mk.id,
-    metricName: mk.metricName,
-    agentId: job.agentId,
-    direction: plan.direction,
-    kind: plan.kind,
-    cost: toCredits(plan.kind === 'buy' ? plan.cash : -plan.cash),
-    newConsensus: plan.consensusAfter,
-  });
-  return {
-    tradeId: trade.id,
-    marketId: mk.id,
-    kind: plan.kind,
-    direction: plan.direction,
-    shares: toCredits(plan.shares),
-    ...(plan.kind === 'buy' ? { cost: toCredits(plan.cash) } : { proceeds: toCredits(plan.cash) }),
-    redeemed: toCredits(plan.redeemed),
-    consensus: plan.consensusAfter,
-    prevConsensus: plan.consensusBefore,
-    probability: plan.probabilityAfter,
-    balance: toCredits(balance),
-    position: positionView(plan.holding),
-    ...guardDetails(plan),
-  };
-}
-
 /**
- * The lane worker's entry: one transaction, a no-op when the request id was already applied
- * (a job may run twice). Business refusals are outcomes, not job failures.
+ * The lane worker's entry: one transaction of two statements, one locked read (the book, the
+ * caller's holding, whether this request id already applied) and one write (ledger, book, position,
+ * trade rows, event, outcome) that applies only if the balance covers it. A job that runs twice finds
+ * its outcome and changes nothing. Business refusals are outcomes, not job failures.
  */
 export async function applyTradeJob(deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
   try {
-    return await inTransaction(deps.ds, async (m) => {
-      const prior = await m.query(`SELECT status, http_status, response FROM trade_requests WHERE request_id = $1 FOR UPDATE`, [job.requestId]);
-      if (prior.length && prior[0].status !== 'pending') return { status: prior[0].http_status, body: prior[0].response };
-      const body = await executeTrade(m, deps, job);
-      await m.query(
-        `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
-         VALUES ($1, $2, $3, 'done', 200, $4)
-         ON CONFLICT (request_id) DO UPDATE SET status = 'done', http_status = 200, response = $4`,
-        [job.requestId, job.agentId, job.workspaceId, JSON.stringify(body)],
-      );
-      return { status: 200, body };
-    });
+    return await inTransaction(deps.ds, (m) => executeTrade(m, deps, job));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const outcome = { status: err.status, body: err.toBody() };
@@ -227,6 +131,135 @@ export async function applyTradeJob(deps: Deps, job: TradeJobData): Promise<Trad
     );
     return outcome;
   }
+}
+
+async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
+  const spec = deserializeSpec(job.spec);
+  const [row] = await m.query(
+    `SELECT mk.*, mt.name AS metric_name, p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
+            tr.status AS prior_status, tr.http_status AS prior_http, tr.response AS prior_response
+       FROM markets mk JOIN metrics mt ON mt.id = mk.metric_id
+       LEFT JOIN positions p ON p.market_id = mk.id AND p.agent_id = $2
+       LEFT JOIN trade_requests tr ON tr.request_id = $3
+      WHERE mk.id = $1 FOR UPDATE OF mk`,
+    [job.marketId, job.agentId, job.requestId],
+  );
+  if (row?.prior_status && row.prior_status !== 'pending') return { status: row.prior_http, body: row.prior_response };
+  const mk = row ? rowToMarket(row) : null;
+  if (!mk || mk.workspaceId !== job.workspaceId) throw new ApiError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
+  const now = deps.clock.now();
+  const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
+  const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
+  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly });
+  await tradeHooks.beforeBook?.(m, mk, plan);
+
+  const tradeId = randomUUID();
+  const agentAcc = accountId.agent(job.agentId);
+  const poolAcc = accountId.pool(mk.id);
+  const agentNet = plan.kind === 'buy' ? plan.redeemed - plan.cash : plan.cash;
+  const [from1, to1] = plan.kind === 'buy' ? [agentAcc, poolAcc] : [poolAcc, agentAcc];
+  const signedCost = plan.kind === 'buy' ? plan.cash : -plan.cash;
+  const body = {
+    tradeId,
+    marketId: mk.id,
+    kind: plan.kind,
+    direction: plan.direction,
+    shares: toCredits(plan.shares),
+    ...(plan.kind === 'buy' ? { cost: toCredits(plan.cash) } : { proceeds: toCredits(plan.cash) }),
+    redeemed: toCredits(plan.redeemed),
+    consensus: plan.consensusAfter,
+    prevConsensus: plan.consensusBefore,
+    probability: plan.probabilityAfter,
+    balance: null, // the write statement fills it from the updated balance
+    position: positionView(plan.holding),
+    ...guardDetails(plan),
+  };
+  const event = {
+    marketId: mk.id,
+    metricName: mk.metricName,
+    agentId: job.agentId,
+    direction: plan.direction,
+    kind: plan.kind,
+    cost: toCredits(signedCost),
+    newConsensus: plan.consensusAfter,
+  };
+  const [w] = await m.query(
+    `WITH u AS (
+       UPDATE accounts a SET balance = a.balance + v.amt
+         FROM (VALUES ($1::text, $3::bigint), ($2::text, -$3::bigint)) AS v(acc, amt)
+        WHERE a.id = v.acc AND a.balance + v.amt >= 0
+        RETURNING a.id, a.balance),
+     ok AS (SELECT count(*) = 2 AS ok FROM u),
+     le AS (
+       INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref)
+       SELECT l.tid, l.acc, l.amt, l.kind, $6::text
+         FROM (VALUES ($30::uuid, $4::text, -$7::bigint, 'trade'), ($30::uuid, $5::text, $7::bigint, 'trade'),
+                      ($31::uuid, $2::text, -$8::bigint, 'redeem'), ($31::uuid, $1::text, $8::bigint, 'redeem')) AS l(tid, acc, amt, kind)
+        WHERE (SELECT ok FROM ok) AND l.amt <> 0),
+     mu AS (
+       UPDATE markets SET q_higher = $9, q_lower = $10, trade_count = trade_count + $11, volume = volume + $7::bigint, last_trade_at = $12, updated_at = $12
+        WHERE id = $6::uuid AND (SELECT ok FROM ok)),
+     pu AS (
+       INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
+       SELECT $6::uuid, $13, $14, $15, $16, $17, $12 WHERE (SELECT ok FROM ok)
+       ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = $15, shares_lower = $16, net_cost = positions.net_cost + $17, updated_at = $12),
+     tr AS (
+       INSERT INTO trades (id, request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
+                           probability_before, probability_after, consensus_before, consensus_after, created_at)
+       SELECT x.id, $18, $6::uuid, $14, $13, x.kind, x.direction, x.shares, x.cost, x.pb, $21, x.cb, $23, $12
+         FROM (VALUES ($19::uuid, $20::text, $24::text, $25::bigint, $26::bigint, $22::float8, $27::float8),
+                      (gen_random_uuid(), 'redeem', NULL, $8::bigint, -$8::bigint, $21::float8, $23::float8)) AS x(id, kind, direction, shares, cost, pb, cb)
+        WHERE (SELECT ok FROM ok) AND (x.kind <> 'redeem' OR $8::bigint > 0)),
+     resp AS (SELECT $28::jsonb || jsonb_build_object('balance', (SELECT balance FROM u WHERE id = $1)::numeric / 1000000000) AS body),
+     ob AS (INSERT INTO outbox (workspace_id, type, data) SELECT $14, 'trade:executed', $29::jsonb WHERE (SELECT ok FROM ok)),
+     rq AS (
+       INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
+       SELECT $18, $13, $14, 'done', 200, (SELECT body FROM resp) WHERE (SELECT ok FROM ok)
+       ON CONFLICT (request_id) DO UPDATE SET status = 'done', http_status = 200, response = EXCLUDED.response)
+     SELECT (SELECT ok FROM ok) AS ok, (SELECT body FROM resp) AS body`,
+    [
+      agentAcc, // 1
+      poolAcc, // 2
+      agentNet.toString(), // 3
+      from1, // 4
+      to1, // 5
+      mk.id, // 6
+      plan.cash.toString(), // 7
+      plan.redeemed.toString(), // 8
+      plan.book.qHigher.toString(), // 9
+      plan.book.qLower.toString(), // 10
+      plan.redeemed > 0n ? 2 : 1, // 11
+      now, // 12
+      job.agentId, // 13
+      mk.workspaceId, // 14
+      plan.holding.higher.toString(), // 15
+      plan.holding.lower.toString(), // 16
+      (plan.kind === 'buy' ? plan.cash - plan.redeemed : -plan.cash).toString(), // 17
+      job.requestId, // 18
+      tradeId, // 19
+      plan.kind, // 20
+      plan.probabilityAfter, // 21
+      plan.probabilityBefore, // 22
+      plan.consensusAfter, // 23
+      plan.direction, // 24
+      plan.shares.toString(), // 25
+      signedCost.toString(), // 26
+      plan.consensusBefore, // 27
+      JSON.stringify(body), // 28
+      JSON.stringify(event), // 29
+      randomUUID(), // 30: the trade's ledger transfer
+      randomUUID(), // 31: the redemption's ledger transfer
+    ],
+  );
+  if (!w.ok) {
+    const bal = (await balanceOf(m, agentAcc)) ?? 0n;
+    const cost = -agentNet;
+    throw new ApiError('insufficient_balance', `Not enough credits: the balance is ${toCredits(bal)} and this needs ${toCredits(cost)}.`, {
+      balance: toCredits(bal),
+      cost: toCredits(cost),
+    });
+  }
+  return { status: 200, body: { ...w.body, balance: Number(w.body.balance) } };
 }
 
 export function bodyHash(parts: unknown): string {
