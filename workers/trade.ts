@@ -1,12 +1,32 @@
 import type { Deps } from '../src/deps';
 import { inTransaction } from '../src/db/tx';
 import { resolveDueBatch, settleBook } from '../src/services/lifecycle';
-import { applyTradeJob } from '../src/services/trades';
+import { queueFamilies } from '../jobs/definitions';
+import { applyTradeJob, type TradeJobData } from '../src/services/trades';
 import type { Processors } from './types';
+
+const FOLLOWERS = 31;
+
+/**
+ * Trade jobs waiting right behind this one on its lane, in arrival order, up to the first job of
+ * another kind (a settle or resolve must still see every trade before it and none after).
+ */
+async function followersOf(deps: Deps, queueName: string, selfId: string | undefined): Promise<TradeJobData[]> {
+  const waiting = await deps.hub.queue(queueName).getWaiting(0, FOLLOWERS); // oldest first
+  const out: TradeJobData[] = [];
+  for (const j of waiting) {
+    if (!j || j.id === selfId) continue;
+    if (j.name !== 'trade') break;
+    const parsed = queueFamilies.trade.jobs.trade.safeParse(j.data);
+    if (!parsed.success) break;
+    out.push(parsed.data);
+  }
+  return out;
+}
 
 /** trade-<k> lanes: everything that touches a book, in arrival order per market. */
 export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
-  trade: async (data) => applyTradeJob(deps, data),
+  trade: async (data, job) => applyTradeJob(deps, data, await followersOf(deps, job.queueName, job.id)),
   resolve: async (data) => {
     const now = deps.clock.now();
     const out = await inTransaction(deps.ds, (m) => resolveDueBatch(m, data.marketIds, now));

@@ -111,25 +111,56 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   };
 }
 
+/** The stored outcome of a request id, read without a lock: a job that already applied costs one read. */
+async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
+  const rows = await deps.ds.query(`SELECT status, http_status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
+  return rows.length && rows[0].status !== 'pending' ? { status: rows[0].http_status, body: rows[0].response } : null;
+}
+
+async function recordFailure(m: EntityManager | Deps['ds'], job: TradeJobData, err: ApiError): Promise<TradeOutcome> {
+  const outcome = { status: err.status, body: err.toBody() };
+  await m.query(
+    `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
+     VALUES ($1, $2, $3, 'failed', $4, $5)
+     ON CONFLICT (request_id) DO UPDATE SET status = 'failed', http_status = $4, response = $5 WHERE trade_requests.status <> 'done'`,
+    [job.requestId, job.agentId, job.workspaceId, outcome.status, JSON.stringify(outcome.body)],
+  );
+  return outcome;
+}
+
 /**
- * The lane worker's entry: one transaction of two statements, one locked read (the book, the
- * caller's holding, whether this request id already applied) and one write (ledger, book, position,
- * trade rows, event, outcome) that applies only if the balance covers it. A job that runs twice finds
- * its outcome and changes nothing. Business refusals are outcomes, not job failures.
+ * The lane worker's entry. The trade runs in one transaction of two statements: a locked read (the
+ * book, the caller's holding, whether this request id already applied) and a write (ledger, book,
+ * position, trade rows, event, outcome) that applies only if the balance covers it. Trades already
+ * queued behind it on the lane (`followers`, in arrival order) ride in the same transaction, each
+ * under a savepoint, so one commit (one WAL flush) serves them all; their own jobs then find the
+ * stored outcome. A job that runs twice changes nothing. Business refusals are outcomes, not job
+ * failures.
  */
-export async function applyTradeJob(deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
+export async function applyTradeJob(deps: Deps, job: TradeJobData, followers: TradeJobData[] = []): Promise<TradeOutcome> {
+  const prior = await priorOutcome(deps, job.requestId);
+  if (prior) return prior;
   try {
-    return await inTransaction(deps.ds, (m) => executeTrade(m, deps, job));
+    return await inTransaction(deps.ds, async (m) => {
+      let first: TradeOutcome | null = null;
+      for (const j of [job, ...followers]) {
+        await m.query('SAVEPOINT trade');
+        try {
+          const o = await executeTrade(m, deps, j);
+          await m.query('RELEASE SAVEPOINT trade');
+          first ??= o;
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          await m.query('ROLLBACK TO SAVEPOINT trade');
+          const o = await recordFailure(m, j, err);
+          first ??= o;
+        }
+      }
+      return first!;
+    });
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    const outcome = { status: err.status, body: err.toBody() };
-    await deps.ds.query(
-      `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
-       VALUES ($1, $2, $3, 'failed', $4, $5)
-       ON CONFLICT (request_id) DO UPDATE SET status = 'failed', http_status = $4, response = $5 WHERE trade_requests.status <> 'done'`,
-      [job.requestId, job.agentId, job.workspaceId, outcome.status, JSON.stringify(outcome.body)],
-    );
-    return outcome;
+    return recordFailure(deps.ds, job, err);
   }
 }
 
