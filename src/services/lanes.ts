@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps';
 import { dueMarketIds, refreshHorizons, type RefreshSummary } from './lifecycle';
 
@@ -43,7 +44,7 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
   const batches: string[][] = [];
   for (const laneIds of byLane.values()) for (let i = 0; i < laneIds.length; i += RESOLVE_BATCH) batches.push(laneIds.slice(i, i + RESOLVE_BATCH));
   const results = await Promise.all(
-    batches.map((b) => runOnLane(deps, 'resolve', { marketIds: b }, b[0], `resolve-${b[0]}-${b.length}-${now.getTime()}`)),
+    batches.map((b) => runOnLane(deps, 'resolve', { marketIds: b }, b[0], `resolve-${randomUUID()}`)),
   );
   results.forEach((r, i) => {
     if (!r) {
@@ -62,7 +63,8 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
 export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }): Promise<RefreshSummary | null> {
   const events = deps.hub.queueEvents('horizons');
   await events.waitUntilReady();
-  const job = await deps.hub.enqueue('horizons', 'refresh', scope, { jobId: `refresh-${scope.workspaceId ?? 'all'}-${scope.metricId ?? 'all'}-${deps.clock.now().getTime()}` });
+  // A fresh id per call: a reused id would hand back an earlier pass's result. The pass is idempotent.
+  const job = await deps.hub.enqueue('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}` });
   try {
     return (await job.waitUntilFinished(events, 60_000)) as RefreshSummary;
   } catch {

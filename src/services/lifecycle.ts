@@ -4,6 +4,7 @@ import { inTransaction } from '../db/tx';
 import { logger } from '../logger';
 import { lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from './markets';
 import { LedgerBatch } from './ledger';
+import { respawnProposalBranches } from './proposals';
 import { resolveLockedMarket, voidLockedMarket } from './settlement';
 import { liveBaselineBooks, loadSpawnMetrics, planHorizons, spawnForMetrics } from './spawning';
 
@@ -14,6 +15,8 @@ export interface RefreshSummary {
   opened: number;
   deactivated: number;
   voided: number;
+  /** Conditional books opened for pending proposals. */
+  proposalBranches: number;
 }
 
 /** One metric's horizon pass in the caller's transaction: retire stale dates, open missing ones. */
@@ -38,7 +41,7 @@ export async function refreshHorizons(deps: Deps, scope: { workspaceId?: string;
       ORDER BY id`,
     [scope.workspaceId ?? null, scope.metricId ?? null, scope.minuteOnly ?? false],
   );
-  const summary: RefreshSummary = { metrics: rows.length, opened: 0, deactivated: 0, voided: 0 };
+  const summary: RefreshSummary = { metrics: rows.length, opened: 0, deactivated: 0, voided: 0, proposalBranches: 0 };
   const chunks: string[][] = [];
   for (let i = 0; i < rows.length; i += CHUNK) chunks.push(rows.slice(i, i + CHUNK).map((r) => r.id));
   let next = 0;
@@ -61,6 +64,17 @@ export async function refreshHorizons(deps: Deps, scope: { workspaceId?: string;
       }
     }),
   );
+  // Pending proposals follow their metrics' dates: missing branch pairs open, paid again by their contributors.
+  if (!scope.minuteOnly) {
+    const pending: Array<{ id: string }> = await deps.ds.query(
+      `SELECT id FROM proposals WHERE status = 'pending' AND ($1::uuid IS NULL OR workspace_id = $1::uuid) AND (deadline IS NULL OR deadline > $2) ORDER BY id`,
+      [scope.workspaceId ?? null, now],
+    );
+    for (const p of pending) {
+      const r = await inTransaction(deps.ds, (m) => respawnProposalBranches(m, p.id, now));
+      summary.proposalBranches += r.opened.length;
+    }
+  }
   return summary;
 }
 

@@ -242,3 +242,25 @@ describe('idempotent spawning', () => {
     expect(await balanceOf(app, ws.owner)).toBeCloseTo(before - 100, 6);
   });
 });
+
+describe('pending proposals follow the dates', () => {
+  it('a refresh in a new month opens the missing branch pair, paid again by the proposer', async () => {
+    at('2026-11-21T19:00:00Z');
+    const ws = await buildWorkspace(app, { public: true });
+    await createMetric(app, ws, { value: 500 });
+    const t = await trader(app, ws, 100);
+    const created = await app.http.post('/api/proposals').set({ 'X-Agent-Key': t.key, 'X-Workspace-Id': ws.id }).send({ title: 'Ship it', liquidity: 5 });
+    expect(created.status).toBe(200);
+    expect(created.body.conditionalMarkets.map((m: any) => m.targetDate)).toEqual(['2026-11', '2026-11']);
+    expect(await balanceOf(app, t)).toBeCloseTo(90, 9);
+    at('2026-12-02T00:00:00Z');
+    const r = await refresh(ws);
+    expect(r.body.proposalBranches).toBe(2);
+    const again = await refresh(ws);
+    expect(again.body.proposalBranches).toBe(0);
+    const p = await app.http.get(`/api/proposals/${created.body.id}`).set({ 'X-Agent-Key': t.key, 'X-Workspace-Id': ws.id });
+    const dates = p.body.conditionalMarkets.map((m: any) => `${m.targetDate}/${m.branch}`).sort();
+    expect(dates).toEqual(['2026-11/approved', '2026-11/declined', '2026-12/approved', '2026-12/declined']);
+    expect(await balanceOf(app, t)).toBeCloseTo(80, 9);
+  });
+});
