@@ -75,3 +75,20 @@ export function uniqueName(prefix = 'agent'): string {
   seq += 1;
   return `${prefix}-${randomBytes(3).toString('hex')}${seq}`;
 }
+
+/**
+ * Start the real app before this file's (or describe block's) tests and stop it after them,
+ * checking the ledger invariant on the way out. `assign` hands the app to the file's variable.
+ */
+export function useTestApp(assign: (app: TestApp) => void, env: Record<string, string> = {}): void {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await startTestApp(env);
+    assign(app);
+  });
+  afterAll(async () => {
+    if (!app) return;
+    await expectLedgerSound(app.deps);
+    await app.close();
+  });
+}

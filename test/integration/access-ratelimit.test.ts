@@ -1,4 +1,4 @@
-import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { startTestApp, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 
 /** Rate limits (spec §4.2, §8) on Redis, lowered through the test app's configuration. */
 
@@ -11,13 +11,7 @@ function expectLimited(res: { status: number; body: any; headers: Record<string,
 
 describe('registration and onboarding, per client address', () => {
   let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ RATE_LIMIT_REGISTER_PER_HOUR: '3', ONBOARDING_OPEN: 'true' });
-  });
-  afterAll(async () => {
-    await expectLedgerSound(app.deps);
-    await app.close();
-  });
+  useTestApp((a) => (app = a), { RATE_LIMIT_REGISTER_PER_HOUR: '3', ONBOARDING_OPEN: 'true' });
 
   const register = (ip: string) => app.http.post('/api/agents/register').set('X-Forwarded-For', ip).send({ name: uniqueName('rl') });
   const onboard = (ip: string) => app.http.post('/api/onboard').set('X-Forwarded-For', ip).send({ workspace: { name: 'RL' } });

@@ -1,16 +1,10 @@
-import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, joinWorkspace, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
 
 /** Visibility (spec §5.3), workspace settings and deletion (§5.4), view links. */
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a));
 
 async function admin(ws: TestWorkspace): Promise<TestAgent> {
   const a = await registerAgent(app);

@@ -1,16 +1,10 @@
 import { accessForWorkspace, type Caller } from '../../src/api/access';
 import { findWorkspace } from '../../src/services/workspaces';
-import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, joinWorkspace, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a));
 
 const as = (ws: TestWorkspace, key: string | null) => {
   const h: Record<string, string> = { 'X-Workspace-Id': ws.id };

@@ -1,14 +1,8 @@
-import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { useTestApp, type TestApp } from '../helpers/harness';
 import { buildWorkspace, registerAgent, type TestAgent } from '../helpers/factories';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a));
 
 const keysOf = (key: string, id = 'me') => app.http.get(`/api/agents/${id}/keys`).set('X-Agent-Key', key);
 const mint = (key: string, body: Record<string, unknown>, id = 'me') => app.http.post(`/api/agents/${id}/keys`).set('X-Agent-Key', key).send(body);

@@ -1,16 +1,10 @@
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
-import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
 
 let app: TestApp;
 
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a));
 afterEach(async () => {
   await expectLedgerSound(app.deps);
 });

@@ -1,15 +1,9 @@
 import { buildWorkspace, mint, registerAgent } from '../helpers/factories';
-import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf } from '../helpers/markets';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a));
 
 describe('per-metric group permissions on metrics and books', () => {
   it('read: false hides the metric and its books; trade: false refuses trades on that metric only', async () => {

@@ -1,15 +1,9 @@
 import { buildWorkspace, joinWorkspace, registerAgent, type TestWorkspace } from '../helpers/factories';
 import { workspaceClient } from '../helpers/metricClient';
-import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a));
 
 const { as, create } = workspaceClient(() => app);
 

@@ -1,15 +1,9 @@
-import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { registerAgent } from '../helpers/factories';
 
 describe('onboarding paused (the default)', () => {
   let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ WAITLIST_URL: 'https://example.org/wait' });
-  });
-  afterAll(async () => {
-    await expectLedgerSound(app.deps);
-    await app.close();
-  });
+  useTestApp((a) => (app = a), { WAITLIST_URL: 'https://example.org/wait' });
 
   it.each([
     ['a valid body', { workspace: { name: 'Acme' } }],
@@ -36,13 +30,7 @@ describe('onboarding paused (the default)', () => {
 
 describe('onboarding open', () => {
   let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ ONBOARDING_OPEN: 'true', UNCLAIMED_SIGNUP_CREDITS: '100', SIGNUP_CREDITS: '1000', PUBLIC_BASE_URL: 'https://mpp.example' });
-  });
-  afterAll(async () => {
-    await expectLedgerSound(app.deps);
-    await app.close();
-  });
+  useTestApp((a) => (app = a), { ONBOARDING_OPEN: 'true', UNCLAIMED_SIGNUP_CREDITS: '100', SIGNUP_CREDITS: '1000', PUBLIC_BASE_URL: 'https://mpp.example' });
 
   const onboard = (body: Record<string, unknown>) => app.http.post('/api/onboard').send(body);
 
@@ -126,11 +114,11 @@ describe('onboarding open', () => {
     ['a bad nickname', { workspace: { name: 'X' }, nickname: 'a b' }],
     ['an unknown template', { workspace: { name: 'X', template: 'no-such-template' } }],
   ])('refuses %s with 400 and creates nothing', async (_label, body) => {
-    const [{ n: before }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM agents`);
+    const [{ n: before }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM agents WHERE unclaimed`);
     const res = await onboard(body);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'validation_failed', error: expect.any(String) });
-    const [{ n: after }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM agents`);
+    const [{ n: after }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM agents WHERE unclaimed`);
     expect(after).toBe(before);
   });
 

@@ -1,14 +1,8 @@
-import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, joinWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a));
 
 const createChild = (key: string, body: Record<string, unknown>) => app.http.post('/api/agents').set('X-Agent-Key', key).send(body);
 const balance = async (key: string) => (await app.http.get('/api/agents/me/balance').set('X-Agent-Key', key)).body.balance as number;

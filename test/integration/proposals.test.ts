@@ -4,7 +4,7 @@ import { lockMarket } from '../../src/services/markets';
 import { respawnProposalBranches } from '../../src/services/proposals';
 import { resolveLockedMarket } from '../../src/services/settlement';
 import { buildWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
-import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { createMetric, trade, trader, type TestMetric } from '../helpers/markets';
 
 let app: TestApp;
@@ -12,16 +12,12 @@ let app: TestApp;
 let base: Date;
 let month: string;
 
+useTestApp((a) => (app = a));
 beforeAll(async () => {
-  app = await startTestApp();
   const now = new Date();
   base = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 15, 12));
   month = base.toISOString().slice(0, 7);
   app.clock.set(base);
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
 });
 
 const NANO = 1_000_000_000n;

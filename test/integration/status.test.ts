@@ -1,15 +1,9 @@
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
 import { workspaceClient } from '../helpers/metricClient';
-import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { useTestApp, type TestApp } from '../helpers/harness';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ CREDIT_VALUE_USD: '0.02' });
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
-});
+useTestApp((a) => (app = a), { CREDIT_VALUE_USD: '0.02' });
 
 const { as, create } = workspaceClient(() => app);
 

@@ -4,19 +4,15 @@ import { inTransaction } from '../../src/db/tx';
 import { lockMarket } from '../../src/services/markets';
 import { resolveLockedMarket, voidMarketById } from '../../src/services/settlement';
 import { buildWorkspace, mint, registerAgent, type TestWorkspace } from '../helpers/factories';
-import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
 
 let app: TestApp;
 let ws: TestWorkspace;
 
+useTestApp((a) => (app = a));
 beforeAll(async () => {
-  app = await startTestApp();
   ws = await buildWorkspace(app, { public: true, ownerCredits: 100_000 });
-});
-afterAll(async () => {
-  await expectLedgerSound(app.deps);
-  await app.close();
 });
 
 async function freshBook(body: Record<string, unknown> = {}) {
