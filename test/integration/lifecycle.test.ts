@@ -258,3 +258,37 @@ describe('pending proposals follow the dates', () => {
     expect(await balanceOf(app, t)).toBeCloseTo(80, 9);
   });
 });
+
+describe('the funder never loses more than the liquidity', () => {
+  it.each([0, 137, 500, 999, 1000, 4000])('random trading then settlement at %d', async (value) => {
+    at('2026-11-21T20:00:00Z');
+    const ws = await buildWorkspace(app, { public: true, ownerCredits: 1000 });
+    const metric = await createMetric(app, ws, { value: 400, timePreference: { enabled: true, halfLife: 1, customHorizons: ['until-settled'] } });
+    const books = await marketsOf(app, ws, metric.id);
+    const ownerBefore = await balanceOf(app, ws.owner);
+    const traders = await Promise.all([0, 1, 2, 3].map(() => trader(app, ws, 300)));
+    let seed = value + 7;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let i = 0; i < 40; i++) {
+      const t = traders[Math.floor(rnd() * traders.length)];
+      const book = books[Math.floor(rnd() * books.length)];
+      const r = rnd();
+      const body =
+        r < 0.45 ? { direction: 'higher', amount: 1 + Math.floor(rnd() * 60) } : r < 0.9 ? { direction: 'lower', amount: 1 + Math.floor(rnd() * 60) } : { targetValue: Math.floor(rnd() * 1000), maxBudget: 80 };
+      await trade(app, ws, t, { marketId: book.id, ...body });
+    }
+    const s = await app.http.post(`/api/metrics/${metric.id}/settle`).set(owner(ws)).send({ value, reason: 'property check' });
+    expect(s.body.count).toBe(books.length);
+    const ownerAfter = await balanceOf(app, ws.owner);
+    // The owner paid every book's liquidity at open (before ownerBefore was read) and got each pool's
+    // remainder back: its loss over the whole life of the books is at most what it funded.
+    const funded = books.reduce((sum, b) => sum + b.liquidity, 0);
+    const ownerLoss = ownerBefore + funded - ownerAfter;
+    expect(ownerLoss).toBeLessThanOrEqual(funded + 1e-9);
+    const traderTotal = (await Promise.all(traders.map((t) => balanceOf(app, t)))).reduce((a, b) => a + b, 0);
+    // Credits are conserved among the owner, the traders and the (now empty) pools.
+    const pools = await app.deps.ds.query(`SELECT coalesce(sum(balance), 0)::text AS s FROM accounts WHERE id = ANY($1)`, [books.map((b) => `pool:${b.id}`)]);
+    expect(pools[0].s).toBe('0');
+    expect(traderTotal + ownerAfter).toBeCloseTo(1200 + ownerBefore + funded, 6);
+  });
+});
