@@ -1,0 +1,113 @@
+import fc from 'fast-check';
+import { ApiError } from '../../src/errors';
+import { consensusOf, openBook, probability, type BookState } from '../../src/domain/lmsr';
+import { MIN_TRADE_NANO, planTrade, type Holding, type TradeSpec } from '../../src/domain/trading';
+
+const NANO = 1_000_000_000n;
+const CODES = ['insufficient_shares', 'trade_too_small', 'price_moved', 'market_closed'];
+
+const arbBook = fc
+  .record({ liquidity: fc.integer({ min: 1, max: 100_000 }), p0: fc.double({ min: 0.01, max: 0.99, noNaN: true }) })
+  .map(({ liquidity, p0 }) => openBook(BigInt(liquidity) * NANO, p0));
+const arbHolding: fc.Arbitrary<Holding> = fc.oneof(
+  fc.constant({ higher: 0n, lower: 0n }),
+  fc.bigInt({ min: 1n, max: 500n * NANO }).map((h) => ({ higher: h, lower: 0n })),
+  fc.bigInt({ min: 1n, max: 500n * NANO }).map((l) => ({ higher: 0n, lower: l })),
+);
+const dir = fc.constantFrom<'higher' | 'lower'>('higher', 'lower');
+const limit = fc.option(fc.double({ min: 1, max: 999, noNaN: true }), { nil: undefined });
+const credits = fc.bigInt({ min: 1n, max: 1000n * NANO });
+const arbSpec: fc.Arbitrary<TradeSpec> = fc.oneof(
+  fc.record({ mode: fc.constant('buy' as const), direction: dir, amount: credits, limit }),
+  fc.record({ mode: fc.constant('target' as const), direction: fc.option(dir, { nil: undefined }), targetValue: fc.double({ min: 0, max: 1000, noNaN: true }), maxBudget: credits, limit: fc.constant(undefined) }),
+  fc.record({ mode: fc.constant('sell' as const), direction: dir, shares: fc.bigInt({ min: 1n, max: 600n * NANO }), limit }),
+);
+
+/** A holder's shares are part of the book's outstanding quantities. */
+const withHolding = (book: BookState, h: Holding): BookState => ({ ...book, qHigher: book.qHigher + h.higher, qLower: book.qLower + h.lower });
+
+/** Apply a book's share changes by hand to check the plan's book. */
+function expectedBook(book: BookState, plan: ReturnType<typeof planTrade>): BookState {
+  const sign = plan.kind === 'buy' ? 1n : -1n;
+  const b = plan.direction === 'higher' ? { ...book, qHigher: book.qHigher + sign * plan.shares } : { ...book, qLower: book.qLower + sign * plan.shares };
+  return { ...b, qHigher: b.qHigher - plan.redeemed, qLower: b.qLower - plan.redeemed };
+}
+
+describe('planTrade', () => {
+  it('either refuses with a trading code or returns a consistent plan', () => {
+    fc.assert(
+      fc.property(arbBook, arbHolding, arbSpec, fc.boolean(), (opened, holding, spec, sellOnly) => {
+        const book = withHolding(opened, holding);
+        let plan;
+        try {
+          plan = planTrade({ book, rangeMin: 0, rangeMax: 1000, holding, spec, sellOnly });
+        } catch (err) {
+          expect(err).toBeInstanceOf(ApiError);
+          expect(CODES).toContain((err as ApiError).code);
+          return;
+        }
+        expect(plan.cash).toBeGreaterThanOrEqual(MIN_TRADE_NANO);
+        expect(plan.shares).toBeGreaterThan(0n);
+        expect(plan.book).toEqual(expectedBook(book, plan));
+        // One net side after every trade.
+        expect(plan.holding.higher === 0n || plan.holding.lower === 0n).toBe(true);
+        expect(plan.holding.higher).toBeGreaterThanOrEqual(0n);
+        expect(plan.holding.lower).toBeGreaterThanOrEqual(0n);
+        expect(plan.probabilityAfter).toBeCloseTo(probability(plan.book), 12);
+        expect(plan.consensusAfter).toBeCloseTo(consensusOf(plan.probabilityAfter, 0, 1000), 9);
+        if (spec.mode === 'buy') {
+          expect(sellOnly).toBe(false);
+          expect(plan.cash).toBeLessThanOrEqual(spec.amount);
+          if (spec.limit !== undefined) {
+            // A buy never leaves the call past its limit.
+            if (plan.direction === 'higher') expect(plan.consensusAfter).toBeLessThanOrEqual(spec.limit + 1e-6);
+            else expect(plan.consensusAfter).toBeGreaterThanOrEqual(spec.limit - 1e-6);
+            expect(plan.spent! + plan.unspent!).toBe(spec.amount);
+          }
+        }
+        if (spec.mode === 'target') {
+          expect(plan.cash).toBeLessThanOrEqual(spec.maxBudget);
+          expect(plan.spent! + plan.unspent!).toBe(spec.maxBudget);
+          if (plan.direction === 'higher') expect(plan.consensusAfter).toBeLessThanOrEqual(Math.max(spec.targetValue, 0.001) + 1e-6);
+          else expect(plan.consensusAfter).toBeGreaterThanOrEqual(Math.min(spec.targetValue, 999.999) - 1e-6);
+        }
+        if (spec.mode === 'sell') {
+          expect(plan.shares).toBeLessThanOrEqual(spec.shares);
+          expect(plan.redeemed).toBe(0n);
+          const held = spec.direction === 'higher' ? holding.higher : holding.lower;
+          expect((spec.direction === 'higher' ? plan.holding.higher : plan.holding.lower) + plan.shares).toBe(held);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('redeems exactly the matched pairs when buying against a held side, leaving the price unmoved by the redemption', () => {
+    const held = { higher: 5n * NANO, lower: 0n };
+    const book = withHolding(openBook(100n * NANO, 0.5), held);
+    const plan = planTrade({ book, rangeMin: 0, rangeMax: 1000, holding: held, spec: { mode: 'buy', direction: 'lower', amount: 2n * NANO }, sellOnly: false });
+    const bought = plan.shares;
+    expect(plan.redeemed).toBe(bought < 5n * NANO ? bought : 5n * NANO);
+    const beforeRedeem = { ...book, qLower: book.qLower + bought };
+    expect(plan.probabilityAfter).toBeCloseTo(probability(beforeRedeem), 12);
+  });
+
+  it.each<[string, TradeSpec, Holding, boolean, string]>([
+    ['a buy on a closed book', { mode: 'buy', direction: 'higher', amount: NANO }, { higher: 0n, lower: 0n }, true, 'market_closed'],
+    ['selling shares not held', { mode: 'sell', direction: 'higher', shares: NANO }, { higher: 0n, lower: 5n }, false, 'insufficient_shares'],
+    ['a dust buy', { mode: 'buy', direction: 'higher', amount: 999n }, { higher: 0n, lower: 0n }, false, 'trade_too_small'],
+    ['a buy whose limit is already passed', { mode: 'buy', direction: 'higher', amount: NANO, limit: 400 }, { higher: 0n, lower: 0n }, false, 'price_moved'],
+    ['a target already reached', { mode: 'target', direction: 'lower', targetValue: 600, maxBudget: NANO }, { higher: 0n, lower: 0n }, false, 'price_moved'],
+  ])('refuses %s', (_label, spec, holding, sellOnly, code) => {
+    const book = openBook(100n * NANO, 0.5);
+    expect(() => planTrade({ book, rangeMin: 0, rangeMax: 1000, holding, spec, sellOnly })).toThrow(expect.objectContaining({ code }));
+  });
+
+  it('a closed book still accepts a sell', () => {
+    const book = { ...openBook(100n * NANO, 0.5) };
+    const withShares = { ...book, qHigher: book.qHigher + 10n * NANO };
+    const plan = planTrade({ book: withShares, rangeMin: 0, rangeMax: 1000, holding: { higher: 10n * NANO, lower: 0n }, spec: { mode: 'sell', direction: 'higher', shares: 4n * NANO }, sellOnly: true });
+    expect(plan.kind).toBe('sell');
+    expect(plan.holding.higher).toBe(6n * NANO);
+  });
+});
