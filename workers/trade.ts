@@ -26,7 +26,7 @@ async function followersOf(deps: Deps, queueName: string, selfId: string | undef
 
 /** trade-<k> lanes: everything that touches a book, in arrival order per market. */
 export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
-  trade: async (data, job) => applyTradeJob(deps, data, await followersOf(deps, job.queueName, job.id)),
+  trade: async (data, job) => applyTradeJob(deps, data, () => followersOf(deps, job.queueName, job.id)),
   resolve: async (data) => {
     const now = deps.clock.now();
     const out = await inTransaction(deps.ds, (m) => resolveDueBatch(m, data.marketIds, now));

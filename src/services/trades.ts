@@ -137,9 +137,14 @@ async function recordFailure(m: EntityManager | Deps['ds'], job: TradeJobData, e
  * stored outcome. A job that runs twice changes nothing. Business refusals are outcomes, not job
  * failures.
  */
-export async function applyTradeJob(deps: Deps, job: TradeJobData, followers: TradeJobData[] = []): Promise<TradeOutcome> {
+export async function applyTradeJob(
+  deps: Deps,
+  job: TradeJobData,
+  followersOf: () => Promise<TradeJobData[]> = async () => [],
+): Promise<TradeOutcome> {
   const prior = await priorOutcome(deps, job.requestId);
   if (prior) return prior;
+  const followers = await followersOf();
   try {
     return await inTransaction(deps.ds, async (m) => {
       let first: TradeOutcome | null = null;
