@@ -67,11 +67,6 @@ export function effectiveCapabilities(i: CapabilityInput): Set<Capability> {
   return new Set([...granted].filter((c) => allowed.has(c)));
 }
 
-/** A caller may grant only what it holds; manage_workspace only by a holder. */
-export function ungrantable(held: Set<Capability>, requested: readonly string[]): string[] {
-  return requested.filter((c) => !held.has(c as Capability));
-}
-
 /** Scopes an agent-key caller may mint: never broader than its own. */
 export function scopesWithin(own: readonly string[] | null, requested: readonly string[]): string[] {
   if (own === null || own.includes('*')) return [];

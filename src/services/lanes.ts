@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps';
-import { dueMarketIds, refreshHorizons, type RefreshSummary } from './lifecycle';
+import { dueMarketIds, type RefreshSummary } from './lifecycle';
 
 type LaneJob = { resolve: { marketIds: string[] }; settle: { marketId: string; value: number; reason: string } };
 
@@ -72,4 +72,3 @@ export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metr
   }
 }
 
-export { refreshHorizons };

@@ -139,11 +139,6 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
   return out;
 }
 
-/** One book (the batch of one). */
-export async function resolveIfDue(m: EntityManager, marketId: string, now: Date): Promise<ResolveOutcome> {
-  return (await resolveDueBatch(m, [marketId], now))[0];
-}
-
 /** Early settlement of one book at a supplied value (clamped to its range). */
 export async function settleBook(m: EntityManager, marketId: string, value: number, reason: string, now: Date): Promise<{ marketId: string; settled: boolean; payout: bigint }> {
   const mk = await lockMarket(m, marketId);

@@ -14,10 +14,10 @@ export function registerMarketHooks(deps: Deps): void {
     await spawnBooksForMetric(m, metric.id, deps.clock.now());
   };
   marketHooks.guardFormulaChange = async (m, metric) => {
-    await guardTraded(m, metric.id, 'Its formula cannot change while a live market on it has trades.', true);
+    await guardTraded(m, metric.id, 'Its formula cannot change while a live market on it has trades.');
   };
   marketHooks.beforeMetricDelete = async (m, metric) => {
-    await guardTraded(m, metric.id, 'It cannot be deleted while an open market on it has been traded.', true);
+    await guardTraded(m, metric.id, 'It cannot be deleted while an open market on it has been traded.');
     // Untraded books are voided first so their pools go back to the funders.
     const live = await m.query(`SELECT id FROM markets WHERE metric_id = $1 AND status IN ('open','closed') ORDER BY id`, [metric.id]);
     for (const r of live) await voidMarketById(m, r.id, 'metric deleted', deps.clock.now());
@@ -47,9 +47,10 @@ export function registerMarketHooks(deps: Deps): void {
   };
 }
 
-async function guardTraded(m: EntityManager, metricId: string, sentence: string, openOnly: boolean): Promise<void> {
+/** 409 while a live book (open or closed) of the metric has trades. */
+async function guardTraded(m: EntityManager, metricId: string, sentence: string): Promise<void> {
   const rows = await m.query(
-    `SELECT count(*)::int AS n FROM markets WHERE metric_id = $1 AND trade_count > 0 ${openOnly ? "AND status IN ('open','closed')" : ''}`,
+    `SELECT count(*)::int AS n FROM markets WHERE metric_id = $1 AND trade_count > 0 AND status IN ('open','closed')`,
     [metricId],
   );
   if (rows[0].n > 0) {

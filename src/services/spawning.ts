@@ -57,10 +57,6 @@ export async function loadSpawnMetrics(m: EntityManager, metricIds: string[]): P
   }));
 }
 
-export async function loadSpawnMetric(m: EntityManager, metricId: string): Promise<SpawnMetric | null> {
-  return (await loadSpawnMetrics(m, [metricId]))[0] ?? null;
-}
-
 export async function liveBaselineBooks(m: EntityManager, metricIds: string[]): Promise<LiveBook[]> {
   const rows = await m.query(
     `SELECT id, metric_id, target_date, horizon_entry, trade_count, period_end, close_reason, funded, b, q_higher, q_lower, range_min, range_max, last_trade_at
@@ -95,11 +91,6 @@ export function openingValueFrom(metric: SpawnMetric, live: LiveBook[]): number 
   if (traded.length) return traded[0].consensus;
   if (metric.opensAt !== null) return metric.opensAt;
   return metric.total ?? metric.value;
-}
-
-/** The same precedence, reading the metric's live books. */
-export async function baselineOpeningValue(m: EntityManager, metric: SpawnMetric): Promise<number | null> {
-  return openingValueFrom(metric, await liveBaselineBooks(m, [metric.id]));
 }
 
 /**

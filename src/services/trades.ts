@@ -60,9 +60,9 @@ function checkTradable(mk: MarketRow, now: Date, isSell: boolean): { sellOnly: b
   return { sellOnly };
 }
 
-async function holdingOf(m: EntityManager, marketId: string, agentId: string, lock: boolean): Promise<Holding> {
+async function holdingOf(m: EntityManager, marketId: string, agentId: string): Promise<Holding> {
   const rows = await m.query(
-    `SELECT shares_higher, shares_lower FROM positions WHERE market_id = $1 AND agent_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    `SELECT shares_higher, shares_lower FROM positions WHERE market_id = $1 AND agent_id = $2`,
     [marketId, agentId],
   );
   return rows.length ? { higher: BigInt(rows[0].shares_higher), lower: BigInt(rows[0].shares_lower) } : { higher: 0n, lower: 0n };
@@ -89,7 +89,7 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   const m = deps.ds.manager;
   const mk = requireMarket(await findMarket(m, p.workspaceId, p.marketId), p.marketId);
   const { sellOnly } = checkTradable(mk, deps.clock.now(), p.spec.mode === 'sell');
-  const holding = await holdingOf(m, mk.id, p.agentId, false);
+  const holding = await holdingOf(m, mk.id, p.agentId);
   const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec: p.spec, sellOnly });
   const balance = (await balanceOf(m, accountId.agent(p.agentId))) ?? 0n;
   const cost = plan.kind === 'buy' ? plan.cash : 0n;
@@ -111,7 +111,7 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   };
 }
 
-/** The stored outcome of a request id, read without a lock: a job that already applied costs one read. */
+/** The stored outcome of a request id (null while pending or unknown), read without a lock. */
 async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
   const rows = await deps.ds.query(`SELECT status, http_status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
   return rows.length && rows[0].status !== 'pending' ? { status: rows[0].http_status, body: rows[0].response } : null;
@@ -302,18 +302,11 @@ export function bodyHash(parts: unknown): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
-async function readOutcome(deps: Deps, requestId: string): Promise<{ status: string; outcome?: TradeOutcome } | null> {
-  const rows = await deps.ds.query(`SELECT status, http_status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
-  if (!rows.length) return null;
-  const r = rows[0];
-  return r.status === 'pending' ? { status: 'pending' } : { status: r.status, outcome: { status: r.http_status, body: r.response } };
-}
-
 async function pollOutcome(deps: Deps, requestId: string, ms: number): Promise<TradeOutcome | null> {
   const until = Date.now() + ms;
   for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
-    const r = await readOutcome(deps, requestId);
-    if (r?.outcome) return r.outcome;
+    const o = await priorOutcome(deps, requestId);
+    if (o) return o;
     if (Date.now() >= until) return null;
     await new Promise((res) => setTimeout(res, wait));
   }

@@ -134,15 +134,6 @@ export interface GroupGrant {
   metricPermissions: Record<string, { read?: boolean; trade?: boolean }>;
 }
 
-export async function groupGrants(ds: DataSource, workspaceId: string, agentId: string): Promise<GroupGrant[]> {
-  const rows = await ds.query(
-    `SELECT g.capabilities, g.metric_permissions FROM groups g JOIN group_members gm ON gm.group_id = g.id
-      WHERE g.workspace_id = $1 AND gm.agent_id = $2`,
-    [workspaceId, agentId],
-  );
-  return rows.map((r: { capabilities: string[]; metric_permissions: GroupGrant['metricPermissions'] }) => ({ capabilities: r.capabilities, metricPermissions: r.metric_permissions }));
-}
-
 export async function listPublicWorkspaces(ds: DataSource): Promise<WorkspaceRow[]> {
   const rows = await ds.query(`SELECT * FROM workspaces WHERE public ORDER BY created_at ASC LIMIT 500`);
   return rows.map(rowToWorkspace);

@@ -8,6 +8,10 @@ import { defineRoute } from '../registry';
 import { limitQuery } from '../schemas/common';
 import { agentIdParam, resolveSelfOrAdmin } from './agents';
 
+/** Your own history spans every workspace; a manager viewing someone else sees this workspace only. */
+const viewScope = (c: { caller: { agentId: string } | null; access: { workspace: { id: string } } | null }, agentId: string) =>
+  c.caller?.agentId === agentId ? null : (c.access?.workspace.id ?? null);
+
 defineRoute({
   method: 'GET',
   path: '/agents/:id/trades',
@@ -17,14 +21,13 @@ defineRoute({
   query: z.object({ limit: limitQuery(100, 500) }),
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
-    const wsId = c.access?.workspace.id ?? null;
     const rows = await c.deps.ds.query(
       `SELECT t.id, t.market_id, t.kind, t.direction, t.shares, t.cost, t.created_at, mt.name AS metric_name, mk.target_date, mk.status,
               mk.proposal_id, mk.branch
          FROM trades t JOIN markets mk ON mk.id = t.market_id JOIN metrics mt ON mt.id = mk.metric_id
         WHERE t.agent_id = $1 AND ($2::uuid IS NULL OR t.workspace_id = $2::uuid)
         ORDER BY t.seq DESC LIMIT $3`,
-      [agent.id, caller(c) === agent.id || !wsId ? null : wsId, c.query.limit],
+      [agent.id, viewScope(c, agent.id), c.query.limit],
     );
     return rows.map((r: Record<string, any>) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
       id: r.id,
@@ -43,8 +46,6 @@ defineRoute({
   },
 });
 
-const caller = (c: { caller: { agentId: string } | null }) => c.caller?.agentId;
-
 defineRoute({
   method: 'GET',
   path: '/agents/:id/positions',
@@ -54,7 +55,7 @@ defineRoute({
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
     const now = c.deps.clock.now();
-    const scope = caller(c) === agent.id ? null : (c.access?.workspace.id ?? null);
+    const scope = viewScope(c, agent.id);
     return (await positionsOf(c.deps.ds, agent.id, scope)).map((p) => presentPosition(p, now));
   },
 });
@@ -67,7 +68,7 @@ defineRoute({
   params: agentIdParam,
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
-    const scope = caller(c) === agent.id ? null : (c.access?.workspace.id ?? null);
+    const scope = viewScope(c, agent.id);
     const positions = await positionsOf(c.deps.ds, agent.id, scope);
     const totals = new Map<string, number | null>();
     if (positions.length) {
