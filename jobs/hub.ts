@@ -1,5 +1,6 @@
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
 import type { ZodType } from 'zod';
+import { logger } from '../src/logger';
 import { queueFamilies, type JobName, type JobPayload, type QueueFamilyName } from './definitions';
 
 export interface HubOptions {
@@ -49,6 +50,7 @@ export class JobHub {
     if (!q) {
       q = new Queue(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
       q.setMaxListeners(0); // every waiting caller listens for 'closing'
+      q.on('error', (err) => logger.warn({ queue: name, err }, 'queue connection error'));
       this.queues.set(name, q);
     }
     return q;
@@ -59,6 +61,7 @@ export class JobHub {
     if (!e) {
       e = new QueueEvents(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
       e.setMaxListeners(0); // one completion listener per waiting request
+      e.on('error', (err) => logger.warn({ queue: name, err }, 'queue events connection error'));
       this.events.set(name, e);
     }
     return e;

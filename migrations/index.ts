@@ -3,6 +3,7 @@ import { Access1763700002000 } from './1763700002000-Access';
 import { Metrics1763700001000 } from './1763700001000-Metrics';
 import { Markets1763700003000 } from './1763700003000-Markets';
 import { Proposals1763700004000 } from './1763700004000-Proposals';
+import { TradeJournal1763700005000 } from './1763700005000-TradeJournal';
 
 /** Explicit list (no glob): the same code loads under tsx and jest. Append new migrations. */
-export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000, Proposals1763700004000];
+export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000, Proposals1763700004000, TradeJournal1763700005000];

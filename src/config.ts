@@ -13,6 +13,15 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TRADE_LANES: z.coerce.number().int().min(1).max(256).default(16),
   TRADE_WAIT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
+  // Lanes run one job at a time (global concurrency 1). false is for the fault harness only: it
+  // proves the trade transaction alone keeps the money right when a lane runs jobs at once.
+  TRADE_LANES_SERIAL: boolish.default(true),
+  // A dead worker's lane job is picked up again within about lock + stalled-check interval.
+  TRADE_LANE_LOCK_MS: z.coerce.number().int().min(1000).max(600000).default(3000),
+  TRADE_LANE_STALLED_CHECK_MS: z.coerce.number().int().min(200).max(600000).default(1000),
+  // The watchdog: lane concurrency re-asserted and pending trade requests given a live job again.
+  WATCHDOG_INTERVAL_MS: z.coerce.number().int().min(100).max(600000).default(2000),
+  TRADE_RECOVERY_AFTER_MS: z.coerce.number().int().min(0).max(3600000).default(2000),
   CREDIT_VALUE_USD: z.coerce.number().positive().default(0.01),
   PUBLIC_BASE_URL: z.string().default('http://localhost:3000'),
   INSTANCE_NAME: z.string().default('Metric-Priced Proposals'),

@@ -39,14 +39,21 @@ export const ERROR_CATALOG = {
   unknown_help_section: { status: 400, text: 'No such help section; the body lists the real ones.' },
   formula_invalid: { status: 400, text: 'The formula does not parse or names an unknown metric; the body carries position.' },
   formula_cycle: { status: 400, text: 'The formula would make metrics depend on themselves; the body carries cycle.' },
-  rate_limited: { status: 429, text: 'Too many requests; wait for Retry-After seconds.' },
+  rate_limited: { status: 429, text: 'Too many requests; wait for Retry-After seconds.', retryable: true },
   onboarding_paused: { status: 403, text: 'Onboarding is paused; the body carries the waitlist address.' },
   treasury_not_configured: { status: 503, text: 'The treasury is not configured on this instance.' },
-  trade_pending: { status: 503, text: 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key.' },
+  trade_pending: { status: 503, text: 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key.', retryable: true },
+  trade_not_applied: { status: 503, text: 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.', retryable: true },
+  service_unavailable: { status: 503, text: 'A database or queue connection failed for a moment; nothing was half-written. Retry after Retry-After seconds (with the same Idempotency-Key for money moves).', retryable: true },
   internal_error: { status: 500, text: 'Something failed on our side; the request id identifies it in the logs.' },
-} as const satisfies Record<string, { status: number; text: string; retired?: boolean }>;
+} as const satisfies Record<string, { status: number; text: string; retired?: boolean; retryable?: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** Codes a client should retry (same request, same Idempotency-Key); every other 4xx is final. */
+export function isRetryable(code: ErrorCode): boolean {
+  return 'retryable' in ERROR_CATALOG[code] && ERROR_CATALOG[code].retryable === true;
+}
 
 export function docUrl(code: ErrorCode): string {
   return `/api/guides/api-reference#error-${code}`;

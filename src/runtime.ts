@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { JobHub, redisConnection } from '../jobs/hub';
 import type { Config } from './config';
+import { logger } from './logger';
 import { openDatabase } from './db/dataSource';
 import { systemClock, type Clock, type Deps } from './deps';
 import { registerMarketHooks } from './services/registerHooks';
@@ -9,6 +10,7 @@ import { registerMarketHooks } from './services/registerHooks';
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
   const ds = await openDatabase(config.databaseUrl, { migrate: opts.migrate ?? true, poolSize: opts.poolSize });
   const redis = new Redis({ ...redisConnection(config.redisUrl), lazyConnect: false });
+  redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   const hub = new JobHub({ redisUrl: config.redisUrl, prefix: config.QUEUE_PREFIX, lanes: config.TRADE_LANES });
   const deps = { config, ds, redis, hub, clock: opts.clock ?? systemClock };
   registerMarketHooks(deps);

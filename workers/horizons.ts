@@ -9,7 +9,7 @@ export const horizonProcessors = (deps: Deps): Processors<'horizons'> => ({
   resolveDue: async (data) => resolveDueNow(deps, data.workspaceId ?? null),
   // Idempotency records are kept at least 24 hours (spec §4.5); older ones go.
   purgeRequests: async () => {
-    const r = await deps.ds.query(`DELETE FROM trade_requests WHERE created_at < now() - interval '48 hours'`);
+    const r = await deps.ds.query(`DELETE FROM trade_requests WHERE created_at < now() - interval '48 hours' AND status <> 'pending'`);
     return { deleted: r[1] ?? 0 };
   },
 });

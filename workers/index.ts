@@ -6,6 +6,7 @@ import { logger } from '../src/logger';
 import { outboxProcessors } from './outbox';
 import { horizonProcessors } from './horizons';
 import { tradeProcessors } from './trade';
+import { Watchdog } from './watchdog';
 
 type AnyProcessors = Record<string, (data: never, job: Job) => Promise<unknown>>;
 
@@ -29,6 +30,7 @@ export function checkProcessors(table: Record<string, AnyProcessors>): void {
 }
 
 export interface WorkerSet {
+  watchdog: Watchdog;
   close(): Promise<void>;
 }
 
@@ -36,10 +38,23 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
   const table = processorTable(deps);
   checkProcessors(table);
   const workers: Worker[] = [];
+  const watchdog = new Watchdog(deps);
+  // Lanes first get their concurrency, then workers; pending requests are recovered once workers run.
+  const serial = deps.config.TRADE_LANES_SERIAL;
   for (const family of Object.keys(queueFamilies) as QueueFamilyName[]) {
     const def = queueFamilies[family];
     for (const name of deps.hub.queueNames(family)) {
-      if (def.laned) await deps.hub.queue(name).setGlobalConcurrency(1);
+      if (def.laned && serial) await deps.hub.queue(name).setGlobalConcurrency(1);
+      const laneOpts = def.laned
+        ? {
+            concurrency: serial ? 1 : 4,
+            // A dead worker's job goes back to its lane within lock + check interval; a live one renews
+            // its lock every half lock, so a slow job is never taken from a live worker.
+            lockDuration: deps.config.TRADE_LANE_LOCK_MS,
+            stalledInterval: deps.config.TRADE_LANE_STALLED_CHECK_MS,
+            maxStalledCount: 3,
+          }
+        : { concurrency: 4 };
       const w = new Worker(
         name,
         async (job) => {
@@ -48,16 +63,19 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
           const schema = (def.jobs as Record<string, import('zod').ZodType>)[job.name];
           return handler(schema.parse(job.data) as never, job);
         },
-        { connection: redisConnection(deps.config.redisUrl), prefix: deps.config.QUEUE_PREFIX, concurrency: def.laned ? 1 : 4 },
+        { connection: redisConnection(deps.config.redisUrl), prefix: deps.config.QUEUE_PREFIX, ...laneOpts },
       );
-      w.on('failed', (job, err) => logger.warn({ queue: name, job: job?.name, jobId: job?.id, err: err.message }, 'job failed'));
-      w.on('error', (err) => logger.error({ queue: name, err: err.message }, 'worker error'));
+      w.on('failed', (job, err) => logger.warn({ queue: name, job: job?.name, jobId: job?.id, err }, 'job failed'));
+      w.on('error', (err) => logger.warn({ queue: name, err }, 'worker connection error'));
       workers.push(w);
     }
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  await watchdog.start();
   return {
+    watchdog,
     close: async () => {
+      await watchdog.stop();
       await Promise.all(workers.map((w) => w.close()));
     },
   };

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
-import { pgCode } from '../db/tx';
+import { isTransient, pgCode } from '../db/tx';
 import type { Deps } from '../deps';
-import { ApiError } from '../errors';
+import { ApiError, isRetryable } from '../errors';
 import { logger } from '../logger';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
@@ -31,8 +31,9 @@ export function createApp(deps: Deps): Koa {
       const apiErr = toApiError(err);
       ctx.status = apiErr.status;
       ctx.body = apiErr.toBody();
-      if (apiErr.status === 429 && apiErr.details.retryAfter !== undefined) ctx.set('Retry-After', String(apiErr.details.retryAfter));
-      if (apiErr.status >= 500) logger.error({ err, requestId, path: ctx.path }, 'request failed');
+      if (isRetryable(apiErr.code)) ctx.set('Retry-After', String(apiErr.details.retryAfter ?? 1));
+      if (apiErr.code === 'service_unavailable') logger.warn({ err, requestId, path: ctx.path }, 'request hit an infrastructure blip');
+      else if (apiErr.status >= 500) logger.error({ err, requestId, path: ctx.path }, 'request failed');
     } finally {
       logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
     }
@@ -116,8 +117,14 @@ function bySpecificity<T extends { path: string }>(defs: readonly T[]): T[] {
 /** Postgres refuses NUL bytes and untranslatable characters in text: the client's input, not our failure. */
 const BAD_TEXT_CODES = new Set(['22021', '22P05']);
 
+/** Redis (ioredis / BullMQ) connection failures: the queue, not the request, is at fault. */
+const REDIS_LOST = /Connection is closed|connect ECONNREFUSED|Stream isn't writeable|MaxRetriesPerRequestError|Reached the max retries per request/i;
+
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (isTransient(err) || REDIS_LOST.test((err as Error)?.message ?? '')) {
+    return new ApiError('service_unavailable', 'A database or queue connection failed for a moment and nothing was written; retry in a second (with the same Idempotency-Key for money moves).');
+  }
   if (BAD_TEXT_CODES.has(pgCode(err) ?? '')) return new ApiError('validation_failed', 'The request holds a character that cannot be stored (such as a NUL byte).');
   const e = err as { status?: number; type?: string; expose?: boolean; message?: string };
   if (e?.type === 'entity.too.large' || e?.status === 413) return new ApiError('payload_too_large', 'The request body is over 1 MB.');

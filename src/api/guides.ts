@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERROR_CATALOG } from '../errors';
+import { ERROR_CATALOG, isRetryable, type ErrorCode } from '../errors';
 
 export const GUIDE_CATEGORIES = [
   { id: 'start', title: 'Getting started', description: 'What the service is and how to call it.', order: 1 },
@@ -22,13 +22,17 @@ const GUIDES: Array<{ id: string; title: string; description: string; category: 
 
 function apiReference(): string {
   const rows = Object.entries(ERROR_CATALOG).map(
-    ([code, e]) => `<a id="error-${code}"></a>\n### ${code}\nHTTP ${e.status}. ${e.text}\n`,
+    ([code, e]) => `<a id="error-${code}"></a>\n### ${code}\nHTTP ${e.status}${isRetryable(code as ErrorCode) ? ', retryable' : ''}. ${e.text}\n`,
   );
   return [
     '# API reference',
     '',
     'Every route lives under `/api`; GET /api/help is the live catalog generated from the running routes.',
     'Errors carry `error` (a sentence, not stable), and `code` and `doc_url` (stable). Branch on `code`, or on the HTTP status when `code` is absent.',
+    '',
+    '## Retrying',
+    '',
+    `Retryable codes: ${(Object.keys(ERROR_CATALOG) as ErrorCode[]).filter(isRetryable).map((c) => `\`${c}\``).join(', ')}. They answer with a Retry-After header (seconds); send the same request again after it, with the same Idempotency-Key on money moves, and the service applies it at most once. A network error or a 502/504 from a proxy is retried the same way. Every other code is final for that request.`,
     '',
     '## Error codes',
     '',

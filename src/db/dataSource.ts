@@ -18,7 +18,15 @@ export function makeDataSource(url: string, poolSize = 20): DataSource {
   });
 }
 
-/** CREATE DATABASE when the target database does not exist yet. */
+/** Advisory lock keys: one creator of a database, one migrator of it, whatever starts at once. */
+const CREATE_LOCK = 727273;
+const MIGRATE_LOCK = 727274;
+
+/**
+ * CREATE DATABASE when the target database does not exist yet. Processes starting together take
+ * turns under an advisory lock on the admin database, and a twin's CREATE (42P04, or 23505 on
+ * pg_database's unique index) counts as success.
+ */
 export async function ensureDatabase(url: string): Promise<void> {
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
@@ -26,19 +34,41 @@ export async function ensureDatabase(url: string): Promise<void> {
   const admin = new URL(url);
   admin.pathname = '/postgres';
   const client = new Client({ connectionString: admin.toString() });
+  client.on('error', () => undefined); // a dropped admin connection fails the query below instead
   await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) {
-      try {
-        await client.query(`CREATE DATABASE "${name}"`);
-        logger.info({ database: name }, 'created database');
-      } catch (err) {
-        if ((err as { code?: string }).code !== '42P04') throw err; // created concurrently
-      }
+    const exists = async () => ((await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount ?? 0) > 0;
+    if (await exists()) return;
+    await client.query('SELECT pg_advisory_lock($1)', [CREATE_LOCK]);
+    try {
+      if (await exists()) return;
+      await client.query(`CREATE DATABASE "${name}"`);
+      logger.info({ database: name }, 'created database');
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code !== '42P04' && code !== '23505') throw err; // created by a process not taking the lock
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [CREATE_LOCK]).catch(() => undefined);
     }
   } finally {
     await client.end();
+  }
+}
+
+/** Run pending migrations, one migrator at a time: the advisory lock lives on one dedicated connection. */
+async function migrateUnderLock(ds: DataSource): Promise<void> {
+  const qr = ds.createQueryRunner();
+  await qr.connect();
+  try {
+    await qr.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
+    try {
+      const ran = await ds.runMigrations({ transaction: 'each' });
+      if (ran.length) logger.info({ migrations: ran.map((m) => m.name) }, 'ran migrations');
+    } finally {
+      await qr.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK]);
+    }
+  } finally {
+    await qr.release();
   }
 }
 
@@ -46,15 +76,6 @@ export async function openDatabase(url: string, opts: { migrate: boolean; poolSi
   await ensureDatabase(url);
   const ds = makeDataSource(url, opts.poolSize);
   await ds.initialize();
-  if (opts.migrate) {
-    // One migrator at a time when several processes start together.
-    await ds.query('SELECT pg_advisory_lock(727274)');
-    try {
-      const ran = await ds.runMigrations({ transaction: 'each' });
-      if (ran.length) logger.info({ migrations: ran.map((m) => m.name) }, 'ran migrations');
-    } finally {
-      await ds.query('SELECT pg_advisory_unlock(727274)');
-    }
-  }
+  if (opts.migrate) await migrateUnderLock(ds);
   return ds;
 }

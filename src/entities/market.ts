@@ -77,4 +77,8 @@ export class TradeRequest {
   @Column({ type: 'text' }) status!: 'pending' | 'done' | 'failed';
   @Column({ type: 'integer', name: 'http_status', nullable: true }) httpStatus!: number | null;
   @Column({ type: 'jsonb', nullable: true }) response!: unknown;
+  /** The job that applies this request, kept so a lost job can be enqueued again. */
+  @Column({ type: 'jsonb', nullable: true }) job!: unknown;
+  @Column({ type: 'timestamptz', name: 'recovered_at', nullable: true }) recoveredAt!: Date | null;
+  @Column({ type: 'timestamptz', name: 'created_at', default: () => 'now()' }) createdAt!: Date;
 }

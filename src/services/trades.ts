@@ -1,20 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import type { z } from 'zod';
+import { queueFamilies } from '../../jobs/definitions';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors';
 import { inTransaction, pgCode } from '../db/tx';
 import { planTrade, type Holding, type TradePlan, type TradeSpec } from '../domain/trading';
 import { maxBig, toCredits } from '../domain/money';
 import { accountId, balanceOf } from './ledger';
-import { bookOf, findMarket, marketConsensus, requireMarket, rowToMarket, type MarketRow } from './markets';
+import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type MarketRow } from './markets';
 
-export interface TradeJobData {
-  requestId: string;
-  agentId: string;
-  workspaceId: string;
-  marketId: string;
-  spec: SerializedSpec;
-}
+const tradeJobSchema = queueFamilies.trade.jobs.trade;
+export type TradeJobData = z.infer<typeof tradeJobSchema>;
 
 /** JSON-safe TradeSpec (bigints as decimal strings) for the job payload. */
 export type SerializedSpec =
@@ -117,7 +114,7 @@ async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome
   return rows.length && rows[0].status !== 'pending' ? { status: rows[0].http_status, body: rows[0].response } : null;
 }
 
-async function recordFailure(m: EntityManager | Deps['ds'], job: TradeJobData, err: ApiError): Promise<TradeOutcome> {
+async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobData, 'requestId' | 'agentId' | 'workspaceId'>, err: ApiError): Promise<TradeOutcome> {
   const outcome = { status: err.status, body: err.toBody() };
   await m.query(
     `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
@@ -171,18 +168,20 @@ export async function applyTradeJob(
 
 async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
   const spec = deserializeSpec(job.spec);
+  // Lock the book FIRST. Only a statement that starts after the lock is granted sees what the
+  // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
+  // position and the stored outcome as they were before the wait, and apply a request twice.
+  const mk = await lockMarket(m, job.marketId);
+  if (!mk || mk.workspaceId !== job.workspaceId) throw new ApiError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
   const [row] = await m.query(
-    `SELECT mk.*, mt.name AS metric_name, p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
+    `SELECT p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
             tr.status AS prior_status, tr.http_status AS prior_http, tr.response AS prior_response
-       FROM markets mk JOIN metrics mt ON mt.id = mk.metric_id
-       LEFT JOIN positions p ON p.market_id = mk.id AND p.agent_id = $2
-       LEFT JOIN trade_requests tr ON tr.request_id = $3
-      WHERE mk.id = $1 FOR UPDATE OF mk`,
+       FROM (SELECT 1) one
+       LEFT JOIN positions p ON p.market_id = $1 AND p.agent_id = $2
+       LEFT JOIN trade_requests tr ON tr.request_id = $3`,
     [job.marketId, job.agentId, job.requestId],
   );
-  if (row?.prior_status && row.prior_status !== 'pending') return { status: row.prior_http, body: row.prior_response };
-  const mk = row ? rowToMarket(row) : null;
-  if (!mk || mk.workspaceId !== job.workspaceId) throw new ApiError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
+  if (row.prior_status && row.prior_status !== 'pending') return { status: row.prior_http, body: row.prior_response };
   const now = deps.clock.now();
   const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
   const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
@@ -318,20 +317,84 @@ function pending(requestId: string): ApiError {
 
 const replay = (o: TradeOutcome): TradeOutcome => (o.status === 200 ? { status: 200, body: { ...o.body, idempotentReplay: true } } : o);
 
+/** Job options of every trade job: the job id is the request id, so an enqueue is idempotent. */
+const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
+
 /**
- * The API's side: Idempotency-Key handling (scoped to participant and workspace), then the job on
- * the market's lane, then its outcome (from the completion event, else from Postgres).
+ * Make sure a pending request has a live job: enqueue it again when its job is gone (lost with a
+ * killed process or a Redis restart), or retry it when its job failed (every attempt hit a database
+ * outage). Safe to call any number of times: the job id is the request id and the trade
+ * transaction is a no-op for a request already applied.
+ */
+export async function ensureTradeJob(deps: Deps, data: TradeJobData): Promise<'present' | 'enqueued' | 'retried'> {
+  const queue = deps.hub.queue(deps.hub.queueFor('trade', data.marketId));
+  const existing = await queue.getJob(data.requestId);
+  if (existing) {
+    const state = await existing.getState();
+    if (state === 'failed') {
+      await existing.retry('failed');
+      return 'retried';
+    }
+    if (state !== 'completed' && state !== 'unknown') return 'present';
+    // Finished but the request is still pending: run it again (a no-op if it did apply).
+    await existing.remove().catch(() => undefined);
+  }
+  await deps.hub.enqueue('trade', 'trade', data, { jobId: data.requestId, laneKey: data.marketId, ...TRADE_JOB_OPTS });
+  return 'enqueued';
+}
+
+export interface RecoverySummary {
+  pending: number;
+  requeued: number;
+  failed: number;
+}
+
+/**
+ * The recovery pass (at worker start and every few seconds): every request still pending after
+ * `olderThanMs` gets a live job again, so no Idempotency-Key waits forever. A request stored
+ * without its job (written before the journal existed) gets a definite failure instead, which
+ * frees its key.
+ */
+export async function recoverPendingTrades(deps: Deps, olderThanMs: number, limit = 500): Promise<RecoverySummary> {
+  const rows: Array<{ request_id: string; agent_id: string; workspace_id: string; job: unknown }> = await deps.ds.query(
+    `SELECT request_id, agent_id, workspace_id, job FROM trade_requests
+      WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1::float8 / 1000)
+      ORDER BY created_at LIMIT $2`,
+    [olderThanMs, limit],
+  );
+  const out: RecoverySummary = { pending: rows.length, requeued: 0, failed: 0 };
+  for (const r of rows) {
+    const parsed = tradeJobSchema.safeParse(r.job);
+    if (!parsed.success) {
+      const lost = new ApiError('trade_not_applied', 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.');
+      await recordFailure(deps.ds, { requestId: r.request_id, agentId: r.agent_id, workspaceId: r.workspace_id }, lost);
+      out.failed++;
+      continue;
+    }
+    if ((await ensureTradeJob(deps, parsed.data)) !== 'present') {
+      out.requeued++;
+      await deps.ds.query(`UPDATE trade_requests SET recovered_at = now() WHERE request_id = $1`, [r.request_id]);
+    }
+  }
+  return out;
+}
+
+/**
+ * The API's side: the request is journalled as pending with its job (so it can never be lost), with
+ * its Idempotency-Key when it has one (scoped to participant and workspace); then the job goes on the
+ * market's lane and the API waits for its outcome (from the completion event, else from Postgres).
  */
 export async function submitTrade(
   deps: Deps,
   p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec; idempotencyKey?: string; hash: string },
 ): Promise<TradeOutcome> {
   const wait = deps.config.TRADE_WAIT_MS;
+  const jobFor = (requestId: string): TradeJobData => ({ requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec: serializeSpec(p.spec) });
   let requestId: string = randomUUID();
-  if (p.idempotencyKey) {
-    for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; ; attempt++) {
+    if (p.idempotencyKey) {
       const rows = await deps.ds.query(
-        `SELECT request_id, body_hash, status, http_status, response FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
+        `SELECT request_id, body_hash, status, http_status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
         [p.agentId, p.workspaceId, p.idempotencyKey],
       );
       if (rows.length) {
@@ -341,6 +404,9 @@ export async function submitTrade(
         }
         if (r.status === 'done') return replay({ status: r.http_status, body: r.response });
         if (r.status === 'pending') {
+          // The client retries: give the request a live job first, in case its job was lost.
+          const parsed = tradeJobSchema.safeParse(r.job);
+          if (parsed.success) await ensureTradeJob(deps, parsed.data);
           const o = await pollOutcome(deps, r.request_id, wait * 2);
           if (!o) throw pending(r.request_id);
           if (o.status === 200) return replay(o);
@@ -348,23 +414,23 @@ export async function submitTrade(
         // A failed call does not consume its key: clear it and run anew.
         await deps.ds.query(`DELETE FROM trade_requests WHERE request_id = $1 AND status = 'failed'`, [r.request_id]);
       }
-      try {
-        await deps.ds.query(
-          `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status) VALUES ($1, $2, $3, $4, $5, 'pending')`,
-          [requestId, p.agentId, p.workspaceId, p.idempotencyKey, p.hash],
-        );
-        break;
-      } catch (err) {
-        if (pgCode(err) !== '23505' || attempt > 5) throw err;
-        requestId = randomUUID(); // a twin got there first: loop to wait for it and replay
-      }
+    }
+    try {
+      await deps.ds.query(
+        `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job) VALUES ($1, $2, $3, $4, $5, 'pending', $6)`,
+        [requestId, p.agentId, p.workspaceId, p.idempotencyKey ?? null, p.idempotencyKey ? p.hash : null, JSON.stringify(jobFor(requestId))],
+      );
+      break;
+    } catch (err) {
+      if (pgCode(err) !== '23505' || attempt > 5) throw err;
+      requestId = randomUUID(); // a twin got there first: loop to wait for it and replay
     }
   }
-  const data: TradeJobData = { requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec: serializeSpec(p.spec) };
+  const data = jobFor(requestId);
   const queueName = deps.hub.queueFor('trade', p.marketId);
   const events = deps.hub.queueEvents(queueName);
   await events.waitUntilReady();
-  const job = await deps.hub.enqueue('trade', 'trade', data, { jobId: requestId, laneKey: p.marketId, attempts: 3, backoff: { type: 'exponential', delay: 50 } });
+  const job = await deps.hub.enqueue('trade', 'trade', data, { jobId: requestId, laneKey: p.marketId, ...TRADE_JOB_OPTS });
   try {
     return (await job.waitUntilFinished(events, wait)) as TradeOutcome;
   } catch {

@@ -1,0 +1,71 @@
+import type { Deps } from '../src/deps';
+import { logger } from '../src/logger';
+import { recoverPendingTrades } from '../src/services/trades';
+
+/**
+ * What keeps the trade lanes' guarantees whatever Redis and the processes do, run at worker start
+ * and every WATCHDOG_INTERVAL_MS:
+ * - each lane's global concurrency (1) is re-asserted: a Redis restart without persistence erases it,
+ *   and it is otherwise written only when a worker boots;
+ * - every trade request still pending gets a live job again (its job lost with a killed process
+ *   or a Redis restart), so no Idempotency-Key waits forever.
+ */
+export class Watchdog {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+  private readonly again = () => void this.tick();
+  constructor(private readonly deps: Deps) {}
+
+  /** Lanes whose concurrency setting was found missing or wrong and set again (for the tests). */
+  reasserted = 0;
+
+  async start(): Promise<void> {
+    await this.tick();
+    // Re-assert at once when Redis comes back, not only at the next tick.
+    this.deps.redis.on('ready', this.again);
+    this.timer = setInterval(this.again, this.deps.config.WATCHDOG_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.deps.redis.off('ready', this.again);
+    await this.running;
+  }
+
+  tick(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async run(): Promise<void> {
+    try {
+      await this.assertLaneConcurrency();
+      const r = await recoverPendingTrades(this.deps, this.deps.config.TRADE_RECOVERY_AFTER_MS);
+      if (r.requeued || r.failed) logger.warn({ ...r }, 'recovered pending trade requests');
+    } catch (err) {
+      // Redis or Postgres is down: the next tick tries again.
+      logger.warn({ err }, 'watchdog pass failed');
+    }
+  }
+
+  private async assertLaneConcurrency(): Promise<void> {
+    const serial = this.deps.config.TRADE_LANES_SERIAL;
+    for (const name of this.deps.hub.queueNames('trade')) {
+      const q = this.deps.hub.queue(name);
+      const current = await q.getGlobalConcurrency();
+      if (serial && current !== 1) {
+        await q.setGlobalConcurrency(1);
+        this.reasserted++;
+        logger.warn({ queue: name, found: current }, 'lane concurrency was not 1; set again');
+      } else if (!serial && current !== null) {
+        await q.removeGlobalConcurrency();
+      }
+    }
+  }
+}
