@@ -16,11 +16,14 @@ export interface TestApp {
   server: Server;
   masterKey: string;
   prefix: string;
+  /** In-process workers (undefined when started with workers: false and not started since). */
+  readonly workers: WorkerSet | undefined;
+  startWorkers(): Promise<WorkerSet>;
   close(): Promise<void>;
 }
 
 /** The real app on a real port, real workers, a queue prefix of its own. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean } = {}): Promise<TestApp> {
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const masterKey = `master-${randomBytes(12).toString('hex')}`;
   // Rate limits are high by default so suites that register many participants from one address
@@ -41,7 +44,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const clock = new ManualClock();
   const deps = await bootDeps(config, { migrate: false, clock, poolSize: 10 });
   await ensurePlatform(deps.ds, masterKey);
-  const workers: WorkerSet = await startWorkers(deps);
+  let workers: WorkerSet | undefined = opts.workers === false ? undefined : await startWorkers(deps);
   const server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
   const http = request.agent(server);
@@ -52,9 +55,16 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     server,
     masterKey,
     prefix,
+    get workers() {
+      return workers;
+    },
+    startWorkers: async () => {
+      workers ??= await startWorkers(deps);
+      return workers;
+    },
     close: async () => {
       await new Promise<void>((r) => server.close(() => r()));
-      await workers.close();
+      await workers?.close();
       const keys = await deps.redis.keys(`${prefix}:*`);
       if (keys.length) await deps.redis.del(...keys);
       await closeDeps(deps);
