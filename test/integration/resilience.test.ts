@@ -2,8 +2,10 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { migrations } from '../../migrations';
 import { openDatabase } from '../../src/db/dataSource';
+import { inTransaction } from '../../src/db/tx';
 import { toNano } from '../../src/domain/money';
 import { accountId } from '../../src/services/ledger';
+import { resolveDueBatch, settleBook } from '../../src/services/lifecycle';
 import { applyTradeJob, serializeSpec } from '../../src/services/trades';
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
@@ -96,6 +98,24 @@ describe('the trade transaction on its own (item 1)', () => {
       }
     }
     expect({ h: BigInt(pos.shares_higher), l: BigInt(pos.shares_lower) }).toEqual({ h, l });
+  });
+
+  it('settlement and resolution jobs run twice at once pay each holder once', async () => {
+    const { ws, marketId, traderId } = await bookSetup(app);
+    const job = { requestId: randomUUID(), agentId: traderId, workspaceId: ws.id, marketId, spec: serializeSpec({ mode: 'buy', direction: 'higher', amount: toNano(20) }) };
+    expect((await applyTradeJob(app.deps, job)).status).toBe(200);
+    const balance = async () => BigInt((await app.deps.ds.query('SELECT balance FROM accounts WHERE id = $1', [accountId.agent(traderId)]))[0].balance);
+    const before = await balance();
+    const now = app.deps.clock.now();
+    const runs = await Promise.all([0, 1].map(() => inTransaction(app.deps.ds, (m) => settleBook(m, marketId, 800, 'twice', now))));
+    expect(runs.filter((r) => r.settled)).toHaveLength(1);
+    const paid = (await balance()) - before;
+    expect(paid).toBe(runs.find((r) => r.settled)!.payout);
+    // A resolution batch of the settled book, twice at once: nothing more moves.
+    await Promise.all([0, 1].map(() => inTransaction(app.deps.ds, (m) => resolveDueBatch(m, [marketId], new Date(now.getTime() + 400 * 86400_000)))));
+    expect((await balance()) - before).toBe(paid);
+    const [{ n }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE ref = $1 AND kind = 'payout'`, [marketId]);
+    expect(n).toBe(2); // one transfer (two legs) to the only holder
   });
 });
 
