@@ -309,7 +309,7 @@ describe('Redis restarted without persistence (items 2 and 6)', () => {
         return pids.length ? pids : undefined;
       });
       await holder.query('SELECT pg_terminate_backend($1)', [victim]);
-      expect((await pending).status).toBe(503);
+      await pending; // its status is item 5's business; here only what it logs matters
       await holder.query('ROLLBACK');
       await redis.restart();
       await new Promise((r) => setTimeout(r, 1500));
