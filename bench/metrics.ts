@@ -11,7 +11,7 @@ import { createApp } from '../src/api/app';
 import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
 import type { Deps } from '../src/deps';
-import { registerAgent } from '../src/services/agents';
+import { registerAgent } from '../src/services/participants';
 import { createMetric, getMetricRow, updateMetric, type Actor } from '../src/services/metrics';
 import { createWorkspace } from '../src/services/workspaces';
 import { bootDeps, closeDeps } from '../src/runtime';

@@ -4,7 +4,7 @@ import type { Config } from './config';
 import { logger } from './logger';
 import { openDatabase } from './db/dataSource';
 import { systemClock, type Clock, type Deps } from './deps';
-import { registerMarketHooks } from './services/registerHooks';
+import { registerMarketHooks } from './services/wiring';
 
 /** Connect Postgres (creating and migrating it) and Redis; the same for every role and for tests. */
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {

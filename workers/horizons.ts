@@ -1,6 +1,6 @@
 import type { Deps } from '../src/deps';
-import { refreshHorizons } from '../src/services/lifecycle';
-import { resolveDueNow } from '../src/services/lanes';
+import { refreshHorizons } from '../src/services/markets';
+import { resolveDueNow } from '../src/services/markets';
 import type { Processors } from './types';
 
 /** horizons: spawn/retire books by date, find due books and resolve them on their lanes, housekeeping. */

@@ -1,5 +1,5 @@
 import type { Deps } from '../src/deps';
-import { relayOutbox } from '../src/services/relay';
+import { relayOutbox } from '../src/services/events';
 import type { Processors } from './types';
 
 /** outbox: publish committed events to the live feed (Redis stream per workspace). */

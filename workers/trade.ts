@@ -1,8 +1,8 @@
 import type { Deps } from '../src/deps';
 import { inTransaction } from '../src/db/tx';
-import { resolveDueBatch, settleBook } from '../src/services/lifecycle';
+import { resolveDueBatch, settleBook } from '../src/services/markets';
 import { queueFamilies } from '../jobs/definitions';
-import { applyTradeJob, type TradeJobData } from '../src/services/trades';
+import { applyTradeJob, type TradeJobData } from '../src/services/markets';
 import type { Processors } from './types';
 
 const FOLLOWERS = 31;

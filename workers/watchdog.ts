@@ -1,6 +1,6 @@
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
-import { recoverPendingTrades } from '../src/services/trades';
+import { recoverPendingTrades } from '../src/services/markets';
 
 /**
  * What keeps the trade lanes' guarantees whatever Redis and the processes do, run at worker start

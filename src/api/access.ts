@@ -12,8 +12,8 @@ import {
 } from '../domain/capabilities';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors';
-import { loadGrants } from '../services/groups';
-import { resolveKey } from '../services/identity';
+import { loadGrants } from '../services/access';
+import { resolveKey } from '../services/participants';
 import { defaultWorkspaceFor, findWorkspace, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
 

@@ -5,7 +5,7 @@ import { createApp } from '../../src/api/app';
 import { loadConfig } from '../../src/config';
 import { ManualClock, type Deps } from '../../src/deps';
 import { bootDeps, closeDeps } from '../../src/runtime';
-import { ensurePlatform } from '../../src/services/identity';
+import { ensurePlatform } from '../../src/services/participants';
 import { checkLedgerInvariant } from '../../src/services/ledger';
 import { startWorkers, type WorkerSet } from '../../workers';
 

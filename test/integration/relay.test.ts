@@ -1,6 +1,6 @@
 import { cronTable } from '../../jobs/cron';
 import { JobHub } from '../../jobs/hub';
-import { relayOutbox } from '../../src/services/relay';
+import { relayOutbox } from '../../src/services/events';
 import { buildWorkspace } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
-import { consumePoint, type Bucket } from '../../services/rateLimit';
+import { consumePoint, type Bucket } from '../../services/access';
 import type { Caller } from '../access';
 
 /** The client address; Koa honours X-Forwarded-For because the app runs with proxy: true. */

@@ -1,5 +1,5 @@
 import { toCredits } from '../../domain/money';
-import type { AgentRecord } from '../../services/agents';
+import type { AgentRecord } from '../../services/participants';
 
 
 export function presentAgent(a: AgentRecord) {

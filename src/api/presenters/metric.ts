@@ -1,6 +1,6 @@
 import { toCredits } from '../../domain/money';
 import type { MetricRow, UpdateRow } from '../../services/metrics';
-import type { ReadingRow } from '../../services/readings';
+import type { ReadingRow } from '../../services/metrics';
 
 /** Catalog shape plus the condensed names (currentValue, targetValue, unit) for older clients. */
 export function presentMetric(r: MetricRow) {

@@ -1,7 +1,7 @@
 import { toCredits } from '../../domain/money';
 import { displayStatus, marketProbability } from '../../services/markets';
 import { headlineImpact, proposalImpact, type BranchImpact, type CommentRow, type ImpactEntry, type ProposalView } from '../../services/proposals';
-import type { ScorecardRow, ScorecardStats, WorkspaceScorecard } from '../../services/scorecard';
+import type { ScorecardRow, ScorecardStats, WorkspaceScorecard } from '../../services/proposals';
 import { presentMarket } from './market';
 
 function presentBranch(b: BranchImpact | null, now: Date) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import { toCredits } from '../../domain/money';
-import { creditAgent, getAgent, registerAgent } from '../../services/agents';
+import { creditAgent, getAgent, registerAgent } from '../../services/participants';
 import { isMember } from '../../services/workspaces';
 import { auth } from '../auth';
 import { limitByAddress } from '../middleware/rateLimit';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CAPABILITIES } from '../../domain/capabilities';
-import { addGroupMember, createGroup, deleteGroup, getGroup, listGroups, removeGroupMember, updateGroup, type GroupRecord } from '../../services/groups';
+import { addGroupMember, createGroup, deleteGroup, getGroup, listGroups, removeGroupMember, updateGroup, type GroupRecord } from '../../services/access';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 import { idParam } from '../schemas/common';

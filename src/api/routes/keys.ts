@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SCOPES } from '../../domain/capabilities';
-import { createKey, listKeys, resolveOwnedAgent, revokeKey, touchKeyUsed, updateKey } from '../../services/keys';
+import { createKey, listKeys, resolveOwnedAgent, revokeKey, touchKeyUsed, updateKey } from '../../services/access';
 import { accessHooks } from '../access';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';

@@ -16,7 +16,7 @@ import {
   updateMetric,
   type Actor,
 } from '../../services/metrics';
-import { listReadings, MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/readings';
+import { listReadings, MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/metrics';
 import { auth } from '../auth';
 import { presentMetric, presentReading, presentUpdate } from '../presenters/metric';
 import { defineRoute, type Call } from '../registry';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
-import { claim, claimInfo, joinWaitlist, onboard } from '../../services/onboarding';
+import { claim, claimInfo, joinWaitlist, onboard } from '../../services/participants';
 import { limitByAddress } from '../middleware/rateLimit';
 import { auth } from '../auth';
 import { defineRoute, parseWith } from '../registry';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import { createChild, deleteParticipant, listMine, listWorkspaceParticipants } from '../../services/participants';
-import { refuseBroaderScopes } from '../../services/keys';
+import { refuseBroaderScopes } from '../../services/access';
 import { findWorkspace } from '../../services/workspaces';
 import { accessForWorkspace, requireCapability } from '../access';
 import { auth } from '../auth';

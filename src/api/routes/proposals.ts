@@ -9,8 +9,8 @@ import {
   PROPOSAL_STATUSES,
   type Decision,
 } from '../../services/proposals';
-import { parseInstant } from '../../services/readings';
-import { workspaceScorecard } from '../../services/scorecard';
+import { parseInstant } from '../../services/metrics';
+import { workspaceScorecard } from '../../services/proposals';
 import { auth } from '../auth';
 import { presentComment, presentProposal, presentWorkspaceScorecard } from '../presenters/proposal';
 import { defineRoute, type Call } from '../registry';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import { inTransaction } from '../../db/tx';
-import { getOrCreateViewLink, revokeViewLink, viewLinkWorkspace } from '../../services/viewLinks';
-import { deleteWorkspace, OWNER_SETTINGS, updateWorkspace } from '../../services/workspaceSettings';
+import { getOrCreateViewLink, revokeViewLink, viewLinkWorkspace } from '../../services/access';
+import { deleteWorkspace, OWNER_SETTINGS, updateWorkspace } from '../../services/workspaces';
 import { addMember, createWorkspace, findWorkspace, listPublicWorkspaces, SLUG_RE } from '../../services/workspaces';
 import { accessHooks } from '../access';
 import { auth } from '../auth';

@@ -1,0 +1,4 @@
+export * from './groups';
+export * from './keys';
+export * from './rateLimit';
+export * from './viewLinks';

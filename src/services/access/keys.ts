@@ -1,0 +1,173 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Deps } from '../../deps';
+import { ApiError } from '../../errors';
+import { inTransaction } from '../../db/tx';
+import { scopesWithin, type Principal } from '../../domain/capabilities';
+import { logger } from '../../logger';
+import { mintKey, PLATFORM_AGENT_ID } from '../participants';
+import { findWorkspace } from '../workspaces';
+
+export interface KeyRow {
+  keyId: string;
+  label: string;
+  scopes: string[];
+  workspaceId: string | null;
+  workspaceLocked: boolean;
+  createdAt: string;
+  lastUsedAt: string | null;
+  hashPrefix: string;
+}
+
+function rowToKey(r: Record<string, unknown>): KeyRow {
+  return {
+    keyId: r.id as string,
+    label: r.label as string,
+    scopes: r.scopes as string[],
+    workspaceId: (r.workspace_id as string | null) ?? null,
+    workspaceLocked: r.workspace_locked as boolean,
+    createdAt: (r.created_at as Date).toISOString(),
+    lastUsedAt: r.last_used_at ? (r.last_used_at as Date).toISOString() : null,
+    hashPrefix: r.hash_prefix as string,
+  };
+}
+
+/**
+ * 'self/owner' (spec §5.4): the participant itself, its creator (or parent), or the master key.
+ * A workspace admin is not enough. Returns the target's id.
+ */
+export async function resolveOwnedAgent(m: DataSource | EntityManager, actor: Principal, idParam: string): Promise<string> {
+  const id = idParam === 'me' ? actor.agentId : idParam;
+  const rows: Array<{ id: string; parent_id: string | null; created_by: string | null; claimed_by: string | null }> = await m.query(
+    `SELECT id, parent_id, created_by, claimed_by FROM agents WHERE id = $1`,
+    [id],
+  );
+  if (!rows.length) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+  const a = rows[0];
+  if (actor.isMaster || a.id === actor.agentId || [a.parent_id, a.created_by, a.claimed_by].includes(actor.agentId)) return a.id;
+  throw new ApiError('not_authorized', 'Only the participant itself or its creator may manage its keys (a workspace admin is not enough).', {
+    requiredCapabilities: ['self/owner'],
+  });
+}
+
+export async function listKeys(ds: DataSource, agentId: string): Promise<KeyRow[]> {
+  const rows = await ds.query(
+    `SELECT * FROM api_keys WHERE agent_id = $1 AND revoked_at IS NULL ORDER BY created_at ASC, id ASC`,
+    [agentId],
+  );
+  return rows.map(rowToKey);
+}
+
+/** 403 scope_denied when an agent-key caller asks for scopes broader than its own (spec §5.5). */
+export function refuseBroaderScopes(actor: Principal, requested: readonly string[]): void {
+  const excess = scopesWithin(actor.scopes, requested);
+  if (excess.length) {
+    throw new ApiError('scope_denied', `Your key cannot grant ${excess.join(', ')}: a key never grants scopes broader than its own.`, {
+      requiredScopes: excess,
+    });
+  }
+}
+
+export interface MintInput {
+  label?: string;
+  scopes?: string[];
+  workspaceId?: string | null;
+  workspaceLocked?: boolean;
+}
+
+/** POST /agents/{id}/keys: the value is returned once. A locked caller key only mints keys locked to its workspace. */
+export async function createKey(ds: DataSource, actor: Principal, agentId: string, input: MintInput) {
+  const scopes = [...new Set(input.scopes ?? (actor.scopes ?? ['*']))];
+  refuseBroaderScopes(actor, scopes);
+  return inTransaction(ds, async (m) => {
+    let workspaceId: string | null = null;
+    if (input.workspaceId) {
+      const ws = await findWorkspace(m, input.workspaceId);
+      if (!ws) throw new ApiError('workspace_not_found', `No workspace "${input.workspaceId}" exists.`);
+      workspaceId = ws.id;
+    }
+    let locked = input.workspaceLocked ?? false;
+    if (actor.keyLocked) {
+      if (input.workspaceLocked === false || (workspaceId && workspaceId !== actor.keyWorkspaceId)) {
+        throw new ApiError('workspace_locked', 'Your key is locked to one workspace: it can only mint keys locked to that workspace.', {
+          keyWorkspaceId: actor.keyWorkspaceId,
+        });
+      }
+      workspaceId = actor.keyWorkspaceId;
+      locked = true;
+    }
+    if (locked && !workspaceId) throw new ApiError('validation_failed', 'workspaceLocked needs a workspaceId to lock the key to.');
+    const key = await mintKey(m, agentId, { scopes, label: input.label ?? '', workspaceId, workspaceLocked: locked });
+    return { ...key, createdAt: key.createdAt.toISOString() };
+  });
+}
+
+async function lockedKey(m: EntityManager, agentId: string, keyId: string): Promise<KeyRow> {
+  const rows = await m.query(`SELECT * FROM api_keys WHERE id = $1 AND agent_id = $2 AND revoked_at IS NULL FOR UPDATE`, [keyId, agentId]);
+  if (!rows.length) throw new ApiError('not_found', `Key "${keyId}" was not found for participant "${agentId}".`);
+  return rowToKey(rows[0]);
+}
+
+export interface KeyPatch {
+  label?: string;
+  scopes?: string[];
+  workspaceLocked?: boolean;
+}
+
+/** PATCH /agents/{id}/keys/{keyId}: omitted fields are kept; a locked caller key cannot remove restrictions. */
+export async function updateKey(ds: DataSource, actor: Principal, agentId: string, keyId: string, patch: KeyPatch) {
+  const scopes = patch.scopes ? [...new Set(patch.scopes)] : undefined;
+  if (scopes) refuseBroaderScopes(actor, scopes);
+  return inTransaction(ds, async (m) => {
+    const key = await lockedKey(m, agentId, keyId);
+    if (patch.workspaceLocked === false && key.workspaceLocked && actor.keyLocked) {
+      throw new ApiError('workspace_locked', 'Your key is workspace-locked: it cannot remove the lock of a key.', { keyWorkspaceId: actor.keyWorkspaceId });
+    }
+    if (actor.keyLocked && key.workspaceId !== actor.keyWorkspaceId) {
+      throw new ApiError('workspace_locked', 'Your key is workspace-locked: it may only edit keys of its own workspace.', { keyWorkspaceId: actor.keyWorkspaceId });
+    }
+    if (patch.workspaceLocked === true && !key.workspaceId) {
+      throw new ApiError('validation_failed', 'This key has no workspaceId to lock it to; mint a key with workspaceId instead.');
+    }
+    await m.query(`UPDATE api_keys SET label = $2, scopes = $3, workspace_locked = $4 WHERE id = $1`, [
+      keyId,
+      patch.label ?? key.label,
+      scopes ?? key.scopes,
+      patch.workspaceLocked ?? key.workspaceLocked,
+    ]);
+    const out: Record<string, unknown> = { ok: true, keyId };
+    if (patch.label !== undefined) out.label = patch.label;
+    if (scopes) out.scopes = scopes;
+    if (patch.workspaceLocked !== undefined) out.workspaceLocked = patch.workspaceLocked;
+    return out;
+  });
+}
+
+/** DELETE /agents/{id}/keys/{keyId}: later requests with it get 401; the key of this request cannot be revoked. */
+export async function revokeKey(ds: DataSource, actor: Principal, agentId: string, keyId: string): Promise<void> {
+  if (keyId === actor.keyId) throw new ApiError('conflict', 'The key authorizing this request cannot revoke itself; use another key.');
+  await inTransaction(ds, async (m) => {
+    const key = await lockedKey(m, agentId, keyId);
+    if (actor.keyLocked && key.workspaceId !== actor.keyWorkspaceId) {
+      throw new ApiError('workspace_locked', 'Your key is workspace-locked: it may only revoke keys of its own workspace.', { keyWorkspaceId: actor.keyWorkspaceId });
+    }
+    const master = await m.query(`SELECT 1 FROM api_keys WHERE id = $1 AND is_master`, [keyId]);
+    if (master.length && agentId === PLATFORM_AGENT_ID) {
+      const others = await m.query(`SELECT 1 FROM api_keys WHERE is_master AND revoked_at IS NULL AND id <> $1 LIMIT 1`, [keyId]);
+      if (!others.length) throw new ApiError('conflict', 'This is the last master key; it cannot be revoked.');
+    }
+    await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [keyId]);
+  });
+}
+
+/**
+ * Bump last_used_at at most once a minute per key: Redis SET NX EX 60 decides, and only the request
+ * that set it writes the row. Fire-and-forget: a failure is logged and never fails the request.
+ */
+export function touchKeyUsed(deps: Deps, keyId: string): void {
+  deps.redis
+    .set(`${deps.config.QUEUE_PREFIX}:keyused:${keyId}`, '1', 'EX', 60, 'NX')
+    .then(async (set) => {
+      if (set === 'OK') await deps.ds.query(`UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, [keyId, deps.clock.now()]);
+    })
+    .catch((err: unknown) => logger.warn({ err, keyId }, 'could not record key use'));
+}

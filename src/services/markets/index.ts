@@ -1,0 +1,6 @@
+export * from './books';
+export * from './horizonPass';
+export * from './lanes';
+export * from './placeTrade';
+export * from './resolveBook';
+export * from './spawnBooks';

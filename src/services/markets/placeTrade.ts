@@ -1,0 +1,455 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import type { z } from 'zod';
+import { queueFamilies } from '../../../jobs/definitions';
+import type { Deps } from '../../deps';
+import { ApiError } from '../../errors';
+import { inTransaction, pgCode } from '../../db/tx';
+import { planTrade, type Holding, type TradePlan, type TradeSpec } from '../../domain/trading';
+import { maxBig, toCredits } from '../../domain/money';
+import { accountId, balanceOf } from '../ledger';
+import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type MarketRow } from './books';
+
+const tradeJobSchema = queueFamilies.trade.jobs.trade;
+export type TradeJobData = z.infer<typeof tradeJobSchema>;
+
+/** JSON-safe TradeSpec (bigints as decimal strings) for the job payload. */
+export type SerializedSpec =
+  | { mode: 'buy'; direction: 'higher' | 'lower'; amount: string; limit?: number }
+  | { mode: 'target'; direction?: 'higher' | 'lower'; targetValue: number; maxBudget: string; limit?: number }
+  | { mode: 'sell'; direction: 'higher' | 'lower'; shares: string; limit?: number };
+
+export function serializeSpec(s: TradeSpec): SerializedSpec {
+  if (s.mode === 'buy') return { ...s, amount: s.amount.toString() };
+  if (s.mode === 'target') return { ...s, maxBudget: s.maxBudget.toString() };
+  return { ...s, shares: s.shares.toString() };
+}
+export function deserializeSpec(s: SerializedSpec): TradeSpec {
+  if (s.mode === 'buy') return { ...s, amount: BigInt(s.amount) };
+  if (s.mode === 'target') return { ...s, maxBudget: BigInt(s.maxBudget) };
+  return { ...s, shares: BigInt(s.shares) };
+}
+
+export interface TradeOutcome {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * Extension point for limit orders: resting walls an incoming buy may fill against before the
+ * book. A later issue registers it; until then trades go straight to the market maker.
+ */
+export const tradeHooks: {
+  beforeBook?: (m: EntityManager, mk: MarketRow, plan: TradePlan) => Promise<void>;
+} = {};
+
+/** Refusals that depend on the book's state, shared by dry runs and real trades. */
+function checkTradable(mk: MarketRow, now: Date, isSell: boolean): { sellOnly: boolean } {
+  // A decided (or past-deadline) proposal's branches answer proposal_closed, voided or not (spec §3.1).
+  if (mk.proposalId && (mk.closeReason === 'proposal_closed' || (mk.tradingEndsAt && mk.tradingEndsAt <= now))) {
+    throw new ApiError('proposal_closed', 'The proposal was decided or its deadline passed: this branch refuses buys and sells.');
+  }
+  if (mk.status === 'resolved') throw new ApiError('market_resolved', 'This market has resolved and accepts no trades.');
+  if (mk.status === 'voided') throw new ApiError('market_voided', `This market was voided${mk.voidReason ? ` (${mk.voidReason})` : ''} and accepts no trades.`);
+  if (!mk.funded || mk.b <= 0n) throw new ApiError('market_unfunded', 'This book has no liquidity yet; retry once someone funds it.');
+  const sellOnly = mk.status === 'closed' || mk.closeReason !== null;
+  if (sellOnly && !isSell) throw new ApiError('market_closed', 'This market is closed: it accepts only sells.');
+  return { sellOnly };
+}
+
+async function holdingOf(m: EntityManager, marketId: string, agentId: string): Promise<Holding> {
+  const rows = await m.query(
+    `SELECT shares_higher, shares_lower FROM positions WHERE market_id = $1 AND agent_id = $2`,
+    [marketId, agentId],
+  );
+  return rows.length ? { higher: BigInt(rows[0].shares_higher), lower: BigInt(rows[0].shares_lower) } : { higher: 0n, lower: 0n };
+}
+
+function positionView(h: Holding) {
+  if (h.higher > 0n) return { direction: 'higher', shares: toCredits(h.higher) };
+  if (h.lower > 0n) return { direction: 'lower', shares: toCredits(h.lower) };
+  return { direction: null, shares: 0 };
+}
+
+function guardDetails(plan: TradePlan) {
+  const out: Record<string, unknown> = {};
+  if (plan.limited !== undefined) out.limited = plan.limited;
+  if (plan.spent !== undefined) out.spent = toCredits(plan.spent);
+  if (plan.unspent !== undefined) out.unspent = toCredits(plan.unspent);
+  if (plan.sharesSold !== undefined) out.sharesSold = toCredits(plan.sharesSold);
+  if (plan.sharesKept !== undefined) out.sharesKept = toCredits(plan.sharesKept);
+  return out;
+}
+
+/** Price a trade without changing or recording anything; refuses what a real trade refuses. */
+export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec }) {
+  const m = deps.ds.manager;
+  const mk = requireMarket(await findMarket(m, p.workspaceId, p.marketId), p.marketId);
+  const { sellOnly } = checkTradable(mk, deps.clock.now(), p.spec.mode === 'sell');
+  const holding = await holdingOf(m, mk.id, p.agentId);
+  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec: p.spec, sellOnly });
+  const balance = (await balanceOf(m, accountId.agent(p.agentId))) ?? 0n;
+  const cost = plan.kind === 'buy' ? plan.cash : 0n;
+  return {
+    dryRun: true,
+    marketId: mk.id,
+    direction: plan.direction,
+    shares: toCredits(plan.shares),
+    ...(plan.kind === 'buy' ? { cost: toCredits(plan.cash) } : { proceeds: toCredits(plan.cash) }),
+    redeemed: toCredits(plan.redeemed),
+    probability: plan.probabilityAfter,
+    consensus: plan.consensusAfter,
+    prevConsensus: plan.consensusBefore,
+    balance: toCredits(balance),
+    affordable: balance >= cost,
+    shortfall: toCredits(maxBig(cost - balance, 0n)),
+    basis: { tradeCount: mk.tradeCount, liquidity: toCredits(mk.liquidity), consensus: marketConsensus(mk) },
+    ...guardDetails(plan),
+  };
+}
+
+/** The stored outcome of a request id (null while pending or unknown), read without a lock. */
+async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
+  const rows = await deps.ds.query(`SELECT status, http_status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
+  return rows.length && rows[0].status !== 'pending' ? { status: rows[0].http_status, body: rows[0].response } : null;
+}
+
+async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobData, 'requestId' | 'agentId' | 'workspaceId'>, err: ApiError): Promise<TradeOutcome> {
+  const outcome = { status: err.status, body: err.toBody() };
+  await m.query(
+    `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
+     VALUES ($1, $2, $3, 'failed', $4, $5)
+     ON CONFLICT (request_id) DO UPDATE SET status = 'failed', http_status = $4, response = $5 WHERE trade_requests.status <> 'done'`,
+    [job.requestId, job.agentId, job.workspaceId, outcome.status, JSON.stringify(outcome.body)],
+  );
+  return outcome;
+}
+
+/**
+ * The lane worker's entry. The trade runs in one transaction of two statements: a locked read (the
+ * book, the caller's holding, whether this request id already applied) and a write (ledger, book,
+ * position, trade rows, event, outcome) that applies only if the balance covers it. Trades already
+ * queued behind it on the lane (`followers`, in arrival order) ride in the same transaction, each
+ * under a savepoint, so one commit (one WAL flush) serves them all; their own jobs then find the
+ * stored outcome. A job that runs twice changes nothing. Business refusals are outcomes, not job
+ * failures.
+ */
+export async function applyTradeJob(
+  deps: Deps,
+  job: TradeJobData,
+  followersOf: () => Promise<TradeJobData[]> = async () => [],
+): Promise<TradeOutcome> {
+  const prior = await priorOutcome(deps, job.requestId);
+  if (prior) return prior;
+  const followers = await followersOf();
+  try {
+    return await inTransaction(deps.ds, async (m) => {
+      let first: TradeOutcome | null = null;
+      for (const j of [job, ...followers]) {
+        await m.query('SAVEPOINT trade');
+        try {
+          const o = await executeTrade(m, deps, j);
+          await m.query('RELEASE SAVEPOINT trade');
+          first ??= o;
+        } catch (err) {
+          if (!(err instanceof ApiError)) throw err;
+          await m.query('ROLLBACK TO SAVEPOINT trade');
+          const o = await recordFailure(m, j, err);
+          first ??= o;
+        }
+      }
+      return first!;
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return recordFailure(deps.ds, job, err);
+  }
+}
+
+async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
+  const spec = deserializeSpec(job.spec);
+  // Lock the book FIRST. Only a statement that starts after the lock is granted sees what the
+  // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
+  // position and the stored outcome as they were before the wait, and apply a request twice.
+  const mk = await lockMarket(m, job.marketId);
+  if (!mk || mk.workspaceId !== job.workspaceId) throw new ApiError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
+  const [row] = await m.query(
+    `SELECT p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
+            tr.status AS prior_status, tr.http_status AS prior_http, tr.response AS prior_response
+       FROM (SELECT 1) one
+       LEFT JOIN positions p ON p.market_id = $1 AND p.agent_id = $2
+       LEFT JOIN trade_requests tr ON tr.request_id = $3`,
+    [job.marketId, job.agentId, job.requestId],
+  );
+  if (row.prior_status && row.prior_status !== 'pending') return { status: row.prior_http, body: row.prior_response };
+  const now = deps.clock.now();
+  const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
+  const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
+  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly });
+  await tradeHooks.beforeBook?.(m, mk, plan);
+
+  const tradeId = randomUUID();
+  const agentAcc = accountId.agent(job.agentId);
+  const poolAcc = accountId.pool(mk.id);
+  const agentNet = plan.kind === 'buy' ? plan.redeemed - plan.cash : plan.cash;
+  const [from1, to1] = plan.kind === 'buy' ? [agentAcc, poolAcc] : [poolAcc, agentAcc];
+  const signedCost = plan.kind === 'buy' ? plan.cash : -plan.cash;
+  const body = {
+    tradeId,
+    marketId: mk.id,
+    kind: plan.kind,
+    direction: plan.direction,
+    shares: toCredits(plan.shares),
+    ...(plan.kind === 'buy' ? { cost: toCredits(plan.cash) } : { proceeds: toCredits(plan.cash) }),
+    redeemed: toCredits(plan.redeemed),
+    consensus: plan.consensusAfter,
+    prevConsensus: plan.consensusBefore,
+    probability: plan.probabilityAfter,
+    balance: null, // the write statement fills it from the updated balance
+    position: positionView(plan.holding),
+    ...guardDetails(plan),
+  };
+  const event = {
+    marketId: mk.id,
+    metricName: mk.metricName,
+    agentId: job.agentId,
+    direction: plan.direction,
+    kind: plan.kind,
+    cost: toCredits(signedCost),
+    newConsensus: plan.consensusAfter,
+  };
+  const [w] = await m.query(
+    `WITH u AS (
+       UPDATE accounts a SET balance = a.balance + v.amt
+         FROM (VALUES ($1::text, $3::bigint), ($2::text, -$3::bigint)) AS v(acc, amt)
+        WHERE a.id = v.acc AND a.balance + v.amt >= 0
+        RETURNING a.id, a.balance),
+     ok AS (SELECT count(*) = 2 AS ok FROM u),
+     le AS (
+       INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref)
+       SELECT l.tid, l.acc, l.amt, l.kind, $6::text
+         FROM (VALUES ($30::uuid, $4::text, -$7::bigint, 'trade'), ($30::uuid, $5::text, $7::bigint, 'trade'),
+                      ($31::uuid, $2::text, -$8::bigint, 'redeem'), ($31::uuid, $1::text, $8::bigint, 'redeem')) AS l(tid, acc, amt, kind)
+        WHERE (SELECT ok FROM ok) AND l.amt <> 0),
+     mu AS (
+       UPDATE markets SET q_higher = $9, q_lower = $10, trade_count = trade_count + $11, volume = volume + $7::bigint, last_trade_at = $12, updated_at = $12
+        WHERE id = $6::uuid AND (SELECT ok FROM ok)),
+     pu AS (
+       INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
+       SELECT $6::uuid, $13, $14, $15, $16, $17, $12 WHERE (SELECT ok FROM ok)
+       ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = $15, shares_lower = $16, net_cost = positions.net_cost + $17, updated_at = $12),
+     tr AS (
+       INSERT INTO trades (id, request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
+                           probability_before, probability_after, consensus_before, consensus_after, created_at)
+       SELECT x.id, $18, $6::uuid, $14, $13, x.kind, x.direction, x.shares, x.cost, x.pb, $21, x.cb, $23, $12
+         FROM (VALUES ($19::uuid, $20::text, $24::text, $25::bigint, $26::bigint, $22::float8, $27::float8),
+                      (gen_random_uuid(), 'redeem', NULL, $8::bigint, -$8::bigint, $21::float8, $23::float8)) AS x(id, kind, direction, shares, cost, pb, cb)
+        WHERE (SELECT ok FROM ok) AND (x.kind <> 'redeem' OR $8::bigint > 0)),
+     resp AS (SELECT $28::jsonb || jsonb_build_object('balance', (SELECT balance FROM u WHERE id = $1)::numeric / 1000000000) AS body),
+     ob AS (INSERT INTO outbox (workspace_id, type, data) SELECT $14, 'trade:executed', $29::jsonb WHERE (SELECT ok FROM ok)),
+     rq AS (
+       INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
+       SELECT $18, $13, $14, 'done', 200, (SELECT body FROM resp) WHERE (SELECT ok FROM ok)
+       ON CONFLICT (request_id) DO UPDATE SET status = 'done', http_status = 200, response = EXCLUDED.response)
+     SELECT (SELECT ok FROM ok) AS ok, (SELECT body FROM resp) AS body`,
+    [
+      agentAcc, // 1
+      poolAcc, // 2
+      agentNet.toString(), // 3
+      from1, // 4
+      to1, // 5
+      mk.id, // 6
+      plan.cash.toString(), // 7
+      plan.redeemed.toString(), // 8
+      plan.book.qHigher.toString(), // 9
+      plan.book.qLower.toString(), // 10
+      plan.redeemed > 0n ? 2 : 1, // 11
+      now, // 12
+      job.agentId, // 13
+      mk.workspaceId, // 14
+      plan.holding.higher.toString(), // 15
+      plan.holding.lower.toString(), // 16
+      (plan.kind === 'buy' ? plan.cash - plan.redeemed : -plan.cash).toString(), // 17
+      job.requestId, // 18
+      tradeId, // 19
+      plan.kind, // 20
+      plan.probabilityAfter, // 21
+      plan.probabilityBefore, // 22
+      plan.consensusAfter, // 23
+      plan.direction, // 24
+      plan.shares.toString(), // 25
+      signedCost.toString(), // 26
+      plan.consensusBefore, // 27
+      JSON.stringify(body), // 28
+      JSON.stringify(event), // 29
+      randomUUID(), // 30: the trade's ledger transfer
+      randomUUID(), // 31: the redemption's ledger transfer
+    ],
+  );
+  if (!w.ok) {
+    const bal = (await balanceOf(m, agentAcc)) ?? 0n;
+    const cost = -agentNet;
+    throw new ApiError('insufficient_balance', `Not enough credits: the balance is ${toCredits(bal)} and this needs ${toCredits(cost)}.`, {
+      balance: toCredits(bal),
+      cost: toCredits(cost),
+    });
+  }
+  return { status: 200, body: { ...w.body, balance: Number(w.body.balance) } };
+}
+
+export function bodyHash(parts: unknown): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+async function pollOutcome(deps: Deps, requestId: string, ms: number): Promise<TradeOutcome | null> {
+  const until = Date.now() + ms;
+  for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+    const o = await priorOutcome(deps, requestId);
+    if (o) return o;
+    if (Date.now() >= until) return null;
+    await new Promise((res) => setTimeout(res, wait));
+  }
+}
+
+function pending(requestId: string): ApiError {
+  return new ApiError('trade_pending', 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key to get it.', { requestId }, 503);
+}
+
+const replay = (o: TradeOutcome): TradeOutcome => (o.status === 200 ? { status: 200, body: { ...o.body, idempotentReplay: true } } : o);
+
+/** Job options of every trade job: the job id is the request id, so an enqueue is idempotent. */
+const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
+
+/**
+ * Make sure a pending request has a live job: enqueue it again when its job is gone (lost with a
+ * killed process or a Redis restart), or retry it when its job failed (every attempt hit a database
+ * outage). Safe to call any number of times: the job id is the request id and the trade
+ * transaction is a no-op for a request already applied.
+ */
+export async function ensureTradeJob(deps: Deps, data: TradeJobData): Promise<'present' | 'enqueued' | 'retried'> {
+  const queue = deps.hub.queue(deps.hub.queueFor('trade', data.marketId));
+  const existing = await queue.getJob(data.requestId);
+  if (existing) {
+    const state = await existing.getState();
+    if (state === 'failed') {
+      await existing.retry('failed');
+      return 'retried';
+    }
+    if (state !== 'completed' && state !== 'unknown') return 'present';
+    // Finished but the request is still pending: run it again (a no-op if it did apply).
+    await existing.remove().catch(() => undefined);
+  }
+  await deps.hub.enqueue('trade', 'trade', data, { jobId: data.requestId, laneKey: data.marketId, ...TRADE_JOB_OPTS });
+  return 'enqueued';
+}
+
+export interface RecoverySummary {
+  pending: number;
+  requeued: number;
+  failed: number;
+}
+
+/**
+ * The recovery pass (at worker start and every few seconds): every request still pending after
+ * `olderThanMs` gets a live job again, so no Idempotency-Key waits forever. A request stored
+ * without its job (written before the journal existed) gets a definite failure instead, which
+ * frees its key.
+ */
+export async function recoverPendingTrades(deps: Deps, olderThanMs: number, limit = 500): Promise<RecoverySummary> {
+  const rows: Array<{ request_id: string; agent_id: string; workspace_id: string; job: unknown }> = await deps.ds.query(
+    `SELECT request_id, agent_id, workspace_id, job FROM trade_requests
+      WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1::float8 / 1000)
+      ORDER BY created_at LIMIT $2`,
+    [olderThanMs, limit],
+  );
+  const out: RecoverySummary = { pending: rows.length, requeued: 0, failed: 0 };
+  for (const r of rows) {
+    const parsed = tradeJobSchema.safeParse(r.job);
+    if (!parsed.success) {
+      const lost = new ApiError('trade_not_applied', 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.');
+      await recordFailure(deps.ds, { requestId: r.request_id, agentId: r.agent_id, workspaceId: r.workspace_id }, lost);
+      out.failed++;
+      continue;
+    }
+    if ((await ensureTradeJob(deps, parsed.data)) !== 'present') {
+      out.requeued++;
+      await deps.ds.query(`UPDATE trade_requests SET recovered_at = now() WHERE request_id = $1`, [r.request_id]);
+    }
+  }
+  return out;
+}
+
+/**
+ * The API's side: the request is journalled as pending with its job (so it can never be lost), with
+ * its Idempotency-Key when it has one (scoped to participant and workspace); then the job goes on the
+ * market's lane and the API waits for its outcome (from the completion event, else from Postgres).
+ */
+export async function submitTrade(
+  deps: Deps,
+  p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec; idempotencyKey?: string; hash: string },
+): Promise<TradeOutcome> {
+  const wait = deps.config.TRADE_WAIT_MS;
+  const jobFor = (requestId: string): TradeJobData => ({ requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec: serializeSpec(p.spec) });
+  let requestId: string = randomUUID();
+  for (let attempt = 0; ; attempt++) {
+    if (p.idempotencyKey) {
+      const rows = await deps.ds.query(
+        `SELECT request_id, body_hash, status, http_status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
+        [p.agentId, p.workspaceId, p.idempotencyKey],
+      );
+      if (rows.length) {
+        const r = rows[0];
+        if (r.body_hash !== p.hash) {
+          throw new ApiError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+        }
+        if (r.status === 'done') return replay({ status: r.http_status, body: r.response });
+        if (r.status === 'pending') {
+          // The client retries: give the request a live job first, in case its job was lost.
+          const parsed = tradeJobSchema.safeParse(r.job);
+          if (parsed.success) await ensureTradeJob(deps, parsed.data);
+          const o = await pollOutcome(deps, r.request_id, wait * 2);
+          if (!o) throw pending(r.request_id);
+          if (o.status === 200) return replay(o);
+        }
+        // A failed call does not consume its key: clear it and run anew.
+        await deps.ds.query(`DELETE FROM trade_requests WHERE request_id = $1 AND status = 'failed'`, [r.request_id]);
+      }
+    }
+    try {
+      await deps.ds.query(
+        `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job) VALUES ($1, $2, $3, $4, $5, 'pending', $6)`,
+        [requestId, p.agentId, p.workspaceId, p.idempotencyKey ?? null, p.idempotencyKey ? p.hash : null, JSON.stringify(jobFor(requestId))],
+      );
+      break;
+    } catch (err) {
+      if (pgCode(err) !== '23505' || attempt > 5) throw err;
+      requestId = randomUUID(); // a twin got there first: loop to wait for it and replay
+    }
+  }
+  const data = jobFor(requestId);
+  const queueName = deps.hub.queueFor('trade', p.marketId);
+  const events = deps.hub.queueEvents(queueName);
+  try {
+    // While Redis is away the enqueue waits for it; the request is journalled, so after the wait
+    // the watchdog (or the client's retry) enqueues it and Postgres answers.
+    const job = await withTimeout(
+      events.waitUntilReady().then(() => deps.hub.enqueue('trade', 'trade', data, { jobId: requestId, laneKey: p.marketId, ...TRADE_JOB_OPTS })),
+      wait,
+    );
+    return (await job.waitUntilFinished(events, wait)) as TradeOutcome;
+  } catch {
+    // Lost event, timeout or Redis away: Postgres is the truth.
+    const o = await pollOutcome(deps, requestId, wait);
+    if (!o) throw pending(requestId);
+    return o;
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  p.catch(() => undefined); // a late failure after the timeout is nobody's to handle
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not done within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

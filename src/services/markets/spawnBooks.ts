@@ -1,0 +1,167 @@
+import type { EntityManager } from 'typeorm';
+import { desiredHorizons, type TimePreference } from '../../domain/horizons';
+import { consensusOf, probability } from '../../domain/lmsr';
+import { toNano } from '../../domain/money';
+import { openBooks, type MarketRow, type OpenBookInput } from './books';
+import { voidLockedMarket } from './resolveBook';
+import { lockMarket } from './books';
+
+export interface SpawnMetric {
+  id: string;
+  workspaceId: string;
+  name: string;
+  total: number | null;
+  value: number;
+  opensAt: number | null;
+  rangeMax: number;
+  liquidityCredits: bigint | null;
+  timePreference: TimePreference | null;
+  marketTitle: string | null;
+  ownerId: string;
+  defaultLiquidity: bigint;
+}
+
+/** A live baseline book, as much as the horizon pass needs. */
+export interface LiveBook {
+  id: string;
+  metricId: string;
+  targetDate: string;
+  horizonEntry: string | null;
+  tradeCount: number;
+  periodEnd: Date | null;
+  closeReason: string | null;
+  consensus: number | null;
+  lastTradeAt: Date | null;
+}
+
+export async function loadSpawnMetrics(m: EntityManager, metricIds: string[]): Promise<SpawnMetric[]> {
+  const rows = await m.query(
+    `SELECT mt.id, mt.workspace_id, mt.name, mt.total, mt.value, mt.opens_at, mt.market_range_max, mt.liquidity_credits,
+            mt.time_preference, mt.market_title, w.owner_id, w.default_liquidity
+       FROM metrics mt JOIN workspaces w ON w.id = mt.workspace_id WHERE mt.id = ANY($1::uuid[]) ORDER BY mt.id`,
+    [metricIds],
+  );
+  return rows.map((r: Record<string, any>) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+    id: r.id,
+    workspaceId: r.workspace_id,
+    name: r.name,
+    total: r.total,
+    value: r.value,
+    opensAt: r.opens_at,
+    rangeMax: r.market_range_max,
+    liquidityCredits: r.liquidity_credits === null ? null : BigInt(r.liquidity_credits),
+    timePreference: r.time_preference,
+    marketTitle: r.market_title,
+    ownerId: r.owner_id,
+    defaultLiquidity: BigInt(r.default_liquidity),
+  }));
+}
+
+export async function liveBaselineBooks(m: EntityManager, metricIds: string[]): Promise<LiveBook[]> {
+  const rows = await m.query(
+    `SELECT id, metric_id, target_date, horizon_entry, trade_count, period_end, close_reason, funded, b, q_higher, q_lower, range_min, range_max, last_trade_at
+       FROM markets WHERE metric_id = ANY($1::uuid[]) AND proposal_id IS NULL AND status IN ('open','closed')`,
+    [metricIds],
+  );
+  return rows.map((r: Record<string, any>) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const b = BigInt(r.b);
+    const p = r.funded && b > 0n ? probability({ qHigher: BigInt(r.q_higher), qLower: BigInt(r.q_lower), b }) : null;
+    return {
+      id: r.id,
+      metricId: r.metric_id,
+      targetDate: r.target_date,
+      horizonEntry: r.horizon_entry,
+      tradeCount: r.trade_count,
+      periodEnd: r.period_end,
+      closeReason: r.close_reason,
+      consensus: p === null ? null : consensusOf(p, r.range_min, r.range_max),
+      lastTradeAt: r.last_trade_at,
+    };
+  });
+}
+
+/**
+ * Where a new baseline book opens (spec §2.2 opensAt): a traded open book of the same metric
+ * wins, then opensAt, then the metric's current reading.
+ */
+export function openingValueFrom(metric: SpawnMetric, live: LiveBook[]): number | null {
+  const traded = live
+    .filter((b) => b.tradeCount > 0 && b.consensus !== null && b.closeReason === null)
+    .sort((a, b) => (b.lastTradeAt?.getTime() ?? 0) - (a.lastTradeAt?.getTime() ?? 0));
+  if (traded.length) return traded[0].consensus;
+  if (metric.opensAt !== null) return metric.opensAt;
+  return metric.total ?? metric.value;
+}
+
+/**
+ * What one metric's horizon pass must do: the desired books that are missing, and the live books
+ * whose date is no longer desired and has not ended (stale). Books of rolling entries still listed
+ * are never stale: they rolled, and await their reading.
+ */
+export function planHorizons(metric: SpawnMetric, live: LiveBook[], now: Date): { open: OpenBookInput[]; stale: LiveBook[] } {
+  const desired = desiredHorizons(now, metric.timePreference);
+  const liveDates = new Set(live.map((b) => b.targetDate));
+  const wanted = new Set(desired.map((d) => d.period.targetDate));
+  const entries = new Set(metric.timePreference?.enabled ? (metric.timePreference.customHorizons ?? []) : []);
+  const stale = live.filter(
+    (b) => b.closeReason === null && (b.periodEnd === null || b.periodEnd > now) && !wanted.has(b.targetDate) && !(b.horizonEntry && entries.has(b.horizonEntry)),
+  );
+  const missing = desired.filter((d) => !liveDates.has(d.period.targetDate));
+  if (!missing.length) return { open: [], stale };
+  const opensAt = openingValueFrom(metric, live);
+  const open = missing.map((d): OpenBookInput => {
+    const credit = metric.timePreference?.horizonCredits?.[d.entry]?.book;
+    return {
+      workspaceId: metric.workspaceId,
+      metricId: metric.id,
+      metricName: metric.name,
+      period: d.period,
+      horizonEntry: d.entry,
+      title: metric.timePreference?.horizonTitles?.[d.entry] ?? metric.marketTitle ?? null,
+      funderId: metric.ownerId,
+      liquidity: credit !== undefined && credit !== null ? toNano(credit) : (metric.liquidityCredits ?? metric.defaultLiquidity),
+      opensAtValue: opensAt,
+      rangeMin: 0,
+      rangeMax: metric.rangeMax,
+    };
+  });
+  return { open, stale };
+}
+
+/** Retire stale books: untraded ones voided (pool back to the funder), traded ones closed to buys. */
+export async function retireBooks(m: EntityManager, stale: LiveBook[], now: Date): Promise<{ deactivated: number; voided: number }> {
+  let deactivated = 0;
+  let voided = 0;
+  for (const b of [...stale].sort((x, y) => (x.id < y.id ? -1 : 1))) {
+    const mk = await lockMarket(m, b.id);
+    if (!mk || (mk.status !== 'open' && mk.status !== 'closed') || mk.closeReason) continue;
+    if (mk.tradeCount === 0) {
+      await voidLockedMarket(m, mk, 'horizon no longer desired', now);
+      voided++;
+    } else {
+      await m.query(`UPDATE markets SET close_reason = 'deactivated', updated_at = $2 WHERE id = $1`, [mk.id, now]);
+      deactivated++;
+    }
+  }
+  return { deactivated, voided };
+}
+
+/** Open every desired book of some metrics that is missing, retiring stale ones; idempotent. */
+export async function spawnForMetrics(m: EntityManager, metricIds: string[], now: Date): Promise<{ opened: MarketRow[]; deactivated: number; voided: number }> {
+  const metrics = await loadSpawnMetrics(m, metricIds);
+  const live = await liveBaselineBooks(m, metricIds);
+  const open: OpenBookInput[] = [];
+  const stale: LiveBook[] = [];
+  for (const metric of metrics) {
+    const plan = planHorizons(metric, live.filter((b) => b.metricId === metric.id), now);
+    open.push(...plan.open);
+    stale.push(...plan.stale);
+  }
+  const retired = stale.length ? await retireBooks(m, stale, now) : { deactivated: 0, voided: 0 };
+  const opened = await openBooks(m, open);
+  return { opened, ...retired };
+}
+
+export async function spawnBooksForMetric(m: EntityManager, metricId: string, now: Date): Promise<MarketRow[]> {
+  return (await spawnForMetrics(m, [metricId], now)).opened;
+}

@@ -1,0 +1,106 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../../errors';
+import { inTransaction } from '../../db/tx';
+import { toCredits, toNano } from '../../domain/money';
+import { accountId, move } from '../ledger';
+import { createAgent, mintKey, NICKNAME_RE } from './identity';
+import { addMember, findWorkspace, isMember } from '../workspaces';
+
+export interface AgentRecord {
+  id: string;
+  nickname: string;
+  operator: string | null;
+  bio: string;
+  intent: string;
+  parentId: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+  balance: bigint;
+  unclaimed: boolean;
+}
+
+export async function getAgent(m: DataSource | EntityManager, idOrNickname: string): Promise<AgentRecord | null> {
+  const rows = await m.query(
+    `SELECT a.*, coalesce(ac.balance, 0)::text AS balance FROM agents a
+       LEFT JOIN accounts ac ON ac.id = 'agent:' || a.id
+      WHERE a.id = $1 OR lower(a.nickname) = lower($1)
+      ORDER BY (a.id = $1) DESC LIMIT 1`,
+    [idOrNickname],
+  );
+  if (!rows.length) return null;
+  const r = rows[0];
+  return {
+    id: r.id,
+    nickname: r.nickname,
+    operator: r.operator,
+    bio: r.bio,
+    intent: r.intent,
+    parentId: r.parent_id,
+    createdBy: r.created_by,
+    createdAt: r.created_at,
+    balance: BigInt(r.balance),
+    unclaimed: r.unclaimed,
+  };
+}
+
+export interface RegisterInput {
+  agentId?: string;
+  nickname: string;
+  operator?: string | null;
+  bio?: string;
+  source?: string | null;
+  workspaceId?: string;
+}
+
+/** Public registration: 0 credits, one key with scopes ['*'], shown once. */
+export async function registerAgent(ds: DataSource, input: RegisterInput) {
+  if (!NICKNAME_RE.test(input.nickname)) {
+    throw new ApiError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit.');
+  }
+  return inTransaction(ds, async (m) => {
+    let workspaceId: string | null = null;
+    if (input.workspaceId) {
+      const ws = await findWorkspace(m, input.workspaceId);
+      if (!ws || !ws.public) throw new ApiError('workspace_not_found', `No public workspace "${input.workspaceId}" exists to join.`);
+      workspaceId = ws.id;
+    }
+    const id = await createAgent(m, { id: input.agentId, nickname: input.nickname, operator: input.operator, bio: input.bio, source: input.source });
+    if (workspaceId) await addMember(m, workspaceId, id);
+    const key = await mintKey(m, id, { scopes: ['*'], label: 'registration', workspaceId });
+    return { agentId: id, apiKey: key.apiKey, keyId: key.keyId, nickname: input.nickname, bio: input.bio ?? '', operator: input.operator ?? null, scopes: key.scopes, balance: 0 };
+  });
+}
+
+/**
+ * POST /agents/{id}/credit: the platform operator issues new credits; anyone else with manage
+ * moves its own credits to a member of the workspace (409 when short).
+ */
+export async function creditAgent(
+  ds: DataSource,
+  p: { callerId: string; isMaster: boolean; workspaceId: string | null; targetId: string; amount: number; reason?: string },
+) {
+  const amount = toNano(p.amount);
+  if (amount <= 0n) throw new ApiError('validation_failed', 'The amount must be at least one nano-credit (0.000000001).');
+  return inTransaction(ds, async (m) => {
+    const target = await getAgent(m, p.targetId);
+    if (!target || target.id !== p.targetId) throw new ApiError('not_found', `Participant "${p.targetId}" was not found.`);
+    if (!p.isMaster) {
+      if (!p.workspaceId || !(await isMember(m, p.workspaceId, target.id))) {
+        throw new ApiError('not_found', `Participant "${p.targetId}" is not a member of this workspace.`);
+      }
+      if (target.id === p.callerId) throw new ApiError('conflict', 'You cannot credit yourself.');
+    }
+    const from = p.isMaster ? accountId.issuance : accountId.agent(p.callerId);
+    const { toBalance } = await move(m, {
+      from,
+      to: accountId.agent(target.id),
+      amount,
+      kind: p.isMaster ? 'mint' : 'credit',
+      ref: p.callerId,
+      memo: p.reason ?? null,
+      shortfallStatus: 409,
+    });
+    return { ok: true, agentId: target.id, amount: toCredits(amount), balance: toCredits(toBalance), issued: p.isMaster };
+  });
+}
+

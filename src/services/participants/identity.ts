@@ -1,0 +1,126 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../../errors';
+import { logger } from '../../logger';
+import { pgCode } from '../../db/tx';
+import { accountId, openAccount } from '../ledger';
+
+export const PLATFORM_AGENT_ID = 'platform';
+export const NICKNAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{2,29}$/;
+
+export function hashKey(raw: string): string {
+  return createHash('sha256').update(raw).digest('hex');
+}
+
+export function newKeyValue(): string {
+  return `mpk_${randomBytes(24).toString('base64url')}`;
+}
+
+export interface MintedKey {
+  keyId: string;
+  apiKey: string;
+  scopes: string[];
+  label: string;
+  workspaceId: string | null;
+  workspaceLocked: boolean;
+  createdAt: Date;
+}
+
+/** Store a new key hashed; the value is returned once and never again. */
+export async function mintKey(
+  m: EntityManager,
+  agentId: string,
+  opts: { scopes: string[]; label?: string; workspaceId?: string | null; workspaceLocked?: boolean; isMaster?: boolean; value?: string },
+): Promise<MintedKey> {
+  const apiKey = opts.value ?? newKeyValue();
+  const hash = hashKey(apiKey);
+  const keyId = `key_${randomBytes(9).toString('base64url')}`;
+  const [row] = await m.query(
+    `INSERT INTO api_keys (id, agent_id, hash, hash_prefix, label, scopes, workspace_id, workspace_locked, is_master)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING created_at`,
+    [keyId, agentId, hash, hash.slice(0, 8), opts.label ?? '', opts.scopes, opts.workspaceId ?? null, opts.workspaceLocked ?? false, opts.isMaster ?? false],
+  );
+  return { keyId, apiKey, scopes: opts.scopes, label: opts.label ?? '', workspaceId: opts.workspaceId ?? null, workspaceLocked: opts.workspaceLocked ?? false, createdAt: row.created_at };
+}
+
+export interface CreateAgentInput {
+  id?: string;
+  nickname: string;
+  operator?: string | null;
+  bio?: string;
+  intent?: string;
+  source?: string | null;
+  parentId?: string | null;
+  createdBy?: string | null;
+  unclaimed?: boolean;
+}
+
+/** Agent row + its participant account, in the caller's transaction. 409 on a taken nickname or id. */
+export async function createAgent(m: EntityManager, input: CreateAgentInput): Promise<string> {
+  const id = input.id ?? randomUUID();
+  try {
+    await m.query('SAVEPOINT create_agent');
+    await m.query(
+      `INSERT INTO agents (id, nickname, operator, bio, intent, source, parent_id, created_by, unclaimed)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [id, input.nickname, input.operator ?? null, input.bio ?? '', input.intent ?? '', input.source ?? null, input.parentId ?? null, input.createdBy ?? null, input.unclaimed ?? false],
+    );
+    await m.query('RELEASE SAVEPOINT create_agent');
+  } catch (err) {
+    if (pgCode(err) === '23505') {
+      await m.query('ROLLBACK TO SAVEPOINT create_agent');
+      throw new ApiError('nickname_taken', `The nickname "${input.nickname}" or agent id "${id}" is already registered.`);
+    }
+    throw err;
+  }
+  await openAccount(m, accountId.agent(id), 'participant');
+  return id;
+}
+
+export interface ResolvedKey {
+  agentId: string;
+  keyId: string;
+  scopes: string[];
+  workspaceId: string | null;
+  workspaceLocked: boolean;
+  isMaster: boolean;
+  lastUsedAt: Date | null;
+}
+
+export async function resolveKey(ds: DataSource, raw: string): Promise<ResolvedKey | null> {
+  const rows = await ds.query(
+    `SELECT id, agent_id, scopes, workspace_id, workspace_locked, is_master, last_used_at
+       FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
+    [hashKey(raw)],
+  );
+  if (!rows.length) return null;
+  const r = rows[0];
+  return { agentId: r.agent_id, keyId: r.id, scopes: r.scopes, workspaceId: r.workspace_id, workspaceLocked: r.workspace_locked, isMaster: r.is_master, lastUsedAt: r.last_used_at };
+}
+
+/**
+ * The platform operator identity and its master key. MASTER_API_KEY wins; otherwise a key is
+ * generated at first start, stored hashed, and printed once.
+ */
+export async function ensurePlatform(ds: DataSource, masterKey: string | undefined): Promise<{ printedKey?: string }> {
+  return ds.transaction(async (m) => {
+    await m.query(`SELECT pg_advisory_xact_lock(727275)`);
+    await m.query(
+      `INSERT INTO agents (id, nickname, operator, is_platform) VALUES ($1, 'platform', NULL, true) ON CONFLICT (id) DO NOTHING`,
+      [PLATFORM_AGENT_ID],
+    );
+    await openAccount(m, accountId.agent(PLATFORM_AGENT_ID), 'participant');
+    if (masterKey) {
+      const hash = hashKey(masterKey);
+      const exists = await m.query(`SELECT 1 FROM api_keys WHERE hash = $1 AND is_master AND revoked_at IS NULL`, [hash]);
+      if (!exists.length) await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (MASTER_API_KEY)', isMaster: true, value: masterKey });
+      return {};
+    }
+    const any = await m.query(`SELECT 1 FROM api_keys WHERE is_master AND revoked_at IS NULL LIMIT 1`);
+    if (any.length) return {};
+    const key = await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true });
+    logger.warn('generated a master key; it is printed once on stdout and stored hashed');
+    process.stdout.write(`\nMASTER_API_KEY=${key.apiKey}\n(store it now: it is not shown again)\n\n`);
+    return { printedKey: key.apiKey };
+  });
+}

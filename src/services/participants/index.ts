@@ -1,0 +1,4 @@
+export * from './agents';
+export * from './identity';
+export * from './onboarding';
+export * from './participants';

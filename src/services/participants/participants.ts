@@ -1,0 +1,268 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../../errors';
+import { inTransaction } from '../../db/tx';
+import { capabilityChangeNotHeld, type Capability, type Principal } from '../../domain/capabilities';
+import { toCredits, toNano } from '../../domain/money';
+import { groupsByIds } from '../access';
+import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from './identity';
+import { positionMetricValue, positionsOf, positionWorth } from '../portfolio';
+import { accountId, balanceOf, move } from '../ledger';
+import { findWorkspace, type WorkspaceRow } from '../workspaces';
+
+/**
+ * A participant's results from its positions (spec §2.7, §4.3), read through the markets area's
+ * portfolio: realized = resolved or voided books (payout - net cost); consensus PnL marks live
+ * positions at the book's consensus; metric PnL marks them at the metric's current total (positions
+ * whose metric has no total are left out of it).
+ */
+async function resultsOf(ds: DataSource, agentId: string, workspaceId: string | null) {
+  const positions = await positionsOf(ds, agentId, workspaceId);
+  const metricIds = [...new Set(positions.map((p) => p.market.metricId))];
+  const totals = new Map<string, number | null>();
+  if (metricIds.length) {
+    for (const r of await ds.query(`SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [metricIds])) totals.set(r.id, r.total);
+  }
+  let realized = 0n;
+  let open = 0n;
+  let metric = 0n;
+  for (const p of positions) {
+    const { worth } = positionWorth(p);
+    if (p.payout !== null) realized += p.payout - p.netCost;
+    else open += worth - p.netCost;
+    const atMetric = positionMetricValue(p, totals.get(p.market.metricId) ?? null);
+    if (atMetric !== null) metric += atMetric - p.netCost;
+  }
+  return { realized, open, metric };
+}
+
+export interface PnlRow {
+  realizedPnl: number;
+  pnlConsensus: number;
+  pnlMetric: number;
+}
+
+async function workspacePnl(ds: DataSource, workspaceId: string): Promise<Map<string, PnlRow>> {
+  const holders: Array<{ agent_id: string }> = await ds.query(`SELECT DISTINCT agent_id FROM positions WHERE workspace_id = $1`, [workspaceId]);
+  const out = new Map<string, PnlRow>();
+  for (const h of holders) {
+    const r = await resultsOf(ds, h.agent_id, workspaceId);
+    out.set(h.agent_id, { realizedPnl: toCredits(r.realized), pnlConsensus: toCredits(r.realized + r.open), pnlMetric: toCredits(r.metric) });
+  }
+  return out;
+}
+
+/** earned = settledEarnings + openEarnings (spec §2.7), over every workspace. */
+async function earningsOf(ds: DataSource, agentId: string) {
+  const r = await resultsOf(ds, agentId, null);
+  const [t] = await ds.query(`SELECT count(*)::int AS n, max(created_at) AS last FROM trades WHERE agent_id = $1`, [agentId]);
+  return {
+    earned: toCredits(r.realized + r.open),
+    settledEarnings: toCredits(r.realized),
+    openEarnings: toCredits(r.open),
+    totalTrades: t.n as number,
+    lastTradeAt: t.last ? (t.last as Date).toISOString() : null,
+  };
+}
+
+/** Seam for the markets area: runs in the deletion transaction before the balance moves and the rows go. */
+export const participantHooks: { beforeDelete?: (m: EntityManager, agentId: string) => Promise<void> } = {};
+
+const NO_PNL: PnlRow = { realizedPnl: 0, pnlConsensus: 0, pnlMetric: 0 };
+
+export interface ChildInput {
+  agentId?: string;
+  nickname?: string;
+  bio?: string;
+  source?: string;
+  keyLabel?: string;
+  keyScopes: string[];
+  memberships?: Array<{ workspaceId: string; groupIds?: string[] }>;
+  initialCredits?: number;
+}
+
+/**
+ * POST /agents: a child participant (bot) of the caller, with memberships, one key and optional
+ * credits moved out of the caller's balance, all in one transaction; nothing is created when any
+ * part is refused or unaffordable. `authorize` throws unless the caller holds manage in the
+ * workspace, and returns the caller's capabilities there (a group cannot grant more).
+ */
+export async function createChild(
+  ds: DataSource,
+  actor: Principal,
+  input: ChildInput,
+  authorize: (ws: WorkspaceRow) => Promise<ReadonlySet<Capability>>,
+) {
+  const nickname = input.nickname ?? input.agentId!;
+  if (!NICKNAME_RE.test(nickname)) {
+    throw new ApiError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit; send nickname when agentId is not one.');
+  }
+  const wanted: Array<{ ws: WorkspaceRow; held: ReadonlySet<Capability>; groupIds?: string[] }> = [];
+  for (const mb of input.memberships ?? []) {
+    const ws = await findWorkspace(ds, mb.workspaceId);
+    if (!ws) throw new ApiError('workspace_not_found', `No workspace "${mb.workspaceId}" exists.`);
+    if (wanted.some((w) => w.ws.id === ws.id)) throw new ApiError('validation_failed', `Workspace "${mb.workspaceId}" is listed twice in memberships.`);
+    wanted.push({ ws, held: await authorize(ws), groupIds: mb.groupIds });
+  }
+  return inTransaction(ds, async (m) => {
+    const memberships: Array<{ workspaceId: string; groupIds: string[] }> = [];
+    for (const w of wanted) {
+      const groups = w.groupIds
+        ? await groupsByIds(m, w.ws.id, [...new Set(w.groupIds)])
+        : await m.query(`SELECT id, name, capabilities FROM groups WHERE workspace_id = $1 AND system AND name = 'Trader'`, [w.ws.id]);
+      for (const g of groups as Array<{ name: string; capabilities: string[] }>) {
+        const missing = capabilityChangeNotHeld(w.held, [], g.capabilities);
+        if (missing.length) {
+          throw new ApiError('not_authorized', `Group "${g.name}" grants ${missing.join(', ')}, which you do not hold in workspace ${w.ws.slug}.`, {
+            requiredCapabilities: missing,
+          });
+        }
+      }
+      memberships.push({ workspaceId: w.ws.id, groupIds: (groups as Array<{ id: string }>).map((g) => g.id) });
+    }
+    const id = await createAgent(m, { id: input.agentId, nickname, bio: input.bio, source: input.source, parentId: actor.agentId, createdBy: actor.agentId });
+    for (const g of memberships) {
+      await m.query(`INSERT INTO memberships (workspace_id, agent_id) VALUES ($1, $2)`, [g.workspaceId, id]);
+      for (const groupId of g.groupIds) await m.query(`INSERT INTO group_members (group_id, agent_id) VALUES ($1, $2)`, [groupId, id]);
+    }
+    const key = await mintKey(m, id, { scopes: input.keyScopes, label: input.keyLabel ?? `created by ${actor.agentId}`, workspaceId: memberships[0]?.workspaceId ?? null });
+    const amount = toNano(input.initialCredits ?? 0);
+    if (amount > 0n) {
+      await move(m, {
+        from: actor.isMaster ? accountId.issuance : accountId.agent(actor.agentId),
+        to: accountId.agent(id),
+        amount,
+        kind: actor.isMaster ? 'mint' : 'child_funding',
+        ref: actor.agentId,
+        memo: `initial credits of ${id}`,
+        shortfallStatus: 409,
+      });
+    }
+    return {
+      agentId: id,
+      nickname,
+      parentId: actor.agentId,
+      apiKey: key.apiKey,
+      keyId: key.keyId,
+      scopes: key.scopes,
+      label: key.label,
+      memberships,
+      balance: toCredits(amount),
+    };
+  });
+}
+
+interface AgentListRow {
+  id: string;
+  nickname: string;
+  bio: string;
+  operator: string | null;
+  parent_id: string | null;
+  created_by: string | null;
+  unclaimed: boolean;
+  created_at: Date;
+  balance: string;
+}
+
+function presentRow(r: AgentListRow) {
+  return {
+    id: r.id,
+    name: r.nickname,
+    nickname: r.nickname,
+    bio: r.bio,
+    operator: r.operator,
+    parent: r.parent_id,
+    bot: r.parent_id !== null,
+    unclaimed: r.unclaimed,
+    balance: toCredits(BigInt(r.balance)),
+    createdAt: r.created_at.toISOString(),
+    joinedAt: r.created_at.toISOString(),
+  };
+}
+
+/** GET /agents/mine: the caller's own participant first, then the participants it created, claimed or parents. */
+export async function listMine(ds: DataSource, agentId: string, asOf: Date) {
+  const rows: AgentListRow[] = await ds.query(
+    `SELECT a.*, coalesce(ac.balance, 0)::text AS balance FROM agents a
+       LEFT JOIN accounts ac ON ac.id = 'agent:' || a.id
+      WHERE a.id = $1 OR a.parent_id = $1 OR a.created_by = $1 OR a.claimed_by = $1
+      ORDER BY (a.id = $1) DESC, a.created_at ASC, a.id ASC`,
+    [agentId],
+  );
+  const out = [];
+  for (const r of rows) out.push({ ...presentRow(r), self: r.id === agentId, ...(await earningsOf(ds, r.id)), earnedAsOf: asOf.toISOString() });
+  return out;
+}
+
+/** GET /agents (catalog form): the workspace's participants with their groups and PnL columns (0 without positions). */
+export async function listWorkspaceParticipants(ds: DataSource, ws: WorkspaceRow) {
+  const rows: Array<AgentListRow & { groups: string[]; joined_at: Date }> = await ds.query(
+    `SELECT a.*, coalesce(ac.balance, 0)::text AS balance, mb.joined_at,
+            coalesce((SELECT array_agg(g.name ORDER BY g.name) FROM group_members gm JOIN groups g ON g.id = gm.group_id
+                       WHERE g.workspace_id = $1 AND gm.agent_id = a.id), '{}') AS groups
+       FROM memberships mb JOIN agents a ON a.id = mb.agent_id
+       LEFT JOIN accounts ac ON ac.id = 'agent:' || a.id
+      WHERE mb.workspace_id = $1
+      ORDER BY mb.joined_at ASC, a.id ASC`,
+    [ws.id],
+  );
+  const pnl = await workspacePnl(ds, ws.id);
+  return rows.map((r) => ({
+    ...presentRow(r),
+    joinedWorkspaceAt: r.joined_at.toISOString(),
+    groups: r.groups,
+    // Display only (spec §5.4): capabilities come from groups, never from this label.
+    role: r.id === ws.ownerId || r.groups.includes('Admin') ? 'admin' : r.groups.includes('Trader') ? 'agent' : 'member',
+    ...(pnl.get(r.id) ?? NO_PNL),
+  }));
+}
+
+/**
+ * DELETE /agents/{id} (spec §4.3): the participant itself, its creator (or parent), or the master key;
+ * and, unless the master key, manage in a workspace the participant belongs to (none needed when it
+ * belongs to none). Its balance goes to its parent, else its creator, else the platform treasury,
+ * in the same transaction as the deletion, so no credit vanishes. Its keys, memberships, trades and
+ * positions go with it; participants owning a workspace must delete it first.
+ */
+export async function deleteParticipant(ds: DataSource, actor: Principal, idParam: string, managesIn: (workspaceId: string) => Promise<boolean>) {
+  const id = idParam === 'me' ? actor.agentId : idParam;
+  const rows: Array<{ id: string; parent_id: string | null; created_by: string | null; is_platform: boolean }> = await ds.query(
+    `SELECT id, parent_id, created_by, is_platform FROM agents WHERE id = $1`,
+    [id],
+  );
+  if (!rows.length) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+  const target = rows[0];
+  if (target.is_platform || target.id === PLATFORM_AGENT_ID) throw new ApiError('conflict', 'The platform identity cannot be deleted.');
+  if (!actor.isMaster) {
+    if (![target.id, target.parent_id, target.created_by].includes(actor.agentId)) {
+      throw new ApiError('not_authorized', 'Only the participant itself, its creator, or the master key may delete a participant.', {
+        requiredCapabilities: ['self/owner', 'manage'],
+      });
+    }
+    const wsIds: string[] = (await ds.query(`SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r: { workspace_id: string }) => r.workspace_id);
+    let allowed = wsIds.length === 0;
+    for (const wsId of wsIds) if (!allowed && (await managesIn(wsId))) allowed = true;
+    if (!allowed) {
+      throw new ApiError('not_authorized', 'Deleting a participant also needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
+    }
+  }
+  return inTransaction(ds, async (m) => {
+    const locked = await m.query(`SELECT id, parent_id, created_by FROM agents WHERE id = $1 FOR UPDATE`, [id]);
+    if (!locked.length) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+    const owned = await m.query(`SELECT slug FROM workspaces WHERE owner_id = $1 ORDER BY created_at LIMIT 5`, [id]);
+    if (owned.length) {
+      throw new ApiError('conflict', `This participant owns workspace${owned.length > 1 ? 's' : ''} ${owned.map((w: { slug: string }) => w.slug).join(', ')}; delete ${owned.length > 1 ? 'them' : 'it'} first.`, {
+        workspaces: owned.map((w: { slug: string }) => w.slug),
+      });
+    }
+    await participantHooks.beforeDelete?.(m, id);
+    const heirId = [locked[0].parent_id, locked[0].created_by].find((x: string | null) => x && x !== id) ?? null;
+    const heirExists = heirId ? (await m.query(`SELECT 1 FROM agents WHERE id = $1`, [heirId])).length > 0 : false;
+    const to = heirExists ? accountId.agent(heirId!) : accountId.treasury;
+    const balance = (await balanceOf(m, accountId.agent(id), true)) ?? 0n;
+    if (balance > 0n) {
+      await move(m, { from: accountId.agent(id), to, amount: balance, kind: 'participant_deleted', ref: id, memo: `balance of deleted participant ${id}` });
+    }
+    await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
+    return { ok: true, agentId: id, creditsReturned: toCredits(balance), returnedTo: { account: to, agentId: heirExists ? heirId : null } };
+  });
+}

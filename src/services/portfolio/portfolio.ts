@@ -1,0 +1,71 @@
+import type { DataSource } from 'typeorm';
+import { consensusOf, holderPayout, payoutFraction, probability } from '../../domain/lmsr';
+import { toCredits } from '../../domain/money';
+import { displayStatus, MARKET_SELECT, rowToMarket, type MarketRow } from '../markets';
+
+export interface PositionView {
+  market: MarketRow;
+  sharesHigher: bigint;
+  sharesLower: bigint;
+  netCost: bigint;
+  payout: bigint | null;
+}
+
+export async function positionsOf(ds: DataSource, agentId: string, workspaceId: string | null): Promise<PositionView[]> {
+  const rows = await ds.query(
+    `SELECT p.shares_higher, p.shares_lower, p.net_cost, p.payout, sub.* FROM positions p
+       JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id) sub ON true
+      WHERE p.agent_id = $1 AND ($2::uuid IS NULL OR p.workspace_id = $2::uuid)
+      ORDER BY (sub.status IN ('open','closed')) DESC, sub.period_end NULLS LAST`,
+    [agentId, workspaceId],
+  );
+  return rows.map((r: Record<string, string>) => ({
+    market: rowToMarket(r),
+    sharesHigher: BigInt(r.shares_higher),
+    sharesLower: BigInt(r.shares_lower),
+    netCost: BigInt(r.net_cost),
+    payout: r.payout === null ? null : BigInt(r.payout),
+  }));
+}
+
+/**
+ * Worth of a position: what it holds at the consensus (shares x probability of its side) while
+ * live; its payout once resolved or voided.
+ */
+export function positionWorth(p: PositionView): { worth: bigint; markProbability: number | null } {
+  if (p.payout !== null) return { worth: p.payout, markProbability: null };
+  const mk = p.market;
+  if (!mk.funded || mk.b <= 0n) return { worth: 0n, markProbability: null };
+  const prob = probability({ qHigher: mk.qHigher, qLower: mk.qLower, b: mk.b });
+  return { worth: holderPayout(p.sharesHigher, p.sharesLower, prob), markProbability: prob };
+}
+
+/** Value at the metric's current reading (pnlMetric), as if the market resolved now. */
+export function positionMetricValue(p: PositionView, metricTotal: number | null): bigint | null {
+  if (p.payout !== null) return p.payout;
+  if (metricTotal === null) return null;
+  return holderPayout(p.sharesHigher, p.sharesLower, payoutFraction(Math.max(0, metricTotal), p.market.rangeMin, p.market.rangeMax));
+}
+
+export function presentPosition(p: PositionView, now: Date) {
+  const { worth, markProbability } = positionWorth(p);
+  const direction = p.sharesHigher > 0n ? 'higher' : p.sharesLower > 0n ? 'lower' : null;
+  const mk = p.market;
+  return {
+    workspaceId: mk.workspaceId,
+    marketId: mk.id,
+    proposalId: mk.proposalId,
+    branch: mk.branch,
+    metricName: mk.metricName,
+    targetDate: mk.targetDate,
+    direction,
+    shares: toCredits(p.sharesHigher > 0n ? p.sharesHigher : p.sharesLower),
+    totalCost: toCredits(p.netCost),
+    worth: toCredits(worth),
+    profit: toCredits(worth - p.netCost),
+    status: displayStatus(mk, now),
+    probabilityHigher: markProbability,
+    consensus: markProbability === null ? null : consensusOf(markProbability, mk.rangeMin, mk.rangeMax),
+    actualValue: mk.resolvedValue,
+  };
+}

@@ -1,0 +1,2 @@
+export * from './proposals';
+export * from './scorecard';

@@ -1,0 +1,217 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Deps } from '../../deps';
+import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../markets';
+import { settlementHooks } from '../markets';
+
+/**
+ * The decision scorecard: when a branch book of a proposal resolves, the realised value is recorded
+ * beside both branches' final consensus. "Within range" means the realised value (clamped into the
+ * book's range, as the payout is) lies within SCORECARD_TOLERANCE of the range's width of the
+ * branch's final consensus.
+ */
+export const SCORECARD_TOLERANCE = 0.1;
+
+export interface ScorecardRow {
+  id: string;
+  proposalId: string;
+  proposalTitle: string;
+  marketId: string;
+  metricId: string;
+  metricName: string;
+  targetDate: string;
+  branch: 'approved' | 'declined';
+  decision: 'pending' | 'approved' | 'declined' | 'withdrawn';
+  /** Whether this branch is the one the decision took; null while the proposal is undecided. */
+  taken: boolean | null;
+  realisedValue: number;
+  rangeMin: number;
+  rangeMax: number;
+  approvedConsensus: number | null;
+  declinedConsensus: number | null;
+  predicted: number | null;
+  error: number | null;
+  withinRange: boolean | null;
+  closerThanOther: boolean | null;
+  resolvedAt: Date;
+}
+
+function rowToScorecard(r: Record<string, any>): ScorecardRow { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return {
+    id: String(r.id),
+    proposalId: r.proposal_id,
+    proposalTitle: r.proposal_title,
+    marketId: r.market_id,
+    metricId: r.metric_id,
+    metricName: r.metric_name,
+    targetDate: r.target_date,
+    branch: r.branch,
+    decision: r.decision,
+    taken: r.taken,
+    realisedValue: r.realised_value,
+    rangeMin: r.range_min,
+    rangeMax: r.range_max,
+    approvedConsensus: r.approved_consensus,
+    declinedConsensus: r.declined_consensus,
+    predicted: r.predicted,
+    error: r.error,
+    withinRange: r.within_range,
+    closerThanOther: r.closer_than_other,
+    resolvedAt: r.resolved_at,
+  };
+}
+
+const SCORECARD_SELECT = `SELECT s.*, p.title AS proposal_title FROM proposal_scorecard s JOIN proposals p ON p.id = s.proposal_id`;
+
+/**
+ * Runs inside the resolving transaction (settlementHooks.afterResolve): a no-op for baseline books,
+ * idempotent per market.
+ */
+export async function recordScorecard(m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null, now: Date): Promise<void> {
+  if (!mk.proposalId || !mk.branch) return;
+  const [p] = await m.query(`SELECT status FROM proposals WHERE id = $1`, [mk.proposalId]);
+  if (!p) return;
+  const otherBranch = mk.branch === 'approved' ? 'declined' : 'approved';
+  const sib = await m.query(
+    `${MARKET_SELECT} WHERE mk.proposal_id = $1 AND mk.metric_id = $2 AND mk.target_date = $3 AND mk.branch = $4 ORDER BY mk.created_at DESC LIMIT 1`,
+    [mk.proposalId, mk.metricId, mk.targetDate, otherBranch],
+  );
+  const other = sib.length ? marketConsensus(rowToMarket(sib[0])) : null;
+  const realised = Math.min(Math.max(value, mk.rangeMin), mk.rangeMax);
+  const error = finalConsensus === null ? null : realised - finalConsensus;
+  const within = error === null ? null : Math.abs(error) <= SCORECARD_TOLERANCE * (mk.rangeMax - mk.rangeMin);
+  const closer = finalConsensus === null || other === null ? null : Math.abs(realised - finalConsensus) < Math.abs(realised - other);
+  const decision: string = p.status;
+  const taken = decision === 'pending' ? null : decision === mk.branch;
+  await m.query(
+    `INSERT INTO proposal_scorecard (proposal_id, workspace_id, market_id, metric_id, metric_name, target_date, branch, decision, taken, realised_value,
+                                     range_min, range_max, approved_consensus, declined_consensus, predicted, error, within_range, closer_than_other, resolved_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+     ON CONFLICT (market_id) DO NOTHING`,
+    [
+      mk.proposalId,
+      mk.workspaceId,
+      mk.id,
+      mk.metricId,
+      mk.metricName,
+      mk.targetDate,
+      mk.branch,
+      decision,
+      taken,
+      value,
+      mk.rangeMin,
+      mk.rangeMax,
+      mk.branch === 'approved' ? finalConsensus : other,
+      mk.branch === 'declined' ? finalConsensus : other,
+      finalConsensus,
+      error,
+      within,
+      closer,
+      now,
+    ],
+  );
+}
+
+/** A later decision marks which recorded branch was taken (a branch can resolve while its proposal is pending). */
+export async function markScorecardDecision(m: EntityManager, proposalId: string, status: string): Promise<void> {
+  await m.query(`UPDATE proposal_scorecard SET decision = $2, taken = (branch = $2) WHERE proposal_id = $1`, [proposalId, status]);
+}
+
+/** Wire the scorecard into settlement; run once per process at boot. */
+export function registerProposalHooks(deps: Deps): void {
+  settlementHooks.afterResolve = (m, mk, value, finalConsensus) => recordScorecard(m, mk, value, finalConsensus, deps.clock.now());
+}
+
+export async function scorecardOf(m: DataSource | EntityManager, proposalIds: string[]): Promise<Map<string, ScorecardRow[]>> {
+  const out = new Map<string, ScorecardRow[]>(proposalIds.map((id) => [id, []]));
+  if (!proposalIds.length) return out;
+  const rows = await m.query(`${SCORECARD_SELECT} WHERE s.proposal_id = ANY($1::uuid[]) ORDER BY s.id`, [proposalIds]);
+  for (const r of rows) out.get(r.proposal_id)?.push(rowToScorecard(r));
+  return out;
+}
+
+export interface ScorecardStats {
+  /** Resolved books of the branch the decision took. */
+  resolved: number;
+  /** Of those, how many had a consensus (a funded book). */
+  predicted: number;
+  withinRange: number;
+  withinRangeRate: number | null;
+  meanAbsoluteError: number | null;
+  /** Mean absolute error as a fraction of the book's range width. */
+  meanRelativeError: number | null;
+  closerThanOther: number;
+  closerThanOtherRate: number | null;
+}
+
+interface StatSums {
+  n: number;
+  predicted: number;
+  within: number;
+  absSum: number;
+  relSum: number;
+  comparable: number;
+  closer: number;
+}
+
+function stats(s: StatSums): ScorecardStats {
+  return {
+    resolved: s.n,
+    predicted: s.predicted,
+    withinRange: s.within,
+    withinRangeRate: s.predicted ? s.within / s.predicted : null,
+    meanAbsoluteError: s.predicted ? s.absSum / s.predicted : null,
+    meanRelativeError: s.predicted ? s.relSum / s.predicted : null,
+    closerThanOther: s.closer,
+    closerThanOtherRate: s.comparable ? s.closer / s.comparable : null,
+  };
+}
+
+export interface WorkspaceScorecard {
+  tolerance: number;
+  summary: ScorecardStats;
+  byDecision: { approved: ScorecardStats; declined: ScorecardStats };
+  /** Resolved branch books of proposals still pending (not counted above). */
+  undecided: number;
+  entries: ScorecardRow[];
+  total: number;
+}
+
+/** How often the branch taken predicted the realised value within range, and how far off, over the workspace. */
+export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }): Promise<WorkspaceScorecard> {
+  const rows: Array<Record<string, unknown>> = await ds.query(
+    `SELECT decision, taken, count(*)::int AS n, count(predicted)::int AS predicted,
+            count(*) FILTER (WHERE within_range)::int AS within,
+            coalesce(sum(abs(error)), 0)::float8 AS abs_sum,
+            coalesce(sum(abs(error) / nullif(range_max - range_min, 0)), 0)::float8 AS rel_sum,
+            count(closer_than_other)::int AS comparable, count(*) FILTER (WHERE closer_than_other)::int AS closer
+       FROM proposal_scorecard WHERE workspace_id = $1 GROUP BY decision, taken`,
+    [workspaceId],
+  );
+  const zero = (): StatSums => ({ n: 0, predicted: 0, within: 0, absSum: 0, relSum: 0, comparable: 0, closer: 0 });
+  const all = zero();
+  const by = { approved: zero(), declined: zero() };
+  let undecided = 0;
+  for (const r of rows) {
+    if (r.taken === null) undecided += r.n as number;
+    if (r.taken !== true) continue;
+    for (const acc of [all, by[r.decision as 'approved' | 'declined']]) {
+      acc.n += r.n as number;
+      acc.predicted += r.predicted as number;
+      acc.within += r.within as number;
+      acc.absSum += r.abs_sum as number;
+      acc.relSum += r.rel_sum as number;
+      acc.comparable += r.comparable as number;
+      acc.closer += r.closer as number;
+    }
+  }
+  const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposal_scorecard WHERE workspace_id = $1`, [workspaceId]);
+  const entries = await ds.query(`${SCORECARD_SELECT} WHERE s.workspace_id = $1 ORDER BY s.id DESC LIMIT $2 OFFSET $3`, [workspaceId, page.limit, page.offset]);
+  return {
+    tolerance: SCORECARD_TOLERANCE,
+    summary: stats(all),
+    byDecision: { approved: stats(by.approved), declined: stats(by.declined) },
+    undecided,
+    entries: entries.map(rowToScorecard),
+    total: n,
+  };
+}

@@ -1,0 +1,2 @@
+export * from './hooks';
+export * from './registerHooks';
