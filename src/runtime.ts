@@ -4,16 +4,16 @@ import type { Config } from './config';
 import { logger } from './logger';
 import { openDatabase } from './db/dataSource';
 import { systemClock, type Clock, type Deps } from './deps';
-import { registerMarketHooks } from './services/wiring';
+import { wireAreas } from './services/wireAreas';
 
 /** Connect Postgres (creating and migrating it) and Redis; the same for every role and for tests. */
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
+  wireAreas();
   const ds = await openDatabase(config.databaseUrl, { migrate: opts.migrate ?? true, poolSize: opts.poolSize });
   const redis = new Redis({ ...redisConnection(config.redisUrl), lazyConnect: false });
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   const hub = new JobHub({ redisUrl: config.redisUrl, prefix: config.QUEUE_PREFIX, lanes: config.TRADE_LANES });
   const deps = { config, ds, redis, hub, clock: opts.clock ?? systemClock };
-  registerMarketHooks(deps);
   return deps;
 }
 

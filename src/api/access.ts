@@ -12,7 +12,7 @@ import {
 } from '../domain/capabilities';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors';
-import { loadGrants } from '../services/access';
+import { loadGrants, touchKeyUsed, viewLinkWorkspace } from '../services/access';
 import { resolveKey } from '../services/participants';
 import { defaultWorkspaceFor, findWorkspace, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
@@ -35,12 +35,6 @@ export interface WorkspaceAccess {
   sourceReadable(sourceId: string): boolean;
 }
 
-/** Hooks later areas plug in (view links, key-use debounce) without touching this module. */
-export const accessHooks: {
-  viewLinkWorkspace?: (deps: Deps, token: string) => Promise<string | null>;
-  keyUsed?: (deps: Deps, keyId: string) => void;
-} = {};
-
 function header(h: IncomingHttpHeaders, name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v[0] : v;
@@ -53,7 +47,7 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
   if (raw === undefined) return null;
   const key = raw.trim() ? await resolveKey(deps.ds, raw.trim()) : null;
   if (!key) throw new ApiError('invalid_credentials', 'The key sent is unknown or has been revoked.');
-  accessHooks.keyUsed?.(deps, key.keyId);
+  touchKeyUsed(deps, key.keyId);
   return {
     agentId: key.agentId,
     keyId: key.keyId,
@@ -94,8 +88,8 @@ export async function resolveAccess(
     ws = await findWorkspace(deps.ds, caller.keyWorkspaceId);
   } else if (caller) {
     ws = await defaultWorkspaceFor(deps.ds, caller.agentId);
-  } else if (viewToken && accessHooks.viewLinkWorkspace) {
-    viewLinkWs = await accessHooks.viewLinkWorkspace(deps, viewToken);
+  } else if (viewToken) {
+    viewLinkWs = await viewLinkWorkspace(deps.ds, viewToken);
     if (viewLinkWs) ws = await findWorkspace(deps.ds, viewLinkWs);
   }
   if (!ws) {
@@ -103,7 +97,7 @@ export async function resolveAccess(
     if (!caller) throw new ApiError('authentication_required', 'Send X-Workspace-Id naming a public workspace, or send a key.');
     throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
   }
-  if (viewToken && viewLinkWs === undefined && accessHooks.viewLinkWorkspace) viewLinkWs = await accessHooks.viewLinkWorkspace(deps, viewToken);
+  if (viewToken && viewLinkWs === undefined) viewLinkWs = await viewLinkWorkspace(deps.ds, viewToken);
   return accessForWorkspace(deps, caller, ws, viewLinkWs === ws.id);
 }
 

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { SCOPES } from '../../domain/capabilities';
-import { createKey, listKeys, resolveOwnedAgent, revokeKey, touchKeyUsed, updateKey } from '../../services/access';
-import { accessHooks } from '../access';
+import { createKey, listKeys, resolveOwnedAgent, revokeKey, updateKey } from '../../services/access';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 import { agentIdParam } from './agents';
 
 // lastUsedAt: bumped at most about once a minute per key (Redis SET NX EX 60).
-accessHooks.keyUsed = touchKeyUsed;
 
 export const scopeList = z
   .array(z.enum(SCOPES, { error: `must be one of ${SCOPES.join(', ')}` }))

@@ -3,8 +3,7 @@ import { ApiError } from '../../errors';
 import { parseTargetDate, HorizonError } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
 import type { TradeSpec } from '../../domain/trading';
-import { marketHooks } from '../../services/wiring';
-import { findMarket, listMarkets, MARKET_SELECT, requireMarket, rowToMarket, type MarketRow } from '../../services/markets';
+import { marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/markets';
 import { bodyHash, dryRunTrade, submitTrade } from '../../services/markets';
 import { auth } from '../auth';
 import { presentMarket, presentMarketSummary } from '../presenters/market';
@@ -16,15 +15,6 @@ const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'low
 const finite = z.number({ error: 'must be a number' });
 const marketIdParam = z.object({ id: z.string().uuid('must be a market id (UUID)') });
 
-marketHooks.statusMarkets = async (m, workspaceId, metricIds) => {
-  const out = new Map<string, unknown[]>();
-  for (const mk of await listMarkets(m, workspaceId, { limit: 5000, baselineOnly: true, statuses: ['open'] })) {
-    if (!metricIds.includes(mk.metricId)) continue;
-    out.set(mk.metricId, [...(out.get(mk.metricId) ?? []), presentMarketSummary(mk)]);
-  }
-  return out;
-};
-
 defineRoute({
   method: 'GET',
   path: '/predictions/markets',
@@ -33,7 +23,7 @@ defineRoute({
   query: z.object({ metricId: z.string().max(100).optional(), proposalId: z.string().max(100).optional(), limit: limitQuery(50, 200) }),
   handler: async (c) => {
     const access = c.workspace();
-    const rows = await listMarkets(c.deps.ds, access.workspace.id, c.query);
+    const rows = await marketsOfWorkspace(c.deps, access.workspace.id, c.query);
     const now = c.deps.clock.now();
     return rows.filter((mk) => access.metricReadable(mk.metricId)).map((mk) => presentMarket(mk, now));
   },
@@ -57,21 +47,11 @@ defineRoute({
   query: z.object({ limit: limitQuery(500, 5000) }),
   handler: async (c) => {
     const mk = await readableMarket(c, c.params.id);
-    const rows = await c.deps.ds.query(
-      `SELECT id, kind, direction, consensus_after, probability_after, created_at FROM trades WHERE market_id = $1 AND kind <> 'redeem' ORDER BY seq LIMIT $2`,
-      [mk.id, c.query.limit],
-    );
+    const points = await marketHistory(c.deps, mk.id, c.query.limit);
     return {
       marketId: mk.id,
       opened: { probability: mk.openedProbability, consensus: mk.openedProbability === null ? null : mk.rangeMin + mk.openedProbability * (mk.rangeMax - mk.rangeMin), at: mk.createdAt.toISOString() },
-      points: rows.map((r: { id: string; kind: string; direction: string; consensus_after: number; probability_after: number; created_at: Date }) => ({
-        tradeId: r.id,
-        kind: r.kind,
-        direction: r.direction,
-        consensus: r.consensus_after,
-        probability: r.probability_after,
-        at: r.created_at.toISOString(),
-      })),
+      points: points.map((p) => ({ ...p, at: p.at.toISOString() })),
     };
   },
 });
@@ -79,7 +59,7 @@ defineRoute({
 /** A market the caller may see: a metric hidden by group permissions hides its books too. */
 async function readableMarket(c: Call<unknown, unknown, unknown>, id: string): Promise<MarketRow> {
   const access = c.workspace();
-  const mk = await findMarket(c.deps.ds, access.workspace.id, id);
+  const mk = await marketInWorkspace(c.deps, access.workspace.id, id);
   if (!mk || !access.metricReadable(mk.metricId)) throw new ApiError('market_not_found', `Market "${id}" was not found in this workspace.`);
   return mk;
 }
@@ -150,18 +130,12 @@ async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspac
     if (err instanceof HorizonError) throw new ApiError('validation_failed', err.message);
     throw err;
   }
-  const args: unknown[] = [workspaceId, targetDate, b.metricId ?? null, b.metricName ?? null, b.proposalId ?? null, b.proposalId ? (b.branch ?? 'approved') : null];
-  const rows = await c.deps.ds.query(
-    `${MARKET_SELECT} WHERE mk.workspace_id = $1 AND mk.target_date = $2
-        AND ($3::text IS NULL OR mk.metric_id::text = $3) AND ($4::text IS NULL OR lower(mt.name) = lower($4))
-        AND mk.proposal_id IS NOT DISTINCT FROM $5::uuid AND mk.branch IS NOT DISTINCT FROM $6::text
-      ORDER BY (mk.status IN ('open','closed')) DESC, mk.created_at DESC LIMIT 1`,
-    args,
-  );
-  if (!rows.length || !c.workspace().metricReadable(rows[0].metric_id)) {
-    throw new ApiError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${args[5]} branch)` : ''}.`);
+  const branch = b.proposalId ? (b.branch ?? 'approved') : null;
+  const mk = await marketByTargetDate(c.deps, { workspaceId, targetDate, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch });
+  if (!mk || !c.workspace().metricReadable(mk.metricId)) {
+    throw new ApiError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.`);
   }
-  return rowToMarket(rows[0]);
+  return mk;
 }
 
 defineRoute({
@@ -221,6 +195,6 @@ defineRoute({
       hash: bodyHash({ path: `/predictions/markets/${mk.id}/trade`, body: c.body }),
     });
     if (outcome.status !== 200) throw ApiError.fromBody(outcome.status, outcome.body);
-    return presentMarket(requireMarket(await findMarket(c.deps.ds, ws.id, mk.id), mk.id), c.deps.clock.now());
+    return presentMarket(requireMarket(await marketInWorkspace(c.deps, ws.id, mk.id), mk.id), c.deps.clock.now());
   },
 });

@@ -174,7 +174,7 @@ defineRoute({
   summary: "Delete a metric: 204. 409 while another metric's formula references it, or while an open market on it has trades.",
   params: idParam,
   handler: async (c) => {
-    await inTransaction(c.deps.ds, (m) => deleteMetric(m, c.workspace().workspace.id, c.params.id));
+    await inTransaction(c.deps.ds, (m) => deleteMetric(m, c.workspace().workspace.id, c.params.id, c.deps.clock.now()));
   },
 });
 

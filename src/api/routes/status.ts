@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { statusSummary } from '../../services/metrics';
 import { auth } from '../auth';
+import { presentMarketSummary } from '../presenters/market';
 import { presentStatusMetric } from '../presenters/metric';
 import { defineRoute } from '../registry';
 import { flag, limitQuery } from '../schemas/common';
@@ -28,7 +29,7 @@ defineRoute({
       metrics: rows.filter((r) => c.workspace().metricReadable(r.metric.id)).map((r) => ({
         ...presentStatusMetric(r.metric),
         ...(r.trend ? { trend: r.trend } : {}),
-        ...(r.markets ? { markets: r.markets } : {}),
+        ...(r.markets ? { markets: r.markets.map(presentMarketSummary) } : {}),
       })),
     };
   },

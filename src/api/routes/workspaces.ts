@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import { inTransaction } from '../../db/tx';
-import { getOrCreateViewLink, revokeViewLink, viewLinkWorkspace } from '../../services/access';
+import { getOrCreateViewLink, revokeViewLink } from '../../services/access';
 import { deleteWorkspace, OWNER_SETTINGS, updateWorkspace } from '../../services/workspaces';
 import { addMember, createWorkspace, findWorkspace, listPublicWorkspaces, SLUG_RE } from '../../services/workspaces';
-import { accessHooks } from '../access';
 import { auth } from '../auth';
 import { presentWorkspace } from '../presenters/workspace';
 import { defineRoute } from '../registry';
@@ -72,7 +71,6 @@ defineRoute({
 
 // ---- settings, deletion, view links (access control, spec §5.3, §5.4) ----
 
-accessHooks.viewLinkWorkspace = (deps, token) => viewLinkWorkspace(deps.ds, token);
 
 const workspaceParam = z.object({ id: z.string().min(1).max(200) });
 
@@ -111,7 +109,7 @@ defineRoute({
   summary: 'Delete the workspace (204): every open book is refunded first, then its metrics, groups, memberships and view links go.',
   params: workspaceParam,
   handler: async (c) => {
-    await deleteWorkspace(c.deps.ds, c.workspace().workspace.id);
+    await deleteWorkspace(c.deps.ds, c.workspace().workspace.id, c.deps.clock.now());
   },
 });
 

@@ -7,7 +7,8 @@ import { ApiError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import { planTrade, type Holding, type TradePlan, type TradeSpec } from '../../domain/trading';
 import { maxBig, toCredits } from '../../domain/money';
-import { accountId, balanceOf } from '../ledger';
+import { accountId, balanceOf, leg, ledgerFragment, ledgerOutcome } from '../ledger';
+import { outboxFragment } from '../events';
 import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type MarketRow } from './books';
 
 const tradeJobSchema = queueFamilies.trade.jobs.trade;
@@ -34,14 +35,6 @@ export interface TradeOutcome {
   status: number;
   body: Record<string, unknown>;
 }
-
-/**
- * Extension point for limit orders: resting walls an incoming buy may fill against before the
- * book. A later issue registers it; until then trades go straight to the market maker.
- */
-export const tradeHooks: {
-  beforeBook?: (m: EntityManager, mk: MarketRow, plan: TradePlan) => Promise<void>;
-} = {};
 
 /** Refusals that depend on the book's state, shared by dry runs and real trades. */
 function checkTradable(mk: MarketRow, now: Date, isSell: boolean): { sellOnly: boolean } {
@@ -186,12 +179,10 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
   const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
   const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
   const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly });
-  await tradeHooks.beforeBook?.(m, mk, plan);
 
   const tradeId = randomUUID();
   const agentAcc = accountId.agent(job.agentId);
   const poolAcc = accountId.pool(mk.id);
-  const agentNet = plan.kind === 'buy' ? plan.redeemed - plan.cash : plan.cash;
   const [from1, to1] = plan.kind === 'buy' ? [agentAcc, poolAcc] : [poolAcc, agentAcc];
   const signedCost = plan.kind === 'buy' ? plan.cash : -plan.cash;
   const body = {
@@ -218,82 +209,66 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
     cost: toCredits(signedCost),
     newConsensus: plan.consensusAfter,
   };
+  // The ledger legs and the event are built by their writers as fragments of this one statement:
+  // the ledger part locks both accounts in id order and applies only if the caller can pay, and
+  // every other part is gated on it.
+  const ledger = ledgerFragment([leg(from1, to1, plan.cash, 'trade', mk.id), leg(poolAcc, agentAcc, plan.redeemed, 'redeem', mk.id)], 24, {
+    touch: [agentAcc, poolAcc],
+  });
+  const outbox = outboxFragment([{ workspaceId: mk.workspaceId, type: 'trade:executed', data: event }], 24 + ledger.params.length, '(SELECT ok FROM ok)');
   const [w] = await m.query(
-    `WITH u AS (
-       UPDATE accounts a SET balance = a.balance + v.amt
-         FROM (VALUES ($1::text, $3::bigint), ($2::text, -$3::bigint)) AS v(acc, amt)
-        WHERE a.id = v.acc AND a.balance + v.amt >= 0
-        RETURNING a.id, a.balance),
-     ok AS (SELECT count(*) = 2 AS ok FROM u),
-     le AS (
-       INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref)
-       SELECT l.tid, l.acc, l.amt, l.kind, $6::text
-         FROM (VALUES ($30::uuid, $4::text, -$7::bigint, 'trade'), ($30::uuid, $5::text, $7::bigint, 'trade'),
-                      ($31::uuid, $2::text, -$8::bigint, 'redeem'), ($31::uuid, $1::text, $8::bigint, 'redeem')) AS l(tid, acc, amt, kind)
-        WHERE (SELECT ok FROM ok) AND l.amt <> 0),
+    `WITH ${ledger.ctes},
+     ok AS (SELECT ${ledger.ok} AS ok),
      mu AS (
-       UPDATE markets SET q_higher = $9, q_lower = $10, trade_count = trade_count + $11, volume = volume + $7::bigint, last_trade_at = $12, updated_at = $12
-        WHERE id = $6::uuid AND (SELECT ok FROM ok)),
+       UPDATE markets SET q_higher = $4, q_lower = $5, trade_count = trade_count + $6, volume = volume + $2::bigint, last_trade_at = $7, updated_at = $7
+        WHERE id = $1::uuid AND (SELECT ok FROM ok)),
      pu AS (
        INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
-       SELECT $6::uuid, $13, $14, $15, $16, $17, $12 WHERE (SELECT ok FROM ok)
-       ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = $15, shares_lower = $16, net_cost = positions.net_cost + $17, updated_at = $12),
+       SELECT $1::uuid, $8, $9, $10, $11, $12, $7 WHERE (SELECT ok FROM ok)
+       ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = $10, shares_lower = $11, net_cost = positions.net_cost + $12, updated_at = $7),
      tr AS (
        INSERT INTO trades (id, request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
                            probability_before, probability_after, consensus_before, consensus_after, created_at)
-       SELECT x.id, $18, $6::uuid, $14, $13, x.kind, x.direction, x.shares, x.cost, x.pb, $21, x.cb, $23, $12
-         FROM (VALUES ($19::uuid, $20::text, $24::text, $25::bigint, $26::bigint, $22::float8, $27::float8),
-                      (gen_random_uuid(), 'redeem', NULL, $8::bigint, -$8::bigint, $21::float8, $23::float8)) AS x(id, kind, direction, shares, cost, pb, cb)
-        WHERE (SELECT ok FROM ok) AND (x.kind <> 'redeem' OR $8::bigint > 0)),
-     resp AS (SELECT $28::jsonb || jsonb_build_object('balance', (SELECT balance FROM u WHERE id = $1)::numeric / 1000000000) AS body),
-     ob AS (INSERT INTO outbox (workspace_id, type, data) SELECT $14, 'trade:executed', $29::jsonb WHERE (SELECT ok FROM ok)),
+       SELECT x.id, $13, $1::uuid, $9, $8, x.kind, x.direction, x.shares, x.cost, x.pb, $16, x.cb, $18, $7
+         FROM (VALUES ($14::uuid, $15::text, $19::text, $20::bigint, $21::bigint, $17::float8, $22::float8),
+                      (gen_random_uuid(), 'redeem', NULL, $3::bigint, -$3::bigint, $16::float8, $18::float8)) AS x(id, kind, direction, shares, cost, pb, cb)
+        WHERE (SELECT ok FROM ok) AND (x.kind <> 'redeem' OR $3::bigint > 0)),
+     resp AS (SELECT $23::jsonb || jsonb_build_object('balance', ${ledger.balanceAfter(agentAcc)}::numeric / 1000000000) AS body),
+     ${outbox.cte},
      rq AS (
        INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
-       SELECT $18, $13, $14, 'done', 200, (SELECT body FROM resp) WHERE (SELECT ok FROM ok)
+       SELECT $13, $8, $9, 'done', 200, (SELECT body FROM resp) WHERE (SELECT ok FROM ok)
        ON CONFLICT (request_id) DO UPDATE SET status = 'done', http_status = 200, response = EXCLUDED.response)
-     SELECT (SELECT ok FROM ok) AS ok, (SELECT body FROM resp) AS body`,
+     SELECT (SELECT body FROM resp) AS body, ${ledger.outcome}`,
     [
-      agentAcc, // 1
-      poolAcc, // 2
-      agentNet.toString(), // 3
-      from1, // 4
-      to1, // 5
-      mk.id, // 6
-      plan.cash.toString(), // 7
-      plan.redeemed.toString(), // 8
-      plan.book.qHigher.toString(), // 9
-      plan.book.qLower.toString(), // 10
-      plan.redeemed > 0n ? 2 : 1, // 11
-      now, // 12
-      job.agentId, // 13
-      mk.workspaceId, // 14
-      plan.holding.higher.toString(), // 15
-      plan.holding.lower.toString(), // 16
-      (plan.kind === 'buy' ? plan.cash - plan.redeemed : -plan.cash).toString(), // 17
-      job.requestId, // 18
-      tradeId, // 19
-      plan.kind, // 20
-      plan.probabilityAfter, // 21
-      plan.probabilityBefore, // 22
-      plan.consensusAfter, // 23
-      plan.direction, // 24
-      plan.shares.toString(), // 25
-      signedCost.toString(), // 26
-      plan.consensusBefore, // 27
-      JSON.stringify(body), // 28
-      JSON.stringify(event), // 29
-      randomUUID(), // 30: the trade's ledger transfer
-      randomUUID(), // 31: the redemption's ledger transfer
+      mk.id, // 1
+      plan.cash.toString(), // 2
+      plan.redeemed.toString(), // 3
+      plan.book.qHigher.toString(), // 4
+      plan.book.qLower.toString(), // 5
+      plan.redeemed > 0n ? 2 : 1, // 6
+      now, // 7
+      job.agentId, // 8
+      mk.workspaceId, // 9
+      plan.holding.higher.toString(), // 10
+      plan.holding.lower.toString(), // 11
+      (plan.kind === 'buy' ? plan.cash - plan.redeemed : -plan.cash).toString(), // 12
+      job.requestId, // 13
+      tradeId, // 14
+      plan.kind, // 15
+      plan.probabilityAfter, // 16
+      plan.probabilityBefore, // 17
+      plan.consensusAfter, // 18
+      plan.direction, // 19
+      plan.shares.toString(), // 20
+      signedCost.toString(), // 21
+      plan.consensusBefore, // 22
+      JSON.stringify(body), // 23
+      ...ledger.params, // 24...
+      ...outbox.params,
     ],
   );
-  if (!w.ok) {
-    const bal = (await balanceOf(m, agentAcc)) ?? 0n;
-    const cost = -agentNet;
-    throw new ApiError('insufficient_balance', `Not enough credits: the balance is ${toCredits(bal)} and this needs ${toCredits(cost)}.`, {
-      balance: toCredits(bal),
-      cost: toCredits(cost),
-    });
-  }
+  ledgerOutcome(ledger, w); // refuses with 400 insufficient_balance (nothing was written)
   return { status: 200, body: { ...w.body, balance: Number(w.body.balance) } };
 }
 

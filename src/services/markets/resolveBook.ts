@@ -2,14 +2,10 @@ import type { EntityManager } from 'typeorm';
 import { ApiError } from '../../errors';
 import { holderPayout, payoutFraction } from '../../domain/lmsr';
 
-import { accountId, balanceOf, LedgerBatch } from '../ledger';
+import { accountId, balanceOf, leg, writeLedger, type Transfer } from '../ledger';
 import { lockMarket, marketConsensus, type MarketRow } from './books';
 import { emitEvent } from '../events';
-
-/** Called inside the resolving transaction (the proposals area records its scorecard here). */
-export const settlementHooks: {
-  afterResolve?: (m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null) => Promise<void>;
-} = {};
+import { callback } from '../wiring';
 
 interface HolderRow {
   agent_id: string;
@@ -37,14 +33,14 @@ async function payOut(
   mk: MarketRow,
   pays: Array<{ agent: string; amount: bigint }>,
   kind: 'payout' | 'refund',
-  ledger: LedgerBatch,
+  ledger: Transfer[],
   poolBalance?: bigint,
 ): Promise<bigint> {
   const pool = poolBalance ?? (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
   const total = pays.reduce((s, p) => s + p.amount, 0n);
   if (total > pool) throw new Error(`pool ${mk.id} holds ${pool} but owes ${total}`);
-  for (const p of pays) ledger.add(accountId.pool(mk.id), accountId.agent(p.agent), p.amount, kind, mk.id);
-  ledger.add(accountId.pool(mk.id), mk.funderId ? accountId.agent(mk.funderId) : accountId.treasury, pool - total, 'pool_return', mk.id);
+  for (const p of pays) ledger.push(leg(accountId.pool(mk.id), accountId.agent(p.agent), p.amount, kind, mk.id));
+  ledger.push(leg(accountId.pool(mk.id), mk.funderId ? accountId.agent(mk.funderId) : accountId.treasury, pool - total, 'pool_return', mk.id));
   return total;
 }
 
@@ -58,16 +54,16 @@ export async function resolveLockedMarket(
   value: number,
   now: Date,
   opts: { settledEarly?: boolean; reason?: string } = {},
-  batch?: LedgerBatch,
+  batch?: Transfer[],
 ): Promise<{ totalPayout: bigint }> {
   if (mk.status !== 'open' && mk.status !== 'closed') throw new ApiError('conflict', `Market ${mk.id} is already ${mk.status}.`);
   if (!Number.isFinite(value) || value < 0) throw new ApiError('validation_failed', `A resolution value must be a finite number >= 0, got ${value}.`);
   const v = payoutFraction(value, mk.rangeMin, mk.rangeMax);
   const pays = (await holders(m, mk.id)).map((h) => ({ agent: h.agent_id, amount: holderPayout(BigInt(h.shares_higher), BigInt(h.shares_lower), v) }));
-  const ledger = batch ?? new LedgerBatch();
+  const ledger = batch ?? [];
   const total = await payOut(m, mk, pays, 'payout', ledger);
   await recordPayouts(m, mk.id, pays, now);
-  await settlementHooks.afterResolve?.(m, mk, value, marketConsensus(mk));
+  await callback('bookResolved')(m, mk, value, marketConsensus(mk), now);
   await m.query(
     `UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, updated_at = $3 WHERE id = $1`,
     [mk.id, Math.min(value, mk.rangeMax), now, opts.settledEarly ?? false],
@@ -79,7 +75,7 @@ export async function resolveLockedMarket(
     actualValue: value,
     ...(opts.settledEarly ? { settledEarly: true, reason: opts.reason ?? null } : {}),
   });
-  if (!batch) await ledger.flush(m);
+  if (!batch) await writeLedger(m, ledger, { shortfall: 'internal' });
   return { totalPayout: total };
 }
 
@@ -87,19 +83,19 @@ export async function resolveLockedMarket(
  * Void a locked book: every position's net cost back (pro rata if the pool cannot cover them all,
  * which only happens after large round trips), then the pool's remainder to the funder.
  */
-export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: string, now: Date, batch?: LedgerBatch): Promise<{ refunded: bigint }> {
+export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: string, now: Date, batch?: Transfer[]): Promise<{ refunded: bigint }> {
   if (mk.status !== 'open' && mk.status !== 'closed') return { refunded: 0n };
   const rows = await holders(m, mk.id);
   const owed = rows.map((h) => ({ agent: h.agent_id, net: BigInt(h.net_cost) > 0n ? BigInt(h.net_cost) : 0n }));
   const totalOwed = owed.reduce((s, o) => s + o.net, 0n);
   const pool = (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
   const pays = owed.map((o) => ({ agent: o.agent, amount: totalOwed <= pool ? o.net : (o.net * pool) / totalOwed }));
-  const ledger = batch ?? new LedgerBatch();
+  const ledger = batch ?? [];
   const refunded = await payOut(m, mk, pays, 'refund', ledger, pool);
   await recordPayouts(m, mk.id, pays, now);
   await m.query(`UPDATE markets SET status = 'voided', void_reason = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`, [mk.id, reason, now]);
   await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, voided: true, reason });
-  if (!batch) await ledger.flush(m);
+  if (!batch) await writeLedger(m, ledger, { shortfall: 'internal' });
   return { refunded };
 }
 

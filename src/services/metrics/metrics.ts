@@ -19,7 +19,7 @@ import {
 import type { TimePreference } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
 import { ApiError, badRequest, conflict } from '../../errors';
-import { marketHooks, type MetricRef } from '../wiring';
+import { openBaselineBooksByMetric, openBooksForNewMetric, refuseBackfillAfterResolution, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric, type MarketRow } from '../markets';
 import { emitEvent } from '../events';
 import { backfillReadings, insertReadings, purgeReadings, trendsFor, type NewReading, type ResetPeriod } from './readings';
 
@@ -114,7 +114,6 @@ export async function listMetrics(m: Db, workspaceId: string): Promise<MetricRow
   return rows.map(rowToMetric);
 }
 
-const refOf = (r: { id: string; workspaceId: string; name: string }): MetricRef => ({ id: r.id, workspaceId: r.workspaceId, name: r.name });
 
 /** Metric writes of one workspace run one at a time, so recalculation never reads a stale total. */
 async function lockWorkspaceMetrics(m: EntityManager, workspaceId: string): Promise<void> {
@@ -454,7 +453,7 @@ export async function createMetric(m: EntityManager, workspaceId: string, input:
   if (total !== null && !input.resolvesNaUntilMeasured) {
     await insertReadings(m, workspaceId, [{ metricId: id, value: total, kind: 'create' }], actor.clock.now());
   }
-  await marketHooks.onMetricCreated?.(m, { id, workspaceId, name });
+  await openBooksForNewMetric(m, id, actor.clock.now());
   return (await getMetricRow(m, workspaceId, id))!;
 }
 
@@ -484,7 +483,6 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
   const row = await requireMetric(m, workspaceId, idOrName);
   const g = await Graph.load(m, workspaceId);
   const node = g.nodes.get(row.id)!;
-  const ref = refOf(row);
   const changed: string[] = [];
 
   const name = input.name?.trim() ?? row.name;
@@ -499,7 +497,7 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
   if (input.formula !== undefined) {
     const f = g.compile(input.formula, { id: row.id, name });
     if (f.text !== row.formula) {
-      await marketHooks.guardFormulaChange?.(m, ref);
+      await refuseIfTraded(m, row.id, 'Its formula cannot change while a live market on it has trades.');
       formulaChanged = true;
       Object.assign(node, { formula: f.text, expr: f.expr, deps: f.deps });
       g.assertAcyclic();
@@ -561,7 +559,7 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
     changed.push('reading');
   }
   await emitTotalChanges(m, workspaceId, totals);
-  if (changed.length) await marketHooks.onMetricChanged?.(m, { ...ref, name }, changed);
+  if (changed.length) await respawnBooksAfterChange(m, row.id, changed, now);
   return (await getMetricRow(m, workspaceId, row.id))!;
 }
 
@@ -594,7 +592,7 @@ async function writeRevision(m: EntityManager, row: MetricRow, field: 'name' | '
   ]);
 }
 
-export async function deleteMetric(m: EntityManager, workspaceId: string, idOrName: string): Promise<void> {
+export async function deleteMetric(m: EntityManager, workspaceId: string, idOrName: string, now: Date): Promise<void> {
   await lockWorkspaceMetrics(m, workspaceId);
   const row = await requireMetric(m, workspaceId, idOrName);
   const g = await Graph.load(m, workspaceId);
@@ -605,7 +603,7 @@ export async function deleteMetric(m: EntityManager, workspaceId: string, idOrNa
       referencedBy: users.map((u) => ({ id: u.id, name: u.name })),
     });
   }
-  await marketHooks.beforeMetricDelete?.(m, refOf(row));
+  await retireBooksOfDeletedMetric(m, row.id, now);
   await m.query(`DELETE FROM metrics WHERE id = $1`, [row.id]);
   g.remove(row.id);
   await refreshStructure(m, g);
@@ -638,7 +636,7 @@ export async function migrateLeafTypes(m: EntityManager, workspaceId: string): P
 export async function backfillMetric(m: EntityManager, workspaceId: string, idOrName: string, readings: Array<{ at: string; value: number }>, clock: Clock) {
   await lockWorkspaceMetrics(m, workspaceId);
   const row = await requireMetric(m, workspaceId, idOrName);
-  await marketHooks.guardBackfill?.(m, refOf(row));
+  await refuseBackfillAfterResolution(m, row.id);
   return backfillReadings(m, row, readings, clock);
 }
 
@@ -681,7 +679,7 @@ export async function listUpdates(m: Db, workspaceId: string, limit: number): Pr
 export interface StatusMetric {
   metric: MetricRow;
   trend?: Array<[number, number]>;
-  markets?: unknown[];
+  markets?: MarketRow[];
 }
 
 /** GET /status: every metric, with trends and open baseline books when asked. */
@@ -692,7 +690,7 @@ export async function statusSummary(
 ): Promise<StatusMetric[]> {
   const metrics = await listMetrics(ds, workspaceId);
   const trends = opts.trends ? await trendsFor(ds, workspaceId, opts.trendsLimit, opts.now) : null;
-  const markets = opts.markets && marketHooks.statusMarkets ? await marketHooks.statusMarkets(ds.manager, workspaceId, metrics.map((x) => x.id)) : null;
+  const markets = opts.markets ? await openBaselineBooksByMetric(ds.manager, workspaceId, metrics.map((x) => x.id)) : null;
   return metrics.map((metric) => ({
     metric,
     ...(trends ? { trend: trends.get(metric.id) ?? [] } : {}),

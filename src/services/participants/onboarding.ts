@@ -7,21 +7,12 @@ import type { Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
 import { createAgent, hashKey, mintKey, NICKNAME_RE } from './identity';
 import { accountId, move } from '../ledger';
-import { createWorkspace, type WorkspaceRow } from '../workspaces';
+import { createWorkspace } from '../workspaces';
 
 export interface TemplateResult {
   metricsCreated: number;
   starterProposalId: string | null;
 }
-
-/**
- * Workspace templates belong to the metrics area: it registers `applyTemplate`, which returns null
- * for a template it does not know. Without it only the empty 'blank' template exists.
- */
-export const onboardingHooks: {
-  applyTemplate?: (m: EntityManager, ws: WorkspaceRow, ownerId: string, template: string, params: Record<string, unknown>) => Promise<TemplateResult | null>;
-  templates?: () => string[];
-} = {};
 
 export interface OnboardInput {
   workspace: { name: string; template?: string; templateParams?: Record<string, unknown>; visibility?: 'public' | 'private' };
@@ -51,10 +42,10 @@ export async function onboard(ds: DataSource, cfg: GrantConfig, input: OnboardIn
   return inTransaction(ds, async (m) => {
     const id = await createAgent(m, { id: input.agentId, nickname, bio: input.bio, unclaimed: true, source: 'onboard' });
     const ws = await createWorkspace(m, id, { name: input.workspace.name, public: input.workspace.visibility === 'public' });
-    let applied: TemplateResult | null = template === 'blank' ? { metricsCreated: 0, starterProposalId: null } : null;
-    if (template !== 'blank' && onboardingHooks.applyTemplate) applied = await onboardingHooks.applyTemplate(m, ws, id, template, input.workspace.templateParams ?? {});
+    // Only the empty workspace exists so far; a template area would be imported here.
+    const applied: TemplateResult | null = template === 'blank' ? { metricsCreated: 0, starterProposalId: null } : null;
     if (!applied) {
-      const known = ['blank', ...(onboardingHooks.templates?.() ?? [])];
+      const known = ['blank'];
       throw new ApiError('validation_failed', `There is no workspace template "${template}"; the templates are: ${known.join(', ')}.`, { templates: known });
     }
     const credits = await grant(m, id, cfg.UNCLAIMED_SIGNUP_CREDITS, 'unclaimed signup grant');

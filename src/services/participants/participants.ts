@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { ApiError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { capabilityChangeNotHeld, type Capability, type Principal } from '../../domain/capabilities';
@@ -63,9 +63,6 @@ async function earningsOf(ds: DataSource, agentId: string) {
     lastTradeAt: t.last ? (t.last as Date).toISOString() : null,
   };
 }
-
-/** Seam for the markets area: runs in the deletion transaction before the balance moves and the rows go. */
-export const participantHooks: { beforeDelete?: (m: EntityManager, agentId: string) => Promise<void> } = {};
 
 const NO_PNL: PnlRow = { realizedPnl: 0, pnlConsensus: 0, pnlMetric: 0 };
 
@@ -254,7 +251,6 @@ export async function deleteParticipant(ds: DataSource, actor: Principal, idPara
         workspaces: owned.map((w: { slug: string }) => w.slug),
       });
     }
-    await participantHooks.beforeDelete?.(m, id);
     const heirId = [locked[0].parent_id, locked[0].created_by].find((x: string | null) => x && x !== id) ?? null;
     const heirExists = heirId ? (await m.query(`SELECT 1 FROM agents WHERE id = $1`, [heirId])).length > 0 : false;
     const to = heirExists ? accountId.agent(heirId!) : accountId.treasury;

@@ -1,7 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Deps } from '../../deps';
 import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../markets';
-import { settlementHooks } from '../markets';
 
 /**
  * The decision scorecard: when a branch book of a proposal resolves, the realised value is recorded
@@ -63,7 +61,7 @@ function rowToScorecard(r: Record<string, any>): ScorecardRow { // eslint-disabl
 const SCORECARD_SELECT = `SELECT s.*, p.title AS proposal_title FROM proposal_scorecard s JOIN proposals p ON p.id = s.proposal_id`;
 
 /**
- * Runs inside the resolving transaction (settlementHooks.afterResolve): a no-op for baseline books,
+ * Runs inside the resolving transaction (registered as the bookResolved callback): a no-op for baseline books,
  * idempotent per market.
  */
 export async function recordScorecard(m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null, now: Date): Promise<void> {
@@ -114,11 +112,6 @@ export async function recordScorecard(m: EntityManager, mk: MarketRow, value: nu
 /** A later decision marks which recorded branch was taken (a branch can resolve while its proposal is pending). */
 export async function markScorecardDecision(m: EntityManager, proposalId: string, status: string): Promise<void> {
   await m.query(`UPDATE proposal_scorecard SET decision = $2, taken = (branch = $2) WHERE proposal_id = $1`, [proposalId, status]);
-}
-
-/** Wire the scorecard into settlement; run once per process at boot. */
-export function registerProposalHooks(deps: Deps): void {
-  settlementHooks.afterResolve = (m, mk, value, finalConsensus) => recordScorecard(m, mk, value, finalConsensus, deps.clock.now());
 }
 
 export async function scorecardOf(m: DataSource | EntityManager, proposalIds: string[]): Promise<Map<string, ScorecardRow[]>> {

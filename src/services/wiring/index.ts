@@ -1,2 +1,32 @@
-export * from './hooks';
-export * from './registerHooks';
+import type { EntityManager } from 'typeorm';
+import type { MarketRow } from '../markets/books';
+
+/**
+ * The one registration point. Areas call each other through plain imports; only where an area must
+ * call back into one that already imports it (markets -> proposals) does the callee register here.
+ * `wireAreas()` (src/services/wireAreas.ts) registers every callback at boot, and start-up refuses
+ * to run while one is missing, as it refuses a job without a processor.
+ */
+export interface Callbacks {
+  /** Inside the resolving transaction of a book: the proposals area records its decision scorecard. */
+  bookResolved: (m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null, now: Date) => Promise<void>;
+}
+
+const CALLBACKS: ReadonlyArray<keyof Callbacks> = ['bookResolved'];
+const registered: Partial<Callbacks> = {};
+
+export function register<K extends keyof Callbacks>(name: K, fn: Callbacks[K]): void {
+  registered[name] = fn;
+}
+
+export function callback<K extends keyof Callbacks>(name: K): Callbacks[K] {
+  const fn = registered[name];
+  if (!fn) throw new Error(`Wiring: no callback registered for "${name}"; wireAreas() must run at start-up.`);
+  return fn as Callbacks[K];
+}
+
+/** Throws, naming them, when callbacks are missing. */
+export function assertWired(): void {
+  const missing = CALLBACKS.filter((k) => !registered[k]);
+  if (missing.length) throw new Error(`Refusing to start: callbacks without a registration: ${missing.join(', ')}`);
+}

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { inTransaction } from '../../db/tx';
 import { toNano } from '../../domain/money';
-import { marketHooks } from '../wiring';
+import { refundWorkspaceBooks } from '../markets';
 import { findWorkspace, type WorkspaceRow } from './workspaces';
 
 export interface WorkspacePatch {
@@ -47,10 +47,10 @@ export async function updateWorkspace(ds: DataSource, workspaceId: string, p: Wo
  * workspace and everything scoped to it go, in one transaction. Keys that named it lose their
  * default workspace; a key locked to it is locked to nothing and refuses every workspace.
  */
-export async function deleteWorkspace(ds: DataSource, workspaceId: string): Promise<void> {
+export async function deleteWorkspace(ds: DataSource, workspaceId: string, now: Date): Promise<void> {
   await inTransaction(ds, async (m) => {
     await m.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
-    await marketHooks.refundWorkspace?.(m, workspaceId);
+    await refundWorkspaceBooks(m, workspaceId, now);
     await m.query(`DELETE FROM workspaces WHERE id = $1`, [workspaceId]);
   });
 }

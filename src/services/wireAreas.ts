@@ -1,0 +1,8 @@
+import { recordScorecard } from './proposals';
+import { assertWired, register } from './wiring';
+
+/** Register every cross-area callback (see services/wiring), then refuse to start if one is missing. */
+export function wireAreas(): void {
+  register('bookResolved', recordScorecard);
+  assertWired();
+}
