@@ -1,10 +1,13 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintTransformer } from '../db/transformers';
 
+/** migrations 1763700000000-Foundation. */
 export type AccountKind = 'participant' | 'pool' | 'issuance' | 'treasury';
 
-/** One balance per account; participant balances can never go negative (CHECK in the migration). */
+/** One balance per account; participant and pool balances can never go negative. */
 @Entity('accounts')
+@Check('accounts_kind_check', `kind IN ('participant','pool','issuance','treasury')`)
+@Check('accounts_no_overdraft', `kind NOT IN ('participant','pool') OR balance >= 0`)
 export class Account {
   @PrimaryColumn({ type: 'text' }) id!: string;
   @Column({ type: 'text' }) kind!: AccountKind;
@@ -13,10 +16,15 @@ export class Account {
 
 /** Double entry: every transfer_id's rows sum to zero. */
 @Entity('ledger_entries')
+@Index('ledger_entries_account', ['accountId', 'id'])
+@Index('ledger_entries_transfer', ['transferId'])
 export class LedgerEntry {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
   @Column({ type: 'uuid', name: 'transfer_id' }) transferId!: string;
   @Column({ type: 'text', name: 'account_id' }) accountId!: string;
+  @ManyToOne(() => Account, { onDelete: 'NO ACTION', nullable: false })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'ledger_entries_account_id_fkey' })
+  account?: Account;
   @Column({ type: 'bigint', transformer: bigintTransformer }) amount!: bigint;
   @Column({ type: 'text' }) kind!: string;
   @Column({ type: 'text', nullable: true }) ref!: string | null;
@@ -24,7 +32,10 @@ export class LedgerEntry {
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
 }
 
+/** Events written in the transaction that causes them, relayed after commit (no FK: outlives its workspace). */
 @Entity('outbox')
+@Index('outbox_unpublished', ['id'], { where: 'published_at IS NULL' })
+@Index('outbox_workspace', ['workspaceId', 'id'])
 export class OutboxEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
   @Column({ type: 'uuid', name: 'workspace_id', nullable: true }) workspaceId!: string | null;

@@ -1,16 +1,31 @@
-import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Generated, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import { bigintTransformer } from '../db/transformers';
+import { Agent } from './agent';
+import { SqlIndex } from './sqlIndex';
+import { Workspace } from './workspace';
 
-/** Schema mirror of migrations/1763700004000-Proposals; services query these tables with SQL. */
+/** migrations 1763700004000-Proposals. */
 @Entity('proposals')
+@Unique('proposals_seq_key', ['seq'])
+@SqlIndex('proposals_workspace', '(workspace_id, created_at DESC, seq DESC)')
+@Index('proposals_proposer', ['proposedBy'], { where: 'proposed_by IS NOT NULL' })
+@Check('proposals_title_check', 'length(title) BETWEEN 1 AND 200')
+@Check('proposals_status_check', `status IN ('pending','approved','declined','withdrawn')`)
+@Check('proposals_liquidity_check', 'liquidity >= 0')
 export class Proposal {
   @PrimaryGeneratedColumn('uuid') id!: string;
-  /** Creation order (ties of created_at). */
-  @Column({ type: 'bigint' }) seq!: string;
+  /** Creation order (ties of created_at); bigserial. */
+  @Column({ type: 'bigint' }) @Generated('increment') seq!: string;
   @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @ManyToOne(() => Workspace, { onDelete: 'CASCADE', nullable: false })
+  @JoinColumn({ name: 'workspace_id', foreignKeyConstraintName: 'proposals_workspace_id_fkey' })
+  workspace?: Workspace;
   @Column({ type: 'text' }) title!: string;
   @Column({ type: 'text', default: '' }) description!: string;
   @Column({ type: 'text', name: 'proposed_by', nullable: true }) proposedBy!: string | null;
+  @ManyToOne(() => Agent, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'proposed_by', foreignKeyConstraintName: 'proposals_proposed_by_fkey' })
+  proposer?: Agent | null;
   @Column({ type: 'text', default: 'pending' }) status!: 'pending' | 'approved' | 'declined' | 'withdrawn';
   @Column({ type: 'boolean', default: false }) spam!: boolean;
   /** Per-branch liquidity the proposer funds, in nano-units. */
@@ -20,30 +35,53 @@ export class Proposal {
   @Column({ type: 'text', name: 'headline_target_date', nullable: true }) headlineTargetDate!: string | null;
   @Column({ type: 'timestamptz', nullable: true }) deadline!: Date | null;
   @Column({ type: 'text', name: 'decided_by', nullable: true }) decidedBy!: string | null;
+  @ManyToOne(() => Agent, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'decided_by', foreignKeyConstraintName: 'proposals_decided_by_fkey' })
+  decider?: Agent | null;
   @Column({ type: 'timestamptz', name: 'decided_at', nullable: true }) decidedAt!: Date | null;
   /** The highest trade seq on the branch books when the decision committed (no later trade exists on them). */
   @Column({ type: 'bigint', name: 'decision_trade_seq', nullable: true, transformer: bigintTransformer }) decisionTradeSeq!: bigint | null;
-  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
-  @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
 }
 
 @Entity('proposal_comments')
+@Unique('proposal_comments_seq_key', ['seq'])
+@Index('proposal_comments_proposal', ['proposalId', 'seq'])
+@Check('proposal_comments_body_check', 'length(body) BETWEEN 1 AND 5000')
 export class ProposalComment {
-  @PrimaryColumn('uuid') id!: string;
-  @Column({ type: 'bigint' }) seq!: string;
+  @PrimaryGeneratedColumn('uuid') id!: string;
+  @Column({ type: 'bigint' }) @Generated('increment') seq!: string;
   @Column({ type: 'uuid', name: 'proposal_id' }) proposalId!: string;
+  @ManyToOne(() => Proposal, { onDelete: 'CASCADE', nullable: false })
+  @JoinColumn({ name: 'proposal_id', foreignKeyConstraintName: 'proposal_comments_proposal_id_fkey' })
+  proposal?: Proposal;
   @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
   @Column({ type: 'text', name: 'author_id', nullable: true }) authorId!: string | null;
+  @ManyToOne(() => Agent, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'author_id', foreignKeyConstraintName: 'proposal_comments_author_id_fkey' })
+  author?: Agent | null;
   @Column({ type: 'uuid', name: 'parent_id', nullable: true }) parentId!: string | null;
+  @ManyToOne(() => ProposalComment, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'parent_id', foreignKeyConstraintName: 'proposal_comments_parent_id_fkey' })
+  parent?: ProposalComment | null;
   @Column({ type: 'text' }) body!: string;
-  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
 }
 
-/** One row per resolved branch book: the realised value beside both branches' final consensus. */
+/** One row per resolved branch book: the realised value beside both branches' final consensus; no FK to markets or metrics so the record outlives them. */
 @Entity('proposal_scorecard')
+@Unique('proposal_scorecard_market_id_key', ['marketId'])
+@Index('proposal_scorecard_workspace', ['workspaceId', 'id'])
+@Index('proposal_scorecard_proposal', ['proposalId'])
+@Check('proposal_scorecard_branch_check', `branch IN ('approved','declined')`)
+@Check('proposal_scorecard_decision_check', `decision IN ('pending','approved','declined','withdrawn')`)
 export class ProposalScorecardRow {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
   @Column({ type: 'uuid', name: 'proposal_id' }) proposalId!: string;
+  @ManyToOne(() => Proposal, { onDelete: 'CASCADE', nullable: false })
+  @JoinColumn({ name: 'proposal_id', foreignKeyConstraintName: 'proposal_scorecard_proposal_id_fkey' })
+  proposal?: Proposal;
   @Column({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
   @Column({ type: 'uuid', name: 'market_id' }) marketId!: string;
   @Column({ type: 'uuid', name: 'metric_id' }) metricId!: string;
