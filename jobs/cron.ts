@@ -1,14 +1,17 @@
 import type { Job } from 'bullmq';
 import type { JobHub } from './hub';
 
-const minuteKey = () => Math.floor(Date.now() / 60_000);
-const hourKey = () => Math.floor(Date.now() / 3_600_000);
+const minuteKey = (at: Date) => Math.floor(at.getTime() / 60_000);
+const hourKey = (at: Date) => Math.floor(at.getTime() / 3_600_000);
 
-/** The cron table: what the scheduler enqueues, and when (node-cron syntax, seconds first). */
-export const cronTable: Array<{ name: string; schedule: string; fire: (hub: JobHub) => Promise<Job> }> = [
-  { name: 'horizons-hourly', schedule: '0 0 * * * *', fire: (hub) => hub.enqueue('horizons', 'refresh', {}, { jobId: `refresh-hourly-${hourKey()}` }) },
-  { name: 'horizons-minute', schedule: '5 * * * * *', fire: (hub) => hub.enqueue('horizons', 'refresh', { minuteOnly: true }, { jobId: `refresh-minute-${minuteKey()}` }) },
-  { name: 'resolve-due', schedule: '10 * * * * *', fire: (hub) => hub.enqueue('horizons', 'resolveDue', {}, { jobId: `resolve-due-${minuteKey()}` }) },
-  { name: 'purge-requests', schedule: '0 17 * * * *', fire: (hub) => hub.enqueue('horizons', 'purgeRequests', {}, { jobId: `purge-${hourKey()}` }) },
+/**
+ * The cron table: what the scheduler enqueues, and when (node-cron syntax, seconds first). A fire
+ * at instant `at` gets a job id from its minute or hour, so instances firing together enqueue once.
+ */
+export const cronTable: Array<{ name: string; schedule: string; fire: (hub: JobHub, at: Date) => Promise<Job> }> = [
+  { name: 'horizons-hourly', schedule: '0 0 * * * *', fire: (hub, at) => hub.enqueue('horizons', 'refresh', {}, { jobId: `refresh-hourly-${hourKey(at)}` }) },
+  { name: 'horizons-minute', schedule: '5 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'refresh', { minuteOnly: true }, { jobId: `refresh-minute-${minuteKey(at)}` }) },
+  { name: 'resolve-due', schedule: '10 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'resolveDue', {}, { jobId: `resolve-due-${minuteKey(at)}` }) },
+  { name: 'purge-requests', schedule: '0 17 * * * *', fire: (hub, at) => hub.enqueue('horizons', 'purgeRequests', {}, { jobId: `purge-${hourKey(at)}` }) },
   { name: 'outbox-relay', schedule: '*/2 * * * * *', fire: (hub) => hub.enqueue('outbox', 'relay', {}, { jobId: 'relay' }) },
 ];

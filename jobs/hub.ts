@@ -86,10 +86,44 @@ export class JobHub {
     return q.add(job, data, { removeOnComplete: { age: 3600, count: 10000 }, removeOnFail: { age: 86400 }, ...jobOpts });
   }
 
+  /**
+   * The one enqueue-and-wait: add a job, then wait up to `waitMs` for its result. `finished: false`
+   * when Redis did not take the job in time, the job failed, or it did not finish in time (it may
+   * still run: callers whose work is journalled read the outcome from Postgres).
+   */
+  async enqueueAndWait<F extends QueueFamilyName, J extends JobName<F>>(
+    family: F,
+    job: J,
+    payload: JobPayload<F, J>,
+    opts: JobsOptions & { laneKey?: string; waitMs: number },
+  ): Promise<{ finished: true; result: unknown } | { finished: false }> {
+    const { waitMs, ...jobOpts } = opts;
+    const events = this.queueEvents(this.queueFor(family, jobOpts.laneKey));
+    try {
+      // While Redis is away an enqueue waits for it: bounded like the wait for the result.
+      const added = await withTimeout(
+        events.waitUntilReady().then(() => this.enqueue(family, job, payload, jobOpts)),
+        waitMs,
+      );
+      return { finished: true, result: await added.waitUntilFinished(events, waitMs) };
+    } catch {
+      return { finished: false };
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.events.values()].map((e) => e.close()));
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.events.clear();
     this.queues.clear();
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  p.catch(() => undefined); // a late failure after the timeout is nobody's to handle
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not done within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

@@ -6,7 +6,7 @@ import { logger } from './logger';
 export function startScheduler(deps: Deps): { stop(): void } {
   const tasks = cronTable.map((entry) =>
     cron.schedule(entry.schedule, () => {
-      entry.fire(deps.hub).catch((err: Error) => logger.warn({ cron: entry.name, err: err.message }, 'scheduled enqueue failed'));
+      entry.fire(deps.hub, new Date()).catch((err: Error) => logger.warn({ cron: entry.name, err: err.message }, 'scheduled enqueue failed'));
     }),
   );
   return {

@@ -1,23 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import type { JobPayload } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { dueMarketIds, type RefreshSummary } from './horizonPass';
-
-type LaneJob = { resolve: { marketIds: string[] }; settle: { marketId: string; value: number; reason: string } };
 
 /**
  * Run a book-changing job on the book's trade lane (so it serializes with the book's trades) and
  * wait for its result; null when it did not finish in time (the job still runs).
  */
-export async function runOnLane<J extends keyof LaneJob>(deps: Deps, job: J, data: LaneJob[J], laneKey: string, jobId: string): Promise<Record<string, unknown> | null> {
-  const queueName = deps.hub.queueFor('trade', laneKey);
-  const events = deps.hub.queueEvents(queueName);
-  await events.waitUntilReady();
-  const added = await deps.hub.enqueue('trade', job, data as never, { jobId, laneKey, attempts: 3, backoff: { type: 'exponential', delay: 100 } });
-  try {
-    return (await added.waitUntilFinished(events, deps.config.TRADE_WAIT_MS * 3)) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
+export async function runOnLane<J extends 'resolve' | 'settle'>(deps: Deps, job: J, data: JobPayload<'trade', J>, laneKey: string, jobId: string): Promise<Record<string, unknown> | null> {
+  const r = await deps.hub.enqueueAndWait('trade', job, data, { jobId, laneKey, attempts: 3, backoff: { type: 'exponential', delay: 100 }, waitMs: deps.config.TRADE_WAIT_MS * 3 });
+  return r.finished ? (r.result as Record<string, unknown>) : null;
 }
 
 export interface ResolveSummary {
@@ -61,14 +53,8 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
 
 /** Enqueue a horizon pass and wait for it (the API's refresh endpoint). */
 export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }): Promise<RefreshSummary | null> {
-  const events = deps.hub.queueEvents('horizons');
-  await events.waitUntilReady();
   // A fresh id per call: a reused id would hand back an earlier pass's result. The pass is idempotent.
-  const job = await deps.hub.enqueue('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}` });
-  try {
-    return (await job.waitUntilFinished(events, 60_000)) as RefreshSummary;
-  } catch {
-    return null;
-  }
+  const r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: 60_000 });
+  return r.finished ? (r.result as RefreshSummary) : null;
 }
 

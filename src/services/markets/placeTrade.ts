@@ -401,30 +401,10 @@ export async function submitTrade(
       requestId = randomUUID(); // a twin got there first: loop to wait for it and replay
     }
   }
-  const data = jobFor(requestId);
-  const queueName = deps.hub.queueFor('trade', p.marketId);
-  const events = deps.hub.queueEvents(queueName);
-  try {
-    // While Redis is away the enqueue waits for it; the request is journalled, so after the wait
-    // the watchdog (or the client's retry) enqueues it and Postgres answers.
-    const job = await withTimeout(
-      events.waitUntilReady().then(() => deps.hub.enqueue('trade', 'trade', data, { jobId: requestId, laneKey: p.marketId, ...TRADE_JOB_OPTS })),
-      wait,
-    );
-    return (await job.waitUntilFinished(events, wait)) as TradeOutcome;
-  } catch {
-    // Lost event, timeout or Redis away: Postgres is the truth.
-    const o = await pollOutcome(deps, requestId, wait);
-    if (!o) throw pending(requestId);
-    return o;
-  }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  p.catch(() => undefined); // a late failure after the timeout is nobody's to handle
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`not done within ${ms} ms`)), ms);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  const waited = await deps.hub.enqueueAndWait('trade', 'trade', jobFor(requestId), { jobId: requestId, laneKey: p.marketId, ...TRADE_JOB_OPTS, waitMs: wait });
+  if (waited.finished) return waited.result as TradeOutcome;
+  // Lost event, timeout or Redis away: Postgres is the truth (the journal row gets the job to run).
+  const o = await pollOutcome(deps, requestId, wait);
+  if (!o) throw pending(requestId);
+  return o;
 }
