@@ -59,16 +59,34 @@ export function docUrl(code: ErrorCode): string {
   return `/api/guides/api-reference#error-${code}`;
 }
 
-export class ApiError extends Error {
-  readonly status: number;
+/**
+ * A refusal by the domain or a service: a stable code from the catalog, a sentence, and details.
+ * It carries no HTTP status: the edge takes the status from the catalog (ApiError.status).
+ */
+export class DomainError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
-    status?: number,
   ) {
     super(message);
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...this.details };
+  }
+}
+
+/** A DomainError at the HTTP edge: its status comes from the catalog, or from the route's own override. */
+export class ApiError extends DomainError {
+  readonly status: number;
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, status?: number) {
+    super(code, message, details);
     this.status = status ?? ERROR_CATALOG[code].status;
+  }
+
+  static from(err: DomainError): ApiError {
+    return err instanceof ApiError ? err : new ApiError(err.code, err.message, err.details);
   }
 
   /** Rebuild an error from a stored outcome (a trade's result read back from its job or Postgres). */
@@ -76,10 +94,6 @@ export class ApiError extends Error {
     const { error, code, doc_url: _doc, ...details } = body as { error?: string; code?: string; doc_url?: string };
     const known = code && code in ERROR_CATALOG ? (code as ErrorCode) : 'internal_error';
     return new ApiError(known, error ?? 'The request failed.', details, status);
-  }
-
-  toBody(): Record<string, unknown> {
-    return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...this.details };
   }
 }
 

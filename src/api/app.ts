@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
-import { isTransient, pgCode } from '../db/tx';
 import type { Deps } from '../deps';
-import { ApiError, isRetryable } from '../errors';
+import { ApiError, DomainError, isRetryable } from '../errors';
+import { isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
@@ -121,7 +121,7 @@ const BAD_TEXT_CODES = new Set(['22021', '22P05']);
 const REDIS_LOST = /Connection is closed|connect ECONNREFUSED|Stream isn't writeable|MaxRetriesPerRequestError|Reached the max retries per request/i;
 
 function toApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
+  if (err instanceof DomainError) return ApiError.from(err);
   if (isTransient(err) || REDIS_LOST.test((err as Error)?.message ?? '')) {
     return new ApiError('service_unavailable', 'A database or queue connection failed for a moment and nothing was written; retry in a second (with the same Idempotency-Key for money moves).');
   }

@@ -2,25 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { pgCode } from '../../db/tx';
 import type { Clock } from '../../deps';
-import {
-  checkReferences,
-  CycleError,
-  dependencyOrder,
-  dependents,
-  depths,
-  evaluate,
-  FormulaError,
-  parseFormula,
-  references,
-  renameReference,
-  type Expr,
-  type Node,
-} from '../../domain/formula';
+import { dependencyOrder, dependents, depths, renameReference } from '../../domain/formula';
 import type { TimePreference } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
 import { ApiError, badRequest, conflict } from '../../errors';
+import { MetricGraph, parseCached, type GraphNode } from '../../domain/metricGraph';
 import { openBaselineBooksByMetric, openBooksForNewMetric, refuseBackfillAfterResolution, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric, type MarketRow } from '../markets';
-import { emitEvent } from '../events';
+import { writeEvents } from '../events';
 import { backfillReadings, insertReadings, purgeReadings, trendsFor, type NewReading, type ResetPeriod } from './readings';
 
 export { fileReading } from './readings';
@@ -121,176 +109,25 @@ async function lockWorkspaceMetrics(m: EntityManager, workspaceId: string): Prom
 }
 
 // ---------------------------------------------------------------------------
-// The dependency graph of one workspace
+// The dependency graph of one workspace (pure: src/domain/metricGraph.ts)
 
-interface GraphNode {
-  id: string;
-  name: string;
-  value: number;
-  formula: string;
-  expr: Expr;
-  deps: string[];
-  total: number | null;
-  formulaError: string | null;
-  depth: number;
-  isLeaf: boolean;
-}
-
-// Formulas are parsed on every write of a large workspace; the parse of a text never changes.
-const parseCache = new Map<string, Expr | FormulaError>();
-function parseCached(text: string): Expr {
-  let hit = parseCache.get(text);
-  if (!hit) {
-    try {
-      hit = parseFormula(text);
-    } catch (err) {
-      if (!(err instanceof FormulaError)) throw err;
-      hit = err;
-    }
-    if (parseCache.size >= 20_000) parseCache.clear();
-    parseCache.set(text, hit);
-  }
-  if (hit instanceof FormulaError) throw hit;
-  return hit;
-}
-
-class Graph {
-  readonly nodes = new Map<string, GraphNode>();
-  private readonly byName = new Map<string, string>();
-
-  constructor(rows: Array<Record<string, unknown>>) {
-    for (const r of rows) {
-      const id = r.id as string;
-      this.byName.set((r.name as string).toLowerCase(), id);
-      let expr: Expr;
-      try {
-        expr = parseCached(r.formula as string);
-      } catch {
-        expr = { kind: 'num', value: NaN }; // a stored formula always parsed when written
-      }
-      this.nodes.set(id, {
-        id,
-        name: r.name as string,
-        value: Number(r.value),
-        formula: r.formula as string,
-        expr,
-        deps: [],
-        total: num(r.total),
-        formulaError: (r.formula_error as string | null) ?? null,
-        depth: Number(r.depth),
-        isLeaf: r.is_leaf as boolean,
-      });
-    }
-    for (const n of this.nodes.values()) n.deps = this.idsOf(references(n.expr));
-  }
-
-  static async load(m: EntityManager, workspaceId: string): Promise<Graph> {
-    return new Graph(await m.query(`SELECT id, name, value, formula, total, formula_error, depth, is_leaf FROM metrics WHERE workspace_id = $1`, [workspaceId]));
-  }
-
-  idByName(name: string): string | undefined {
-    return this.byName.get(name.toLowerCase());
-  }
-
-  private idsOf(names: string[]): string[] {
-    return [...new Set(names.map((n) => this.idByName(n)).filter((id): id is string => id !== undefined))];
-  }
-
-  add(node: GraphNode): void {
-    this.nodes.set(node.id, node);
-    this.byName.set(node.name.toLowerCase(), node.id);
-  }
-
-  remove(id: string): void {
-    const n = this.nodes.get(id);
-    if (!n) return;
-    this.nodes.delete(id);
-    this.byName.delete(n.name.toLowerCase());
-  }
-
-  rename(id: string, to: string): void {
-    const n = this.nodes.get(id)!;
-    this.byName.delete(n.name.toLowerCase());
-    n.name = to;
-    this.byName.set(to.toLowerCase(), id);
-  }
-
-  forward(): Node[] {
-    return [...this.nodes.values()].map((n) => ({ id: n.id, dependsOn: n.deps }));
-  }
-
-  /** Who references each metric: depth counts layers of these. */
-  reversed(): Node[] {
-    const users = new Map<string, string[]>();
-    for (const n of this.nodes.values()) {
-      for (const d of n.deps) {
-        const list = users.get(d);
-        if (list) list.push(n.id);
-        else users.set(d, [n.id]);
-      }
-    }
-    return [...this.nodes.keys()].map((id) => ({ id, dependsOn: users.get(id) ?? [] }));
-  }
-
-  usersOf(id: string): GraphNode[] {
-    return [...this.nodes.values()].filter((n) => n.id !== id && n.deps.includes(id));
-  }
-
-  /**
-   * Parse and check a formula for metric `self` (which may not be in the graph yet): 400 on a
-   * syntax error or an unknown reference, with references rewritten to the metrics' exact names
-   * so a later rename finds them.
-   */
-  compile(text: string, self: { id: string; name: string }): { text: string; expr: Expr; deps: string[] } {
-    let expr: Expr;
-    try {
-      expr = parseCached(text);
-      checkReferences(expr, (n) => n.toLowerCase() === self.name.toLowerCase() || this.byName.has(n.toLowerCase()), text);
-    } catch (err) {
-      if (err instanceof FormulaError) throw new ApiError('formula_invalid', `Invalid formula: ${err.message}`, { position: err.position });
-      throw err;
-    }
-    let canonical = text.trim() === '' ? '0' : text.trim();
-    const deps: string[] = [];
-    for (const ref of references(expr)) {
-      const isSelf = ref.toLowerCase() === self.name.toLowerCase();
-      const id = isSelf ? self.id : this.byName.get(ref.toLowerCase())!;
-      const exact = isSelf ? self.name : this.nodes.get(id)!.name;
-      if (ref !== exact) canonical = renameReference(canonical, ref, exact);
-      if (!deps.includes(id)) deps.push(id);
-    }
-    if (canonical !== text) expr = parseCached(canonical);
-    return { text: canonical, expr, deps };
-  }
-
-  /** 400 formula_cycle, naming the metrics around the loop, if the graph has a cycle. */
-  assertAcyclic(): void {
-    try {
-      dependencyOrder(this.forward());
-    } catch (err) {
-      if (!(err instanceof CycleError)) throw err;
-      const names = err.cycle.map((id) => this.nodes.get(id)?.name ?? id);
-      throw new ApiError('formula_cycle', `The formula would make metrics depend on themselves: ${[...names, names[0]].map((n) => `{${n}}`).join(' → ')}.`, {
-        cycle: names,
-      });
-    }
-  }
-
-  evaluateNode(n: GraphNode): { total: number | null; error: string | null } {
-    for (const d of n.deps) {
-      const dep = this.nodes.get(d);
-      if (dep && dep.total === null) return { total: null, error: `{${dep.name}} has no finite total, so this formula cannot be computed.` };
-    }
-    const result = evaluate(n.expr, (name) => {
-      const id = this.byName.get(name.toLowerCase());
-      return id === undefined ? NaN : (this.nodes.get(id)!.total ?? NaN);
-    });
-    const total = n.value + result;
-    if (!Number.isFinite(total)) {
-      return { total: null, error: 'The formula result is not a finite number (a division by zero, the square root of a negative number, or an overflow).' };
-    }
-    return { total, error: null };
-  }
+async function loadGraph(m: EntityManager, workspaceId: string): Promise<MetricGraph> {
+  const rows: Array<Record<string, unknown>> = await m.query(
+    `SELECT id, name, value, formula, total, formula_error, depth, is_leaf FROM metrics WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  return new MetricGraph(
+    rows.map((r) => ({
+      id: r.id as string,
+      name: r.name as string,
+      value: Number(r.value),
+      formula: r.formula as string,
+      total: num(r.total),
+      formulaError: (r.formula_error as string | null) ?? null,
+      depth: Number(r.depth),
+      isLeaf: r.is_leaf as boolean,
+    })),
+  );
 }
 
 interface TotalChange {
@@ -304,7 +141,7 @@ interface TotalChange {
  * Recompute `start` and everything that depends on them, in dependency order, and persist the
  * totals that moved (one statement however wide the fan-out).
  */
-async function recalculate(m: EntityManager, g: Graph, start: string[]): Promise<TotalChange[]> {
+async function recalculate(m: EntityManager, g: MetricGraph, start: string[]): Promise<TotalChange[]> {
   const affected = new Set(start);
   const forward = g.forward();
   for (const id of start) for (const d of dependents(forward, id)) affected.add(d);
@@ -330,7 +167,7 @@ async function recalculate(m: EntityManager, g: Graph, start: string[]): Promise
 }
 
 /** Refresh depth and leaf typing of every metric whose structure moved; returns how many changed. */
-async function refreshStructure(m: EntityManager, g: Graph): Promise<number> {
+async function refreshStructure(m: EntityManager, g: MetricGraph): Promise<number> {
   const d = depths(g.reversed());
   const moved = [...g.nodes.values()].filter((n) => d.get(n.id) !== n.depth || (n.deps.length === 0) !== n.isLeaf);
   if (!moved.length) return 0;
@@ -345,22 +182,12 @@ async function refreshStructure(m: EntityManager, g: Graph): Promise<number> {
   return moved.length;
 }
 
-/**
- * metric:updated per moved total in one statement (emitEvent writes one row; a fan-out of a
- * thousand dependants must not cost a thousand round trips).
- */
+/** metric:updated per moved total, in one statement (a fan-out of a thousand dependants is one round trip). */
 async function emitTotalChanges(m: EntityManager, workspaceId: string, changes: TotalChange[]): Promise<void> {
-  if (changes.length === 1) {
-    const c = changes[0];
-    await emitEvent(m, workspaceId, 'metric:updated', { metricId: c.id, metricName: c.name, oldValue: c.oldTotal, newValue: c.newTotal });
-    return;
-  }
-  if (!changes.length) return;
-  const data = changes.map((c) => ({ metricId: c.id, metricName: c.name, oldValue: c.oldTotal, newValue: c.newTotal }));
-  await m.query(`INSERT INTO outbox (workspace_id, type, data) SELECT $1, 'metric:updated', d FROM jsonb_array_elements($2::jsonb) AS d`, [
-    workspaceId,
-    JSON.stringify(data),
-  ]);
+  await writeEvents(
+    m,
+    changes.map((c) => ({ workspaceId, type: 'metric:updated', data: { metricId: c.id, metricName: c.name, oldValue: c.oldTotal, newValue: c.newTotal } })),
+  );
 }
 
 /** Readings for every dependant whose total moved to a number, dated like the change that moved it. */
@@ -412,7 +239,7 @@ function checkOpensAt(opensAt: number | null, isLeaf: boolean, rangeMax: number)
   if (opensAt < 0 || opensAt > rangeMax) throw badRequest(`opensAt ${opensAt} must lie inside the market range 0..${rangeMax}.`);
 }
 
-function nameTaken(g: Graph, name: string, selfId: string | null): void {
+function nameTaken(g: MetricGraph, name: string, selfId: string | null): void {
   const other = g.idByName(name);
   if (other !== undefined && other !== selfId) throw conflict(`A metric named "${g.nodes.get(other)!.name}" already exists in this workspace (names compare case-insensitively).`);
 }
@@ -423,7 +250,7 @@ function uniqueViolation(err: unknown, name: string): unknown {
 
 export async function createMetric(m: EntityManager, workspaceId: string, input: CreateMetricInput, actor: Actor): Promise<MetricRow> {
   await lockWorkspaceMetrics(m, workspaceId);
-  const g = await Graph.load(m, workspaceId);
+  const g = await loadGraph(m, workspaceId);
   const name = input.name.trim();
   nameTaken(g, name, null);
   const id = randomUUID();
@@ -481,7 +308,7 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
 
   await lockWorkspaceMetrics(m, workspaceId);
   const row = await requireMetric(m, workspaceId, idOrName);
-  const g = await Graph.load(m, workspaceId);
+  const g = await loadGraph(m, workspaceId);
   const node = g.nodes.get(row.id)!;
   const changed: string[] = [];
 
@@ -564,7 +391,7 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
 }
 
 /** A rename rewrites every formula that names the metric, and is logged like a description change. */
-async function renameEverywhere(m: EntityManager, g: Graph, row: MetricRow, to: string, actor: Actor): Promise<void> {
+async function renameEverywhere(m: EntityManager, g: MetricGraph, row: MetricRow, to: string, actor: Actor): Promise<void> {
   const users = g.usersOf(row.id);
   g.rename(row.id, to);
   if (users.length) {
@@ -595,7 +422,7 @@ async function writeRevision(m: EntityManager, row: MetricRow, field: 'name' | '
 export async function deleteMetric(m: EntityManager, workspaceId: string, idOrName: string, now: Date): Promise<void> {
   await lockWorkspaceMetrics(m, workspaceId);
   const row = await requireMetric(m, workspaceId, idOrName);
-  const g = await Graph.load(m, workspaceId);
+  const g = await loadGraph(m, workspaceId);
   const users = g.usersOf(row.id);
   if (users.length) {
     const names = users.map((u) => `"${u.name}"`).join(', ');
@@ -626,7 +453,7 @@ export async function reorderMetrics(m: EntityManager, workspaceId: string, ids:
 /** Idempotent repair: leaf typing and depths recomputed from the formulas as stored. */
 export async function migrateLeafTypes(m: EntityManager, workspaceId: string): Promise<number> {
   await lockWorkspaceMetrics(m, workspaceId);
-  const g = await Graph.load(m, workspaceId);
+  const g = await loadGraph(m, workspaceId);
   return refreshStructure(m, g);
 }
 
