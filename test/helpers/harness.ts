@@ -93,10 +93,10 @@ export function uniqueName(prefix = 'agent'): string {
  * Start the real app before this file's (or describe block's) tests and stop it after them,
  * checking the ledger invariant on the way out. `assign` hands the app to the file's variable.
  */
-export function useTestApp(assign: (app: TestApp) => void, env: Record<string, string> = {}): void {
+export function useTestApp(assign: (app: TestApp) => void, env: Record<string, string> = {}, opts: { workers?: boolean } = {}): void {
   let app: TestApp | undefined;
   beforeAll(async () => {
-    app = await startTestApp(env);
+    app = await startTestApp(env, opts);
     assign(app);
   });
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { accountId } from '../../src/services/ledger';
 import { resolveDueBatch, settleBook } from '../../src/services/markets';
 import { applyTradeJob, serializeSpec } from '../../src/services/markets';
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
-import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, startTestApp, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 import { freePort, PrivateRedis, ServiceProcess, waitFor } from '../helpers/services';
 
@@ -62,13 +62,7 @@ async function bookSetup(app: TestApp): Promise<{ ws: TestWorkspace; marketId: s
 
 describe('the trade transaction on its own (item 1)', () => {
   let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(async () => {
-    await expectLedgerSound(app.deps);
-    await app.close();
-  });
+  useTestApp((a) => (app = a));
 
   it('a job run twice at once (two workers, no lane) applies its trade once', async () => {
     const { ws, marketId, traderId } = await bookSetup(app);
@@ -121,13 +115,7 @@ describe('the trade transaction on its own (item 1)', () => {
 
 describe('no key stuck (item 3)', () => {
   let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ TRADE_WAIT_MS: '400', TRADE_RECOVERY_AFTER_MS: '0' });
-  });
-  afterAll(async () => {
-    await expectLedgerSound(app.deps);
-    await app.close();
-  });
+  useTestApp((a) => (app = a), { TRADE_WAIT_MS: '400', TRADE_RECOVERY_AFTER_MS: '0' });
 
   /** A keyed trade whose job is lost before it runs (as with a SIGKILL after the insert, or Redis erased). */
   async function lostTrade(s: Awaited<ReturnType<typeof bookSetup>>, key: string): Promise<string> {
@@ -180,13 +168,7 @@ describe('no key stuck (item 3)', () => {
 
 describe('retryable answers for infrastructure blips (item 5)', () => {
   let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(async () => {
-    await expectLedgerSound(app.deps);
-    await app.close();
-  });
+  useTestApp((a) => (app = a));
 
   it('a connection dropped inside a transaction is retried inside: the credit moves once', async () => {
     const s = await bookSetup(app);
@@ -336,13 +318,7 @@ describe('Redis restarted without persistence (items 2 and 6)', () => {
 
 describe('a dead worker (item 4)', () => {
   let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ TRADE_WAIT_MS: '8000' }, { workers: false });
-  });
-  afterAll(async () => {
-    await expectLedgerSound(app.deps);
-    await app.close();
-  });
+  useTestApp((a) => (app = a), { TRADE_WAIT_MS: '8000' }, { workers: false });
 
   it("after SIGKILL of the worker holding a lane's job, the next trade on that lane completes (within 5 s)", async () => {
     const s = await bookSetup(app);
