@@ -11,7 +11,7 @@ import { inTransaction } from '../src/db/tx';
 import { toNano } from '../src/domain/money';
 import { refreshHorizons } from '../src/services/markets';
 import { resolveDueNow } from '../src/services/markets';
-import { accountId, checkLedgerInvariant, move } from '../src/services/ledger';
+import { accountId, checkLedgerInvariant, transfer } from '../src/services/ledger';
 import { createAgent } from '../src/services/participants';
 import { createWorkspace } from '../src/services/workspaces';
 import { bootDeps, closeDeps } from '../src/runtime';
@@ -31,7 +31,7 @@ async function main() {
   try {
     const { ownerId, wsId, holders } = await inTransaction(deps.ds, async (m) => {
       const ownerId = await createAgent(m, { nickname: `owner${Date.now() % 1e6}` });
-      await move(m, { from: accountId.issuance, to: accountId.agent(ownerId), amount: toNano(N * 5 * 100 + 1000), kind: 'mint' });
+      await transfer(m, { from: accountId.issuance, to: accountId.agent(ownerId), amount: toNano(N * 5 * 100 + 1000), kind: 'mint' });
       const ws = await createWorkspace(m, ownerId, { name: 'bench horizons' });
       const holders: string[] = [];
       for (let i = 0; i < HOLDERS; i++) holders.push(await createAgent(m, { nickname: `h${i}x${Date.now() % 1e6}` }));

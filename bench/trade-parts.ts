@@ -7,7 +7,7 @@ import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
 import { toNano } from '../src/domain/money';
 import { bootDeps, closeDeps } from '../src/runtime';
-import { accountId, move } from '../src/services/ledger';
+import { accountId, transfer } from '../src/services/ledger';
 import { createAgent } from '../src/services/participants';
 import { createWorkspace } from '../src/services/workspaces';
 import { createMetric } from '../src/services/metrics';
@@ -21,7 +21,7 @@ async function main() {
   const workers = await startWorkers(deps);
   const { agent, ws } = await inTransaction(deps.ds, async (m) => {
     const agent = await createAgent(m, { nickname: `a${Date.now() % 1e6}` });
-    await move(m, { from: accountId.issuance, to: accountId.agent(agent), amount: toNano(1e7), kind: 'mint' });
+    await transfer(m, { from: accountId.issuance, to: accountId.agent(agent), amount: toNano(1e7), kind: 'mint' });
     const ws = await createWorkspace(m, agent, { name: 'parts' });
     await createMetric(m, ws.id, { name: 'x', value: 500 }, { agentId: agent, clock: deps.clock });
     return { agent, ws };

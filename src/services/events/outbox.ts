@@ -1,16 +1,53 @@
 import type { EntityManager } from 'typeorm';
 
-export type EventType =
-  | 'market:created'
-  | 'market:resolved'
-  | 'market:closed'
-  | 'metric:updated'
-  | 'trade:executed'
-  | 'proposal:created'
-  | 'proposal:subsidy_skipped'
-  | 'proposal:status_changed';
+/** Every event type the service emits: the outbox accepts no other. */
+export const EVENT_TYPES = [
+  'market:created',
+  'market:resolved',
+  'market:closed',
+  'metric:updated',
+  'trade:executed',
+  'proposal:created',
+  'proposal:subsidy_skipped',
+  'proposal:status_changed',
+] as const;
 
-/** Write an event in the caller's transaction; the relay publishes it after commit. */
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** One outbox row: the workspace's stream (null: the platform's), its type and its JSON data. */
+export interface PendingEvent {
+  workspaceId: string | null;
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/** The one INSERT INTO outbox, rows in the order given (the relay publishes in id order). */
+function insertSql(firstParam: number, when?: string): string {
+  const [w, t, d] = [0, 1, 2].map((i) => `$${firstParam + i}`);
+  return `INSERT INTO outbox (workspace_id, type, data)
+       SELECT x.w, x.t, x.d FROM unnest(${w}::uuid[], ${t}::text[], ${d}::jsonb[]) AS x(w, t, d)${when ? ` WHERE ${when}` : ''}`;
+}
+
+function paramsOf(events: readonly PendingEvent[]): unknown[] {
+  return [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+}
+
+/**
+ * The outbox write as a CTE named `outbox_rows` (parameters numbered from `firstParam`) for a caller
+ * composing its own single statement, written only when `when` (an SQL boolean) holds: the trade
+ * gates its event on the ledger write.
+ */
+export function outboxFragment(events: readonly PendingEvent[], firstParam: number, when?: string): { cte: string; params: unknown[] } {
+  return { cte: `outbox_rows AS (${insertSql(firstParam, when)})`, params: paramsOf(events) };
+}
+
+/** Write events in the caller's transaction, in one statement whatever their number; the relay publishes them after commit. */
+export async function writeEvents(m: EntityManager, events: readonly PendingEvent[]): Promise<void> {
+  if (!events.length) return;
+  await m.query(insertSql(1), paramsOf(events));
+}
+
+/** One event (see `writeEvents`). */
 export async function emitEvent(m: EntityManager, workspaceId: string | null, type: EventType, data: Record<string, unknown>): Promise<void> {
-  await m.query(`INSERT INTO outbox (workspace_id, type, data) VALUES ($1, $2, $3)`, [workspaceId, type, JSON.stringify(data)]);
+  await writeEvents(m, [{ workspaceId, type, data }]);
 }

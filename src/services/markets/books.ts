@@ -2,7 +2,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../errors';
 import { consensusOf, MAX_P, MIN_P, openBook as lmsrOpen, probability, type BookState } from '../../domain/lmsr';
 import type { Period } from '../../domain/horizons';
-import { accountId, payMany } from '../ledger';
+import { accountId, openAccounts, writeLedger, type Credit } from '../ledger';
+import { writeEvents } from '../events';
 
 export interface MarketRow {
   id: string;
@@ -198,7 +199,7 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
   );
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id as string);
-  await m.query(`INSERT INTO accounts (id, kind) SELECT 'pool:' || x, 'pool' FROM unnest($1::text[]) x ON CONFLICT (id) DO NOTHING`, [ids]);
+  await openAccounts(m, ids.map(accountId.pool), 'pool');
 
   // Fund per funder in one transfer; if that funder is short, fund book by book while it can.
   const unfunded = new Set<string>();
@@ -222,27 +223,24 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
     const mk = rowToMarket({ ...r, metric_name: names.get(r.metric_id) });
     return unfunded.has(mk.id) ? { ...mk, funded: false, liquidity: 0n, b: 0n, qHigher: 0n, qLower: 0n, q0Higher: 0n, q0Lower: 0n } : mk;
   });
-  await m.query(
-    `INSERT INTO outbox (workspace_id, type, data) SELECT w, 'market:created', d FROM unnest($1::uuid[], $2::jsonb[]) AS x(w, d)`,
-    [
-      created.map((mk) => mk.workspaceId),
-      created.map((mk) =>
-        JSON.stringify({ marketId: mk.id, metricName: mk.metricName, targetDate: mk.targetDate, proposalId: mk.proposalId, branch: mk.branch, funded: mk.funded }),
-      ),
-    ],
+  await writeEvents(
+    m,
+    created.map((mk) => ({
+      workspaceId: mk.workspaceId,
+      type: 'market:created',
+      data: { marketId: mk.id, metricName: mk.metricName, targetDate: mk.targetDate, proposalId: mk.proposalId, branch: mk.branch, funded: mk.funded },
+    })),
   );
   return created;
 }
 
-async function tryPay(m: EntityManager, from: string, legs: Array<{ to: string; amount: bigint }>, ref: string): Promise<boolean> {
-  await m.query('SAVEPOINT fund_books');
+/** One funding transfer; false when the funder is short (a refused ledger write changes nothing). */
+async function tryPay(m: EntityManager, from: string, credits: Credit[], ref: string): Promise<boolean> {
   try {
-    await payMany(m, from, legs, 'fund', ref);
-    await m.query('RELEASE SAVEPOINT fund_books');
+    await writeLedger(m, [{ from, credits, kind: 'fund', ref }]);
     return true;
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== 'insufficient_balance') throw err;
-    await m.query('ROLLBACK TO SAVEPOINT fund_books');
     return false;
   }
 }

@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/tx';
 import { logger } from '../../logger';
 import { lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from './books';
 import { decideResolution, type MetricFacts, type Reading } from '../../domain/resolution';
-import { LedgerBatch } from '../ledger';
+import { writeLedger, type Transfer } from '../ledger';
 import { respawnProposalBranches } from '../proposals';
 import { resolveLockedMarket, voidLockedMarket } from './resolveBook';
 import { liveBaselineBooks, loadSpawnMetrics, planHorizons, spawnForMetrics } from './spawnBooks';
@@ -105,7 +105,8 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
   )) {
     readings.set(r.id, { value: r.value, na: r.na });
   }
-  const ledger = new LedgerBatch();
+  // Every book's ledger legs, applied in one statement at the end: hot accounts locked once, in id order.
+  const ledger: Transfer[] = [];
   for (const mk of due) {
     const d = decideResolution(mk, facts.get(mk.metricId), readings.get(mk.id), now);
     if (d.action === 'wait') {
@@ -118,7 +119,7 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
       continue;
     }
     await m.query('SAVEPOINT resolve_book');
-    const mark = ledger.size;
+    const mark = ledger.length;
     try {
       if (d.action === 'void') {
         await voidLockedMarket(m, mk, d.reason, now, ledger);
@@ -130,12 +131,12 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
       await m.query('RELEASE SAVEPOINT resolve_book');
     } catch (err) {
       await m.query('ROLLBACK TO SAVEPOINT resolve_book');
-      ledger.discardFrom(mark);
+      ledger.length = mark; // the book's legs go with its savepoint
       logger.error({ marketId: mk.id, err }, 'resolution failed; the book stays open');
       out.push({ marketId: mk.id, outcome: 'skipped', reason: 'error' });
     }
   }
-  await ledger.flush(m);
+  await writeLedger(m, ledger, { shortfall: 'internal' });
   return out;
 }
 

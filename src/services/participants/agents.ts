@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { toCredits, toNano } from '../../domain/money';
-import { accountId, move } from '../ledger';
+import { accountId, transfer } from '../ledger';
 import { createAgent, mintKey, NICKNAME_RE } from './identity';
 import { addMember, findWorkspace, isMember } from '../workspaces';
 
@@ -91,15 +91,11 @@ export async function creditAgent(
       if (target.id === p.callerId) throw new ApiError('conflict', 'You cannot credit yourself.');
     }
     const from = p.isMaster ? accountId.issuance : accountId.agent(p.callerId);
-    const { toBalance } = await move(m, {
-      from,
-      to: accountId.agent(target.id),
-      amount,
-      kind: p.isMaster ? 'mint' : 'credit',
-      ref: p.callerId,
-      memo: p.reason ?? null,
-      shortfallStatus: 409,
-    });
+    const { toBalance } = await transfer(
+      m,
+      { from, to: accountId.agent(target.id), amount, kind: p.isMaster ? 'mint' : 'credit', ref: p.callerId, memo: p.reason ?? null },
+      { shortfall: 409 },
+    );
     return { ok: true, agentId: target.id, amount: toCredits(amount), balance: toCredits(toBalance), issued: p.isMaster };
   });
 }

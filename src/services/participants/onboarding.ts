@@ -6,7 +6,7 @@ import { inTransaction, pgCode } from '../../db/tx';
 import type { Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
 import { createAgent, hashKey, mintKey, NICKNAME_RE } from './identity';
-import { accountId, move } from '../ledger';
+import { accountId, transfer } from '../ledger';
 import { createWorkspace } from '../workspaces';
 
 export interface TemplateResult {
@@ -25,7 +25,7 @@ type GrantConfig = Pick<Config, 'UNCLAIMED_SIGNUP_CREDITS' | 'SIGNUP_CREDITS' | 
 
 async function grant(m: EntityManager, agentId: string, credits: number, memo: string): Promise<bigint> {
   const amount = toNano(credits);
-  if (amount > 0n) await move(m, { from: accountId.issuance, to: accountId.agent(agentId), amount, kind: 'signup_grant', ref: agentId, memo });
+  if (amount > 0n) await transfer(m, { from: accountId.issuance, to: accountId.agent(agentId), amount, kind: 'signup_grant', ref: agentId, memo });
   return amount;
 }
 

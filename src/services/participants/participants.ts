@@ -6,7 +6,7 @@ import { toCredits, toNano } from '../../domain/money';
 import { groupsByIds } from '../access';
 import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from './identity';
 import { positionMetricValue, positionsOf, positionWorth } from '../portfolio';
-import { accountId, balanceOf, move } from '../ledger';
+import { accountId, balanceOf, transfer } from '../ledger';
 import { findWorkspace, type WorkspaceRow } from '../workspaces';
 
 /**
@@ -124,15 +124,18 @@ export async function createChild(
     const key = await mintKey(m, id, { scopes: input.keyScopes, label: input.keyLabel ?? `created by ${actor.agentId}`, workspaceId: memberships[0]?.workspaceId ?? null });
     const amount = toNano(input.initialCredits ?? 0);
     if (amount > 0n) {
-      await move(m, {
-        from: actor.isMaster ? accountId.issuance : accountId.agent(actor.agentId),
-        to: accountId.agent(id),
-        amount,
-        kind: actor.isMaster ? 'mint' : 'child_funding',
-        ref: actor.agentId,
-        memo: `initial credits of ${id}`,
-        shortfallStatus: 409,
-      });
+      await transfer(
+        m,
+        {
+          from: actor.isMaster ? accountId.issuance : accountId.agent(actor.agentId),
+          to: accountId.agent(id),
+          amount,
+          kind: actor.isMaster ? 'mint' : 'child_funding',
+          ref: actor.agentId,
+          memo: `initial credits of ${id}`,
+        },
+        { shortfall: 409 },
+      );
     }
     return {
       agentId: id,
@@ -256,7 +259,7 @@ export async function deleteParticipant(ds: DataSource, actor: Principal, idPara
     const to = heirExists ? accountId.agent(heirId!) : accountId.treasury;
     const balance = (await balanceOf(m, accountId.agent(id), true)) ?? 0n;
     if (balance > 0n) {
-      await move(m, { from: accountId.agent(id), to, amount: balance, kind: 'participant_deleted', ref: id, memo: `balance of deleted participant ${id}` });
+      await transfer(m, { from: accountId.agent(id), to, amount: balance, kind: 'participant_deleted', ref: id, memo: `balance of deleted participant ${id}` });
     }
     await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
     return { ok: true, agentId: id, creditsReturned: toCredits(balance), returnedTo: { account: to, agentId: heirExists ? heirId : null } };

@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/tx';
 import { ApiError } from '../../errors';
 import { desiredHorizons, periodContaining, type Period } from '../../domain/horizons';
 import { toCredits, toNano } from '../../domain/money';
-import { accountId, balanceOf } from '../ledger';
+import { accountId, balanceOf, insufficientBalance } from '../ledger';
 import { lockMarket, MARKET_SELECT, marketConsensus, openBooks, rowToMarket, type MarketRow, type OpenBookInput } from '../markets';
 import { emitEvent } from '../events';
 import { voidLockedMarket } from '../markets';
@@ -267,11 +267,10 @@ export async function createProposal(deps: Deps, workspace: { id: string; ownerI
     if (cost > 0n) {
       const balance = (await balanceOf(m, accountId.agent(who.agentId), true)) ?? 0n;
       if (balance < cost) {
-        throw new ApiError(
-          'insufficient_balance',
-          `Not enough credits to fund ${proposerPlans.length * 2} conditional books at ${toCredits(liquidity)} credits each: the balance is ${toCredits(balance)} and this needs ${toCredits(cost)}. Nothing was created.`,
-          { balance: toCredits(balance), cost: toCredits(cost) },
-        );
+        throw insufficientBalance(balance, cost, {
+          purpose: `to fund ${proposerPlans.length * 2} conditional books at ${toCredits(liquidity)} credits each`,
+          note: 'Nothing was created.',
+        });
       }
     }
     // Proposer-funded pairs in one batch: the balance check above guarantees them.

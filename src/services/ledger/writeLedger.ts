@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { ApiError } from '../../errors';
+import { toCredits } from '../../domain/money';
+
+/**
+ * The one ledger writer. Every balance change and every ledger row goes through here: one debit to
+ * one credit (`transfer`), one debit to many credits, or a batch of transfers (`writeLedger`), or a
+ * fragment composed into a larger statement (`ledgerFragment`, the trade's single write). Whatever
+ * the number of transfers, it is ONE statement that
+ *   1. locks every account it touches once, in id order (a funder behind thousands of pools, a
+ *      holder in many books, `issuance` on every mint: one lock each, never two orders);
+ *   2. checks the no-overdraft rule on each account's net change (participant and pool accounts
+ *      never go negative; `issuance` and `treasury` may);
+ *   3. only if every account exists and none would go short, applies the net change to each
+ *      account and writes the balanced ledger rows (each transfer's rows share a transfer id and
+ *      sum to zero).
+ * A refused write changes nothing, so a caller may catch the refusal and go on.
+ */
+
+/** One credit of a transfer. */
+export interface Credit {
+  to: string;
+  amount: bigint;
+}
+
+/** One balanced transfer: `from` is debited the sum of its credits; its rows share a transfer id. */
+export interface Transfer {
+  from: string;
+  credits: readonly Credit[];
+  kind: string;
+  ref?: string | null;
+  memo?: string | null;
+}
+
+/**
+ * What a shortfall is: 400 insufficient_balance in trading (the default), 409 on transfers and credit
+ * moves (spec §7 status conventions), or 'internal' where the caller has proved the money is there
+ * (settlement pays out of pools it has just measured): a shortfall then is a bug and aborts.
+ */
+export type ShortfallPolicy = 400 | 409 | 'internal';
+
+export interface LedgerWriteOptions {
+  shortfall?: ShortfallPolicy;
+}
+
+/** The insufficient_balance refusal, with the balance and the cost as details. */
+export function insufficientBalance(balance: bigint, cost: bigint, opts: { status?: 400 | 409; purpose?: string; note?: string } = {}): ApiError {
+  return new ApiError(
+    'insufficient_balance',
+    `Not enough credits${opts.purpose ? ` ${opts.purpose}` : ''}: the balance is ${toCredits(balance)} and this needs ${toCredits(cost)}.${opts.note ? ` ${opts.note}` : ''}`,
+    { balance: toCredits(balance), cost: toCredits(cost) },
+    opts.status,
+  );
+}
+
+/** One debit to one credit, as a Transfer. */
+export function leg(from: string, to: string, amount: bigint, kind: string, ref: string | null = null, memo: string | null = null): Transfer {
+  return { from, credits: [{ to, amount }], kind, ref, memo };
+}
+
+/** The transfers flattened: net change per account (ids sorted) and the ledger rows. */
+interface LedgerPlan {
+  accounts: string[];
+  nets: bigint[];
+  /** Accounts debited, in the order the transfers name them: the first short one is reported. */
+  debited: string[];
+  rows: { tid: string[]; acc: string[]; amt: string[]; kind: string[]; ref: Array<string | null>; memo: Array<string | null> };
+}
+
+function planOf(transfers: readonly Transfer[], touch: readonly string[] = []): LedgerPlan {
+  const net = new Map<string, bigint>(touch.map((a) => [a, 0n]));
+  const debited = new Set<string>();
+  const rows: LedgerPlan['rows'] = { tid: [], acc: [], amt: [], kind: [], ref: [], memo: [] };
+  const push = (tid: string, acc: string, amt: bigint, t: Transfer) => {
+    rows.tid.push(tid);
+    rows.acc.push(acc);
+    rows.amt.push(amt.toString());
+    rows.kind.push(t.kind);
+    rows.ref.push(t.ref ?? null);
+    rows.memo.push(t.memo ?? null);
+    net.set(acc, (net.get(acc) ?? 0n) + amt);
+  };
+  for (const t of transfers) {
+    const byAccount = new Map<string, bigint>();
+    for (const c of t.credits) {
+      if (c.amount < 0n) throw new RangeError(`ledger credits must be positive, got ${c.amount}`);
+      if (c.amount === 0n) continue;
+      if (c.to === t.from) throw new RangeError('ledger movement needs two accounts');
+      byAccount.set(c.to, (byAccount.get(c.to) ?? 0n) + c.amount);
+    }
+    if (!byAccount.size) continue;
+    const total = [...byAccount.values()].reduce((s, a) => s + a, 0n);
+    const tid = randomUUID();
+    push(tid, t.from, -total, t);
+    for (const [acc, amount] of byAccount) push(tid, acc, amount, t);
+    debited.add(t.from);
+  }
+  const accounts = [...net.keys()].sort();
+  return { accounts, nets: accounts.map((a) => net.get(a)!), debited: [...debited], rows };
+}
+
+/** A ledger write as CTEs of a larger statement (see `ledgerFragment`). */
+export interface LedgerFragment {
+  /** CTEs, comma-separated and without WITH: put them first in the statement's WITH list. */
+  ctes: string;
+  /** SQL boolean: the write applied (every account exists, none went short). Gate the statement's other writes on it. */
+  ok: string;
+  /** SQL select-list items `ledgerOutcome` reads: add them to the statement's final SELECT. */
+  outcome: string;
+  /** SQL for an account's balance after the write (null when refused); the account must be one the transfers touch. */
+  balanceAfter(account: string): string;
+  /** Parameter values, numbered from the `firstParam` given. */
+  params: unknown[];
+  plan: LedgerPlan;
+}
+
+/**
+ * Build the ledger write as CTEs (`ledger_lock`, `ledger_ok`, `ledger_upd`, `ledger_rows`) with
+ * parameters numbered from `firstParam`, for a caller that composes them into its own single
+ * statement (the trade). `writeLedger` runs the same fragment on its own. `touch` names accounts
+ * that must exist and are locked and reported even if the transfers leave them unchanged.
+ */
+export function ledgerFragment(transfers: readonly Transfer[], firstParam: number, opts: { touch?: readonly string[] } = {}): LedgerFragment {
+  const plan = planOf(transfers, opts.touch);
+  const p = (i: number) => `$${firstParam + i}`;
+  const [acc, net, tid, racc, ramt, kind, ref, memo] = [0, 1, 2, 3, 4, 5, 6, 7].map(p);
+  const ctes = `ledger_lock AS MATERIALIZED (
+       SELECT id, kind, balance FROM accounts WHERE id = ANY(${acc}::text[]) ORDER BY id FOR UPDATE),
+     ledger_ok AS (
+       SELECT count(*) = cardinality(${acc}::text[])
+              AND coalesce(bool_and(l.kind NOT IN ('participant','pool') OR l.balance + n.amt >= 0), true) AS ok
+         FROM unnest(${acc}::text[], ${net}::bigint[]) AS n(acc, amt) JOIN ledger_lock l ON l.id = n.acc),
+     ledger_upd AS (
+       UPDATE accounts a SET balance = a.balance + n.amt
+         FROM unnest(${acc}::text[], ${net}::bigint[]) AS n(acc, amt)
+        WHERE a.id = n.acc AND (SELECT ok FROM ledger_ok)
+        RETURNING a.id, a.balance),
+     ledger_rows AS (
+       INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref, memo)
+       SELECT * FROM unnest(${tid}::uuid[], ${racc}::text[], ${ramt}::bigint[], ${kind}::text[], ${ref}::text[], ${memo}::text[])
+        WHERE (SELECT ok FROM ledger_ok))`;
+  return {
+    ctes,
+    ok: '(SELECT ok FROM ledger_ok)',
+    outcome: `(SELECT ok FROM ledger_ok) AS ledger_ok,
+              (SELECT json_object_agg(id, balance::text) FROM ledger_lock) AS ledger_before,
+              (SELECT json_object_agg(id, balance::text) FROM ledger_upd) AS ledger_after`,
+    balanceAfter(account: string) {
+      const i = plan.accounts.indexOf(account);
+      if (i < 0) throw new RangeError(`ledger fragment does not touch ${account}`);
+      return `(SELECT balance FROM ledger_upd WHERE id = (${acc}::text[])[${i + 1}])`;
+    },
+    params: [plan.accounts, plan.nets.map(String), plan.rows.tid, plan.rows.acc, plan.rows.amt, plan.rows.kind, plan.rows.ref, plan.rows.memo],
+    plan,
+  };
+}
+
+/**
+ * Read a fragment's outcome from the statement's result row: the balances after the write, or the
+ * refusal (insufficient_balance per `shortfall`; a missing account is a bug and aborts).
+ */
+export function ledgerOutcome(f: LedgerFragment, row: { ledger_ok: boolean; ledger_before: Record<string, string> | null; ledger_after: Record<string, string> | null }, shortfall: ShortfallPolicy = 400): Map<string, bigint> {
+  if (row.ledger_ok) return new Map(Object.entries(row.ledger_after ?? {}).map(([id, b]) => [id, BigInt(b)]));
+  const before = row.ledger_before ?? {};
+  const missing = f.plan.accounts.filter((a) => before[a] === undefined);
+  if (missing.length) throw new Error(`ledger account${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist`);
+  const netOf = (a: string) => f.plan.nets[f.plan.accounts.indexOf(a)];
+  const isShort = (a: string) => BigInt(before[a]) + netOf(a) < 0n;
+  const short = f.plan.debited.find(isShort) ?? f.plan.accounts.find(isShort);
+  if (!short) throw new Error('ledger write refused with no account short or missing');
+  if (shortfall === 'internal') throw new Error(`ledger: ${short} holds ${before[short]} but the write needs ${-netOf(short)}`);
+  throw insufficientBalance(BigInt(before[short]), -netOf(short), { status: shortfall });
+}
+
+/**
+ * Apply a batch of transfers in one statement (nothing when there is none). Returns every touched
+ * account's balance after the write; a refusal changes nothing.
+ */
+export async function writeLedger(m: EntityManager, transfers: readonly Transfer[], opts: LedgerWriteOptions = {}): Promise<Map<string, bigint>> {
+  const f = ledgerFragment(transfers, 1);
+  if (!f.plan.accounts.length) return new Map();
+  const [row] = await m.query(`WITH ${f.ctes} SELECT ${f.outcome}`, f.params);
+  return ledgerOutcome(f, row, opts.shortfall);
+}
+
+/** One debit to one credit (a positive amount): mints, credits, grants, a deleted participant's balance. */
+export async function transfer(
+  m: EntityManager,
+  t: { from: string; to: string; amount: bigint; kind: string; ref?: string | null; memo?: string | null },
+  opts: LedgerWriteOptions = {},
+): Promise<{ fromBalance: bigint; toBalance: bigint }> {
+  if (t.amount <= 0n) throw new RangeError(`ledger movement must be positive, got ${t.amount}`);
+  const after = await writeLedger(m, [leg(t.from, t.to, t.amount, t.kind, t.ref, t.memo)], opts);
+  return { fromBalance: after.get(t.from)!, toBalance: after.get(t.to)! };
+}
