@@ -5,6 +5,18 @@ import { migrations } from '../../migrations';
 import { entities } from '../entities';
 import { logger } from '../logger';
 
+/**
+ * A pg client that always has an error listener. A terminated backend can emit a second 'error' (the
+ * socket's end) after TypeORM and pg-pool have let go of the client; with no listener left Node would
+ * crash the process. The query in flight still fails, and the pool still drops the client.
+ */
+class ListeningClient extends Client {
+  constructor(config?: ConstructorParameters<typeof Client>[0]) {
+    super(config);
+    this.on('error', (err) => logger.debug({ err }, 'postgres client error'));
+  }
+}
+
 export function makeDataSource(url: string, poolSize = 20): DataSource {
   return new DataSource({
     type: 'postgres',
@@ -14,7 +26,7 @@ export function makeDataSource(url: string, poolSize = 20): DataSource {
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { max: poolSize },
+    extra: { max: poolSize, Client: ListeningClient },
   });
 }
 
