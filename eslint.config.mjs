@@ -1,6 +1,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Import bans by layer. ESLint keeps only the last `no-restricted-imports` that matches a file, so
+// each block below lists every ban that applies to its files.
+const noApi = { group: ['**/api/app', '**/api/routes/*', '**/api/middleware/*'], message: 'Nothing imports from api/ except main.ts.' };
+const pure = {
+  group: ['typeorm', 'ioredis', 'koa', '@koa/*', 'ethers', 'bullmq', 'pg', 'node:fs', 'node:net', 'node:http'],
+  message: 'src/domain is pure: no I/O.',
+};
+const recipe = 'Routes are recipes; workers are thin: call a service use case (src/services/<area>), which owns its transaction and its SQL.';
+const noDb = { group: ['**/db', '**/db/**', 'typeorm', 'typeorm/*', 'pg', 'pg/*'], message: recipe };
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**', '*.config.js', '*.config.mjs'] },
   js.configs.recommended,
@@ -19,17 +29,32 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/services/**/*.ts', 'jobs/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noApi] }] },
+  },
+  {
     // domain/ is pure: no I/O libraries.
     files: ['src/domain/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [pure, noApi] }] },
+  },
+  {
+    // Routes are recipes; workers are thin: no db/, no typeorm, no SQL, no transactions.
+    files: ['src/api/**/*.ts', 'workers/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['typeorm', 'ioredis', 'koa', '@koa/*', 'ethers', 'bullmq', 'pg', 'node:fs', 'node:net', 'node:http'], message: 'src/domain is pure: no I/O.' }] }],
+      'no-restricted-imports': ['error', { patterns: [noDb] }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression > MemberExpression.callee[property.name='query']", message: `No SQL here (.query). ${recipe}` },
+        { selector: "MemberExpression[property.name='ds']", message: `No data source here (.ds / deps.ds). ${recipe}` },
+        { selector: "CallExpression[callee.name='inTransaction']", message: `No transactions here (inTransaction). ${recipe}` },
+        { selector: "Identifier[name=/^(EntityManager|DataSource|QueryRunner)$/]", message: `No TypeORM handles here. ${recipe}` },
+        { selector: "TSImportType[argument.literal.value=/^typeorm/]", message: `No typeorm types here. ${recipe}` },
+      ],
     },
   },
   {
-    files: ['src/services/**/*.ts', 'src/domain/**/*.ts', 'workers/**/*.ts', 'jobs/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/api/app', '**/api/routes/*', '**/api/middleware/*'], message: 'Nothing imports from api/ except main.ts.' }] }],
-    },
+    files: ['workers/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noApi] }] },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

@@ -1,6 +1,6 @@
 import type { Deps } from '../src/deps';
 import { refreshHorizons } from '../src/services/markets';
-import { resolveDueNow } from '../src/services/markets';
+import { purgeTradeRequests, resolveDueNow } from '../src/services/markets';
 import type { Processors } from './types';
 
 /** horizons: spawn/retire books by date, find due books and resolve them on their lanes, housekeeping. */
@@ -8,8 +8,5 @@ export const horizonProcessors = (deps: Deps): Processors<'horizons'> => ({
   refresh: async (data) => refreshHorizons(deps, data),
   resolveDue: async (data) => resolveDueNow(deps, data.workspaceId ?? null),
   // Idempotency records are kept at least 24 hours (spec §4.5); older ones go.
-  purgeRequests: async () => {
-    const r = await deps.ds.query(`DELETE FROM trade_requests WHERE created_at < now() - interval '48 hours' AND status <> 'pending'`);
-    return { deleted: r[1] ?? 0 };
-  },
+  purgeRequests: async () => purgeTradeRequests(deps),
 });

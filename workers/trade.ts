@@ -1,6 +1,5 @@
 import type { Deps } from '../src/deps';
-import { inTransaction } from '../src/db/tx';
-import { resolveDueBatch, settleBook } from '../src/services/markets';
+import { resolveDueBooks, settleBookNow } from '../src/services/markets';
 import { queueFamilies } from '../jobs/definitions';
 import { applyTradeJob, type TradeJobData } from '../src/services/markets';
 import type { Processors } from './types';
@@ -26,14 +25,15 @@ async function followersOf(deps: Deps, queueName: string, selfId: string | undef
 
 /** trade-<k> lanes: everything that touches a book, in arrival order per market. */
 export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
-  trade: async (data, job) => applyTradeJob(deps, data, () => followersOf(deps, job.queueName, job.id)),
+  // Group commit only on a serial lane: where the lane runs jobs at once, other workers take the
+  // waiting trades themselves, and a group would lock their books in crossing orders (deadlocks).
+  trade: async (data, job) => applyTradeJob(deps, data, deps.config.TRADE_LANES_SERIAL ? () => followersOf(deps, job.queueName, job.id) : undefined),
   resolve: async (data) => {
-    const now = deps.clock.now();
-    const out = await inTransaction(deps.ds, (m) => resolveDueBatch(m, data.marketIds, now));
+    const out = await resolveDueBooks(deps, data.marketIds);
     return { outcomes: out.map((r) => ({ ...r, payout: r.payout?.toString() })) };
   },
   settle: async (data) => {
-    const r = await inTransaction(deps.ds, (m) => settleBook(m, data.marketId, data.value, data.reason, deps.clock.now()));
+    const r = await settleBookNow(deps, data.marketId, data.value, data.reason);
     return { ...r, payout: r.payout.toString() };
   },
 });

@@ -12,9 +12,9 @@ import {
 } from '../domain/capabilities';
 import type { Deps } from '../deps';
 import { ApiError } from '../errors';
-import { loadGrants, touchKeyUsed, viewLinkWorkspace } from '../services/access';
-import { resolveKey } from '../services/participants';
-import { defaultWorkspaceFor, findWorkspace, type WorkspaceRow } from '../services/workspaces';
+import { grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
+import { keyHolder } from '../services/participants';
+import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
 
 export type Caller = Principal;
@@ -45,7 +45,7 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
   const apiKey = header(h, 'x-api-key');
   const raw = agentKey ?? apiKey;
   if (raw === undefined) return null;
-  const key = raw.trim() ? await resolveKey(deps.ds, raw.trim()) : null;
+  const key = raw.trim() ? await keyHolder(deps, raw.trim()) : null;
   if (!key) throw new ApiError('invalid_credentials', 'The key sent is unknown or has been revoked.');
   touchKeyUsed(deps, key.keyId);
   return {
@@ -82,22 +82,22 @@ export async function resolveAccess(
   let ws: WorkspaceRow | null = null;
   let viewLinkWs: string | null | undefined;
   if (named) {
-    ws = await findWorkspace(deps.ds, named);
+    ws = await workspaceByIdOrSlug(deps, named);
     if (!ws) throw new ApiError('workspace_not_found', `No workspace "${named}" exists.`);
   } else if (caller?.keyWorkspaceId) {
-    ws = await findWorkspace(deps.ds, caller.keyWorkspaceId);
+    ws = await workspaceByIdOrSlug(deps, caller.keyWorkspaceId);
   } else if (caller) {
-    ws = await defaultWorkspaceFor(deps.ds, caller.agentId);
+    ws = await defaultWorkspaceOf(deps, caller.agentId);
   } else if (viewToken) {
-    viewLinkWs = await viewLinkWorkspace(deps.ds, viewToken);
-    if (viewLinkWs) ws = await findWorkspace(deps.ds, viewLinkWs);
+    viewLinkWs = await workspaceOfViewLink(deps, viewToken);
+    if (viewLinkWs) ws = await workspaceByIdOrSlug(deps, viewLinkWs);
   }
   if (!ws) {
     if (rule.workspaceOptional || !rule.capability) return null;
     if (!caller) throw new ApiError('authentication_required', 'Send X-Workspace-Id naming a public workspace, or send a key.');
     throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
   }
-  if (viewToken && viewLinkWs === undefined) viewLinkWs = await viewLinkWorkspace(deps.ds, viewToken);
+  if (viewToken && viewLinkWs === undefined) viewLinkWs = await workspaceOfViewLink(deps, viewToken);
   return accessForWorkspace(deps, caller, ws, viewLinkWs === ws.id);
 }
 
@@ -107,7 +107,7 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
   if (caller?.keyLocked && caller.keyWorkspaceId !== ws.id) {
     throw new ApiError('workspace_locked', 'This key is locked to another workspace.', { keyWorkspaceId: caller.keyWorkspaceId });
   }
-  const grants = caller?.isMaster ? [] : await loadGrants(deps.ds, ws, caller?.agentId ?? null, viewLink);
+  const grants = caller?.isMaster ? [] : await grantsInWorkspace(deps, ws, caller?.agentId ?? null, viewLink);
   const isOwner = !!caller && ws.ownerId === caller.agentId;
   const caps = effectiveCapabilities({
     anonymous: !caller,

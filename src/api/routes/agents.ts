@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import { toCredits } from '../../domain/money';
-import { creditAgent, getAgent, registerAgent } from '../../services/participants';
-import { isMember } from '../../services/workspaces';
+import { creditParticipant, participantByIdOrNickname, registerParticipant } from '../../services/participants';
+import { isWorkspaceMember } from '../../services/workspaces';
 import { auth } from '../auth';
 import { limitByAddress } from '../middleware/rateLimit';
 import { presentAgent } from '../presenters/agent';
@@ -31,7 +31,7 @@ defineRoute({
     await limitByAddress(c.deps, c.koa, 'signup');
     const b = c.body;
     const nick = b.name ?? b.nickname ?? b.agentId!;
-    const out = await registerAgent(c.deps.ds, { agentId: b.agentId, nickname: nick, operator: b.operator, bio: b.bio, source: b.source, workspaceId: b.workspaceId });
+    const out = await registerParticipant(c.deps, { agentId: b.agentId, nickname: nick, operator: b.operator, bio: b.bio, source: b.source, workspaceId: b.workspaceId });
     c.status(201);
     return out;
   },
@@ -43,12 +43,12 @@ export const agentIdParam = z.object({ id: z.string().min(1).max(200) });
 export async function resolveSelfOrAdmin(c: Call<unknown, unknown, { id: string }>) {
   const caller = c.identity();
   const id = c.params.id === 'me' ? caller.agentId : c.params.id;
-  const agent = await getAgent(c.deps.ds, id);
+  const agent = await participantByIdOrNickname(c.deps, id);
   if (!agent || agent.id !== id) throw new ApiError('not_found', `Participant "${id}" was not found.`);
   if (agent.id === caller.agentId || caller.isMaster) return agent;
   if (!c.access) throw new ApiError('not_authorized', 'Viewing another participant needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
   c.require('manage');
-  if (!(await isMember(c.deps.ds, c.access.workspace.id, agent.id))) throw new ApiError('not_found', `Participant "${id}" is not a member of this workspace.`);
+  if (!(await isWorkspaceMember(c.deps, c.access.workspace.id, agent.id))) throw new ApiError('not_found', `Participant "${id}" is not a member of this workspace.`);
   return agent;
 }
 
@@ -58,7 +58,7 @@ defineRoute({
   auth: auth.identity('account:read'),
   summary: 'The calling participant.',
   handler: async (c) => {
-    const agent = await getAgent(c.deps.ds, c.identity().agentId);
+    const agent = await participantByIdOrNickname(c.deps, c.identity().agentId);
     if (!agent) throw new ApiError('invalid_credentials', 'The participant behind this key no longer exists.');
     return presentAgent(agent);
   },
@@ -95,7 +95,7 @@ defineRoute({
   handler: async (c) => {
     const caller = c.identity();
     if (!caller.isMaster) c.require('manage');
-    return creditAgent(c.deps.ds, {
+    return creditParticipant(c.deps, {
       callerId: caller.agentId,
       isMaster: caller.isMaster,
       workspaceId: c.access?.workspace.id ?? null,

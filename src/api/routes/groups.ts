@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { CAPABILITIES } from '../../domain/capabilities';
-import { addGroupMember, createGroup, deleteGroup, getGroup, listGroups, removeGroupMember, updateGroup, type GroupRecord } from '../../services/access';
+import {
+  addWorkspaceGroup,
+  editWorkspaceGroup,
+  groupOfWorkspace,
+  groupsOfWorkspace,
+  putInGroup,
+  removeWorkspaceGroup,
+  takeOutOfGroup,
+  type GroupRecord,
+} from '../../services/access';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 import { idParam } from '../schemas/common';
@@ -40,7 +49,7 @@ defineRoute({
   summary: "The workspace's permission groups: capabilities, per-metric {read, trade} and per-source {read} permissions; members for holders of manage. Always needs an identity.",
   handler: async (c) => {
     const a = c.workspace();
-    return (await listGroups(c.deps.ds, a.workspace.id)).map((g) => presentGroup(g, a.caps.has('manage')));
+    return (await groupsOfWorkspace(c.deps, a.workspace.id)).map((g) => presentGroup(g, a.caps.has('manage')));
   },
 });
 
@@ -52,7 +61,7 @@ defineRoute({
   params: idParam,
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await getGroup(c.deps.ds, a.workspace.id, c.params.id), a.caps.has('manage'));
+    return presentGroup(await groupOfWorkspace(c.deps, a.workspace.id, c.params.id), a.caps.has('manage'));
   },
 });
 
@@ -65,7 +74,7 @@ defineRoute({
   body: z.strictObject({ name: groupName, ...groupFields, members: z.array(z.string().min(1).max(200)).max(500).optional() }),
   handler: async (c) => {
     const a = c.workspace();
-    const g = await createGroup(c.deps.ds, a.workspace.id, a.caps, c.body);
+    const g = await addWorkspaceGroup(c.deps, a.workspace.id, a.caps, c.body);
     c.status(201);
     return presentGroup(g, true);
   },
@@ -80,7 +89,7 @@ defineRoute({
   body: z.strictObject({ name: groupName.optional(), capabilities: capabilities.optional(), metricPermissions: metricPermissions.optional(), sourcePermissions: sourcePermissions.optional() }),
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await updateGroup(c.deps.ds, a.workspace.id, c.params.id, a.caps, c.body), true);
+    return presentGroup(await editWorkspaceGroup(c.deps, a.workspace.id, c.params.id, a.caps, c.body), true);
   },
 });
 
@@ -92,7 +101,7 @@ defineRoute({
   params: idParam,
   handler: async (c) => {
     const a = c.workspace();
-    await deleteGroup(c.deps.ds, a.workspace.id, c.params.id, a.caps);
+    await removeWorkspaceGroup(c.deps, a.workspace.id, c.params.id, a.caps);
   },
 });
 
@@ -105,7 +114,7 @@ defineRoute({
   body: z.strictObject({ agentId: z.string().min(1).max(200) }),
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await addGroupMember(c.deps.ds, a.workspace.id, c.params.id, c.body.agentId, a.caps), true);
+    return presentGroup(await putInGroup(c.deps, a.workspace.id, c.params.id, c.body.agentId, a.caps), true);
   },
 });
 
@@ -117,6 +126,6 @@ defineRoute({
   params: memberParams,
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await removeGroupMember(c.deps.ds, a.workspace.id, c.params.id, c.params.agentId, a.caps), true);
+    return presentGroup(await takeOutOfGroup(c.deps, a.workspace.id, c.params.id, c.params.agentId, a.caps), true);
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SCOPES } from '../../domain/capabilities';
-import { createKey, listKeys, resolveOwnedAgent, revokeKey, updateKey } from '../../services/access';
+import { editParticipantKey, keysOfParticipant, mintParticipantKey, revokeParticipantKey } from '../../services/access';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 import { agentIdParam } from './agents';
@@ -20,7 +20,7 @@ defineRoute({
   auth: auth.selfOwner('account:keys'),
   summary: "A participant's keys: [{ keyId, label, scopes, workspaceId, workspaceLocked, createdAt, lastUsedAt, hashPrefix }]. {id} may be 'me'; the participant itself or its creator.",
   params: agentIdParam,
-  handler: async (c) => listKeys(c.deps.ds, await resolveOwnedAgent(c.deps.ds, c.identity(), c.params.id)),
+  handler: async (c) => keysOfParticipant(c.deps, c.identity(), c.params.id),
 });
 
 defineRoute({
@@ -32,10 +32,9 @@ defineRoute({
   params: agentIdParam,
   body: z.strictObject({ label: label.optional(), scopes: scopeList.optional(), workspaceId: z.string().min(1).max(200).nullable().optional(), workspaceLocked: z.boolean().optional() }),
   handler: async (c) => {
-    const caller = c.identity();
-    const agentId = await resolveOwnedAgent(c.deps.ds, caller, c.params.id);
+    const key = await mintParticipantKey(c.deps, c.identity(), c.params.id, c.body);
     c.status(201);
-    return createKey(c.deps.ds, caller, agentId, c.body);
+    return key;
   },
 });
 
@@ -47,9 +46,7 @@ defineRoute({
   params: keyParams,
   body: z.strictObject({ label: label.optional(), scopes: scopeList.optional(), workspaceLocked: z.boolean().optional() }),
   handler: async (c) => {
-    const caller = c.identity();
-    const agentId = await resolveOwnedAgent(c.deps.ds, caller, c.params.id);
-    return updateKey(c.deps.ds, caller, agentId, c.params.keyId, c.body);
+    return editParticipantKey(c.deps, c.identity(), c.params.id, c.params.keyId, c.body);
   },
 });
 
@@ -60,8 +57,6 @@ defineRoute({
   summary: 'Revoke a key (204); later requests with it get 401. The key authorizing this request cannot revoke itself (409).',
   params: keyParams,
   handler: async (c) => {
-    const caller = c.identity();
-    const agentId = await resolveOwnedAgent(c.deps.ds, caller, c.params.id);
-    await revokeKey(c.deps.ds, caller, agentId, c.params.keyId);
+    await revokeParticipantKey(c.deps, c.identity(), c.params.id, c.params.keyId);
   },
 });

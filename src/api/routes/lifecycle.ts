@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
-import { inTransaction } from '../../db/tx';
 import { toCredits } from '../../domain/money';
-import { liveMarketIdsOfMetric } from '../../services/markets';
-import { refreshNow, resolveDueNow, runOnLane } from '../../services/markets';
-import { fileReading, getMetricRow, updateMetric } from '../../services/metrics';
+import { refreshNow, resolveDueNow } from '../../services/markets';
+import { settleMetric } from '../../services/metrics';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 
@@ -25,31 +23,8 @@ defineRoute({
     const now = c.deps.clock.now();
     const asOf = c.body.asOf ? new Date(c.body.asOf) : now;
     if (asOf.getTime() > now.getTime() + 60_000) throw new ApiError('validation_failed', 'asOf may be at most one minute ahead of now.');
-    const { metric, marketIds, readingId } = await inTransaction(c.deps.ds, async (m) => {
-      const metric = await getMetricRow(m, ws.id, c.params.id);
-      if (!metric) throw new ApiError('not_found', `Metric "${c.params.id}" was not found in this workspace.`);
-      let readingId: string;
-      if (metric.isLeaf) {
-        await updateMetric(m, ws.id, metric.id, { value: c.body.value, asOf, updateNote: `settled: ${c.body.reason}` }, { agentId: c.identity().agentId, clock: c.deps.clock });
-        const [r] = await m.query(`SELECT id FROM metric_readings WHERE metric_id = $1 ORDER BY id DESC LIMIT 1`, [metric.id]);
-        readingId = String(r.id);
-      } else {
-        readingId = String((await fileReading(m, metric.id, ws.id, { value: c.body.value, asOf, kind: 'settle', note: c.body.reason }, c.deps.clock)).id);
-      }
-      return { metric, marketIds: await liveMarketIdsOfMetric(m, metric.id), readingId };
-    });
-    const results = await Promise.all(
-      marketIds.map((id) => runOnLane(c.deps, 'settle', { marketId: id, value: c.body.value, reason: c.body.reason }, id, `settle-${id}-${readingId}`)),
-    );
-    const settled = results.filter((r) => r?.settled === true);
-    const total = settled.reduce((s, r) => s + BigInt(r!.payout as string), 0n);
-    return {
-      metricId: metric.id,
-      settled: settled.map((r) => r!.marketId),
-      count: settled.length,
-      totalPayout: toCredits(total),
-      pending: results.filter((r) => r === null).length,
-    };
+    const r = await settleMetric(c.deps, { workspaceId: ws.id, metric: c.params.id, value: c.body.value, reason: c.body.reason, asOf, agentId: c.identity().agentId });
+    return { metricId: r.metricId, settled: r.settled, count: r.count, totalPayout: toCredits(r.totalPayout), pending: r.pending };
   },
 });
 

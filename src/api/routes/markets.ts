@@ -6,7 +6,7 @@ import type { TradeSpec } from '../../domain/trading';
 import { marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/markets';
 import { bodyHash, dryRunTrade, submitTrade } from '../../services/markets';
 import { auth } from '../auth';
-import { presentMarket, presentMarketSummary } from '../presenters/market';
+import { presentMarket } from '../presenters/market';
 import type { WorkspaceAccess } from '../access';
 import { defineRoute, type Call } from '../registry';
 import { limitQuery, positiveCredits } from '../schemas/common';

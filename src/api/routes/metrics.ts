@@ -1,29 +1,25 @@
 import { z } from 'zod';
-import { inTransaction } from '../../db/tx';
 import { validateTimePreference } from '../../domain/horizons';
 import { ApiError } from '../../errors';
 import {
-  backfillMetric,
-  createMetric,
-  deleteMetric,
-  getMetricRow,
-  listMetrics,
-  listUpdates,
+  addMetric,
+  backfillMetricHistory,
+  editMetric,
   MAX_SETTLEMENT_LAG_MINUTES,
-  migrateLeafTypes,
-  purgeMetricLogs,
-  reorderMetrics,
-  updateMetric,
-  type Actor,
+  metricInWorkspace,
+  metricsOfWorkspace,
+  metricUpdates,
+  purgeReadingLogs,
+  readingLogOf,
+  removeMetric,
+  reorderWorkspaceMetrics,
+  repairLeafTypes,
 } from '../../services/metrics';
-import { listReadings, MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/metrics';
+import { MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/metrics';
 import { auth } from '../auth';
 import { presentMetric, presentReading, presentUpdate } from '../presenters/metric';
 import { defineRoute, type Call } from '../registry';
 import { credits, idParam, limitQuery } from '../schemas/common';
-import { workspaceMetricsHook } from './workspaces';
-
-workspaceMetricsHook.list = async (ds, workspaceId) => (await listMetrics(ds, workspaceId)).map(presentMetric);
 
 const finite = z.number({ error: 'must be a finite number' });
 const metricName = z
@@ -89,14 +85,14 @@ const updateBody = z.object({
   updateNote: z.string({ error: 'must be a string' }).max(2000, 'must be at most 2000 characters').optional(),
 });
 
-const actor = (c: Call<unknown, unknown, unknown>): Actor => ({ agentId: c.caller?.agentId ?? null, clock: c.deps.clock });
+const actorId = (c: Call<unknown, unknown, unknown>): string | null => c.caller?.agentId ?? null;
 
 defineRoute({
   method: 'GET',
   path: '/metrics',
   auth: auth.publicRead(),
   summary: 'Metrics with computed totals and depth, sorted by depth then order.',
-  handler: async (c) => (await listMetrics(c.deps.ds, c.workspace().workspace.id)).filter((r) => c.workspace().metricReadable(r.id)).map(presentMetric),
+  handler: async (c) => (await metricsOfWorkspace(c.deps, c.workspace().workspace.id)).filter((r) => c.workspace().metricReadable(r.id)).map(presentMetric),
 });
 
 defineRoute({
@@ -108,7 +104,7 @@ defineRoute({
   body: createBody,
   handler: async (c) => {
     const ws = c.workspace().workspace;
-    const row = await inTransaction(c.deps.ds, (m) => createMetric(m, ws.id, c.body, actor(c)));
+    const row = await addMetric(c.deps, ws.id, c.body, actorId(c));
     c.status(201);
     return presentMetric(row);
   },
@@ -120,7 +116,7 @@ defineRoute({
   auth: auth.manage(),
   summary: 'Body { ids: [string] }: order is 1-based by index; ids outside the workspace are ignored. Returns { updated }.',
   body: z.object({ ids: z.array(z.string({ error: 'must hold metric ids' }).max(200), { error: 'must be a list of metric ids' }).max(10_000, 'must hold at most 10000 ids') }),
-  handler: async (c) => ({ updated: await inTransaction(c.deps.ds, (m) => reorderMetrics(m, c.workspace().workspace.id, c.body.ids)) }),
+  handler: async (c) => ({ updated: await reorderWorkspaceMetrics(c.deps, c.workspace().workspace.id, c.body.ids) }),
 });
 
 defineRoute({
@@ -128,7 +124,7 @@ defineRoute({
   path: '/metrics/migrate-leaf-types',
   auth: auth.manage(),
   summary: 'Idempotent repair of leaf versus computed typing (and depths) from the stored formulas. Returns { updated }.',
-  handler: async (c) => ({ updated: await inTransaction(c.deps.ds, (m) => migrateLeafTypes(m, c.workspace().workspace.id)) }),
+  handler: async (c) => ({ updated: await repairLeafTypes(c.deps, c.workspace().workspace.id) }),
 });
 
 defineRoute({
@@ -137,7 +133,7 @@ defineRoute({
   auth: auth.manage(),
   summary: 'Body { metricId? }: delete the readings of one metric, or of every metric in the workspace. Returns { deleted, scope }.',
   body: z.object({ metricId: z.string({ error: 'must be a metric id' }).min(1).max(200).optional() }),
-  handler: async (c) => inTransaction(c.deps.ds, (m) => purgeMetricLogs(m, c.workspace().workspace.id, c.body.metricId ?? null)),
+  handler: async (c) => purgeReadingLogs(c.deps, c.workspace().workspace.id, c.body.metricId ?? null),
 });
 
 defineRoute({
@@ -147,7 +143,7 @@ defineRoute({
   summary: 'One metric, by id or by name. 404 if unknown.',
   params: idParam,
   handler: async (c) => {
-    const row = await getMetricRow(c.deps.ds, c.workspace().workspace.id, c.params.id);
+    const row = await metricInWorkspace(c.deps, c.workspace().workspace.id, c.params.id);
     if (!row || !c.workspace().metricReadable(row.id)) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
     return presentMetric(row);
   },
@@ -163,7 +159,7 @@ defineRoute({
   body: updateBody,
   handler: async (c) => {
     const ws = c.workspace().workspace;
-    return presentMetric(await inTransaction(c.deps.ds, (m) => updateMetric(m, ws.id, c.params.id, c.body, actor(c))));
+    return presentMetric(await editMetric(c.deps, ws.id, c.params.id, c.body, actorId(c)));
   },
 });
 
@@ -174,7 +170,7 @@ defineRoute({
   summary: "Delete a metric: 204. 409 while another metric's formula references it, or while an open market on it has trades.",
   params: idParam,
   handler: async (c) => {
-    await inTransaction(c.deps.ds, (m) => deleteMetric(m, c.workspace().workspace.id, c.params.id, c.deps.clock.now()));
+    await removeMetric(c.deps, c.workspace().workspace.id, c.params.id);
   },
 });
 
@@ -186,10 +182,9 @@ defineRoute({
   params: idParam,
   query: z.object({ limit: limitQuery(100, 1000), cursor: z.string().max(200, 'is not a cursor this service issued').optional() }),
   handler: async (c) => {
-    const row = await getMetricRow(c.deps.ds, c.workspace().workspace.id, c.params.id);
-    if (!row) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
-    const page = await listReadings(c.deps.ds, row.id, c.query);
-    return { metricId: row.id, logs: page.logs.map(presentReading), nextCursor: page.nextCursor };
+    const page = await readingLogOf(c.deps, c.workspace().workspace.id, c.params.id, c.query);
+    if (!page) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
+    return { metricId: page.metricId, logs: page.logs.map(presentReading), nextCursor: page.nextCursor };
   },
 });
 
@@ -210,7 +205,7 @@ defineRoute({
       )
       .max(MAX_BACKFILL, `must hold at most ${MAX_BACKFILL} readings`),
   }),
-  handler: async (c) => inTransaction(c.deps.ds, (m) => backfillMetric(m, c.workspace().workspace.id, c.params.id, c.body.readings, c.deps.clock)),
+  handler: async (c) => backfillMetricHistory(c.deps, c.workspace().workspace.id, c.params.id, c.body.readings),
 });
 
 defineRoute({
@@ -219,5 +214,5 @@ defineRoute({
   auth: auth.manage(),
   summary: 'Value-change history of the workspace metrics, newest first. Query limit (default 50, max 500).',
   query: z.object({ limit: limitQuery(50, 500) }),
-  handler: async (c) => (await listUpdates(c.deps.ds, c.workspace().workspace.id, c.query.limit)).map(presentUpdate),
+  handler: async (c) => (await metricUpdates(c.deps, c.workspace().workspace.id, c.query.limit)).map(presentUpdate),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
-import { claim, claimInfo, joinWaitlist, onboard } from '../../services/participants';
+import { claimParticipant, claimTokenInfo, joinTheWaitlist, onboardParticipant } from '../../services/participants';
 import { limitByAddress } from '../middleware/rateLimit';
 import { auth } from '../auth';
 import { defineRoute, parseWith } from '../registry';
@@ -32,7 +32,7 @@ defineRoute({
     const body = parseWith(onboardBody, c.body, 'body');
     await limitByAddress(c.deps, c.koa, 'signup');
     c.status(201);
-    return onboard(c.deps.ds, cfg, body);
+    return onboardParticipant(c.deps, body);
   },
 });
 
@@ -42,7 +42,7 @@ defineRoute({
   auth: auth.none(),
   summary: 'Who a claim token claims: { participantId, nickname, workspaces: [{ id, name, slug }] }; 404 for an unknown or used token.',
   params: z.object({ token: tokenSchema }),
-  handler: async (c) => claimInfo(c.deps.ds, c.params.token),
+  handler: async (c) => claimTokenInfo(c.deps, c.params.token),
 });
 
 defineRoute({
@@ -52,7 +52,7 @@ defineRoute({
   summary:
     'Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.',
   body: z.strictObject({ token: tokenSchema }),
-  handler: async (c) => claim(c.deps.ds, c.deps.config, c.identity(), c.body.token),
+  handler: async (c) => claimParticipant(c.deps, c.identity(), c.body.token),
 });
 
 defineRoute({
@@ -64,6 +64,6 @@ defineRoute({
   handler: async (c) => {
     await limitByAddress(c.deps, c.koa, 'waitlist');
     c.status(201);
-    return joinWaitlist(c.deps.ds, c.body.email.trim());
+    return joinTheWaitlist(c.deps, c.body.email.trim());
   },
 });

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
-import { createChild, deleteParticipant, listMine, listWorkspaceParticipants } from '../../services/participants';
+import { createChildParticipant, participantsOfCaller, participantsOfWorkspace, removeParticipant } from '../../services/participants';
 import { refuseBroaderScopes } from '../../services/access';
-import { findWorkspace } from '../../services/workspaces';
+import { workspaceByIdOrSlug } from '../../services/workspaces';
 import { accessForWorkspace, requireCapability } from '../access';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
@@ -37,7 +37,7 @@ defineRoute({
     const caller = c.identity();
     const keyScopes = [...new Set(c.body.keyScopes ?? DEFAULT_CHILD_SCOPES)];
     refuseBroaderScopes(caller, keyScopes);
-    const out = await createChild(c.deps.ds, caller, { ...c.body, keyScopes }, async (ws) => {
+    const out = await createChildParticipant(c.deps, caller, { ...c.body, keyScopes }, async (ws) => {
       const access = await accessForWorkspace(c.deps, caller, ws);
       requireCapability(caller, access, 'manage');
       return access.caps;
@@ -54,7 +54,7 @@ defineRoute({
   summary:
     'Participants tied to the caller: its own participant, then the bots it created or claimed. Rows carry earned, settledEarnings, openEarnings, totalTrades, lastTradeAt, earnedAsOf. fresh=1 is accepted and changes nothing.',
   query: z.object({ fresh: flag }),
-  handler: async (c) => listMine(c.deps.ds, c.identity().agentId, c.deps.clock.now()),
+  handler: async (c) => participantsOfCaller(c.deps, c.identity().agentId),
 });
 
 defineRoute({
@@ -62,7 +62,7 @@ defineRoute({
   path: '/agents',
   auth: auth.manage(),
   summary: "The workspace's participants with groups, a display role, and realizedPnl, pnlConsensus, pnlMetric.",
-  handler: async (c) => listWorkspaceParticipants(c.deps.ds, c.workspace().workspace),
+  handler: async (c) => participantsOfWorkspace(c.deps, c.workspace().workspace),
 });
 
 defineRoute({
@@ -74,8 +74,8 @@ defineRoute({
   params: agentIdParam,
   handler: async (c) => {
     const caller = c.identity();
-    return deleteParticipant(c.deps.ds, caller, c.params.id, async (workspaceId) => {
-      const ws = await findWorkspace(c.deps.ds, workspaceId);
+    return removeParticipant(c.deps, caller, c.params.id, async (workspaceId) => {
+      const ws = await workspaceByIdOrSlug(c.deps, workspaceId);
       if (!ws) return false;
       try {
         return (await accessForWorkspace(c.deps, caller, ws)).caps.has('manage');

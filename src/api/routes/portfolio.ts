@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toCredits } from '../../domain/money';
-import { listMarkets } from '../../services/markets';
-import { positionMetricValue, positionsOf, positionWorth, presentPosition } from '../../services/portfolio';
+import { mostLiquidMarkets } from '../../services/markets';
+import { agentPositions, marketPnlOf, presentPosition, tradeHistoryOf } from '../../services/portfolio';
 import { auth } from '../auth';
 import { presentMarketSummary } from '../presenters/market';
 import { defineRoute } from '../registry';
@@ -21,28 +21,8 @@ defineRoute({
   query: z.object({ limit: limitQuery(100, 500) }),
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
-    const rows = await c.deps.ds.query(
-      `SELECT t.id, t.market_id, t.kind, t.direction, t.shares, t.cost, t.created_at, mt.name AS metric_name, mk.target_date, mk.status,
-              mk.proposal_id, mk.branch
-         FROM trades t JOIN markets mk ON mk.id = t.market_id JOIN metrics mt ON mt.id = mk.metric_id
-        WHERE t.agent_id = $1 AND ($2::uuid IS NULL OR t.workspace_id = $2::uuid)
-        ORDER BY t.seq DESC LIMIT $3`,
-      [agent.id, viewScope(c, agent.id), c.query.limit],
-    );
-    return rows.map((r: Record<string, any>) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
-      id: r.id,
-      marketId: r.market_id,
-      metricName: r.metric_name,
-      targetDate: r.target_date,
-      proposalId: r.proposal_id,
-      branch: r.branch,
-      direction: r.direction,
-      kind: r.kind,
-      shares: toCredits(BigInt(r.shares)),
-      cost: toCredits(BigInt(r.cost)),
-      marketStatus: r.status,
-      createdAt: r.created_at.toISOString(),
-    }));
+    const trades = await tradeHistoryOf(c.deps, agent.id, viewScope(c, agent.id), c.query.limit);
+    return trades.map((t) => ({ ...t, shares: toCredits(t.shares), cost: toCredits(t.cost), createdAt: t.createdAt.toISOString() }));
   },
 });
 
@@ -56,7 +36,7 @@ defineRoute({
     const agent = await resolveSelfOrAdmin(c);
     const now = c.deps.clock.now();
     const scope = viewScope(c, agent.id);
-    return (await positionsOf(c.deps.ds, agent.id, scope)).map((p) => presentPosition(p, now));
+    return (await agentPositions(c.deps, agent.id, scope)).map((p) => presentPosition(p, now));
   },
 });
 
@@ -69,30 +49,17 @@ defineRoute({
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
     const scope = viewScope(c, agent.id);
-    const positions = await positionsOf(c.deps.ds, agent.id, scope);
-    const totals = new Map<string, number | null>();
-    if (positions.length) {
-      const ids = [...new Set(positions.map((p) => p.market.metricId))];
-      for (const r of await c.deps.ds.query(`SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [ids])) totals.set(r.id, r.total);
-    }
-    const rows = positions.map((p) => {
-      const mark = positionWorth(p).worth;
-      const metricValue = positionMetricValue(p, totals.get(p.market.metricId) ?? null);
-      const open = p.market.status === 'open' || p.market.status === 'closed';
-      return {
-        marketId: p.market.id,
-        metricName: p.market.metricName,
-        targetDate: p.market.targetDate,
-        open,
-        netCash: toCredits(-p.netCost),
-        markValueConsensus: toCredits(mark),
-        metricPayoutValue: metricValue === null ? null : toCredits(metricValue),
-        pnlConsensus: toCredits(mark - p.netCost),
-        pnlMetric: metricValue === null ? null : toCredits(metricValue - p.netCost),
-      };
-    });
-    rows.sort((a, b) => Number(b.open) - Number(a.open) || Math.abs(b.pnlConsensus) - Math.abs(a.pnlConsensus));
-    return rows;
+    return (await marketPnlOf(c.deps, agent.id, scope)).map((r) => ({
+      marketId: r.marketId,
+      metricName: r.metricName,
+      targetDate: r.targetDate,
+      open: r.open,
+      netCash: toCredits(r.netCash),
+      markValueConsensus: toCredits(r.markValueConsensus),
+      metricPayoutValue: r.metricPayoutValue === null ? null : toCredits(r.metricPayoutValue),
+      pnlConsensus: toCredits(r.pnlConsensus),
+      pnlMetric: r.pnlMetric === null ? null : toCredits(r.pnlMetric),
+    }));
   },
 });
 
@@ -105,11 +72,10 @@ defineRoute({
   query: z.object({ limit: limitQuery(10, 100) }),
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
-    const markets = c.access ? await listMarkets(c.deps.ds, c.access.workspace.id, { limit: 1000, statuses: ['open'] }) : [];
-    markets.sort((a, b) => (b.liquidity > a.liquidity ? 1 : b.liquidity < a.liquidity ? -1 : b.tradeCount - a.tradeCount));
+    const markets = c.access ? await mostLiquidMarkets(c.deps, c.access.workspace.id, c.query.limit) : [];
     return {
       balance: toCredits(agent.balance),
-      markets: markets.slice(0, c.query.limit).map((mk) => ({ ...presentMarketSummary(mk), metricName: mk.metricName, liquidity: toCredits(mk.liquidity), tradeCount: mk.tradeCount })),
+      markets: markets.map((mk) => ({ ...presentMarketSummary(mk), metricName: mk.metricName, liquidity: toCredits(mk.liquidity), tradeCount: mk.tradeCount })),
     };
   },
 });

@@ -3,14 +3,14 @@ import {
   addComment,
   createProposal,
   decideProposal,
-  getProposal,
-  listComments,
-  listProposals,
+  commentsOfProposal,
+  proposalInWorkspace,
+  proposalsOfWorkspace,
   PROPOSAL_STATUSES,
   type Decision,
 } from '../../services/proposals';
 import { parseInstant } from '../../services/metrics';
-import { workspaceScorecard } from '../../services/proposals';
+import { scorecardOfWorkspace } from '../../services/proposals';
 import { auth } from '../auth';
 import { presentComment, presentProposal, presentWorkspaceScorecard } from '../presenters/proposal';
 import { defineRoute, type Call } from '../registry';
@@ -36,7 +36,7 @@ const requiredText = (max: number) =>
 /** The Proposal JSON as the caller may see it. */
 async function presentOne(c: Call<unknown, unknown, { id: string }>) {
   const access = c.workspace();
-  return presentProposal(await getProposal(c.deps.ds, access.workspace.id, c.params.id), c.deps.clock.now(), access.metricReadable);
+  return presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, c.params.id), c.deps.clock.now(), access.metricReadable);
 }
 
 defineRoute({
@@ -61,7 +61,7 @@ defineRoute({
       { agentId: caller.agentId, canManage: access.caps.has('manage'), metricReadable: access.metricReadable },
       c.body,
     );
-    return presentProposal(await getProposal(c.deps.ds, access.workspace.id, id), c.deps.clock.now(), access.metricReadable);
+    return presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, id), c.deps.clock.now(), access.metricReadable);
   },
 });
 
@@ -79,7 +79,7 @@ defineRoute({
   }),
   handler: async (c) => {
     const access = c.workspace();
-    const page = await listProposals(c.deps.ds, access.workspace.id, c.query as Parameters<typeof listProposals>[2]);
+    const page = await proposalsOfWorkspace(c.deps, access.workspace.id, c.query as Parameters<typeof proposalsOfWorkspace>[2]);
     c.koa.set('X-Total-Count', String(page.total));
     const now = c.deps.clock.now();
     return page.items.map((v) => presentProposal(v, now, access.metricReadable));
@@ -95,7 +95,7 @@ defineRoute({
   query: z.object({ limit: limitQuery(50, 200), offset: offsetQuery }),
   handler: async (c) => {
     const access = c.workspace();
-    const card = await workspaceScorecard(c.deps.ds, access.workspace.id, c.query);
+    const card = await scorecardOfWorkspace(c.deps, access.workspace.id, c.query);
     return presentWorkspaceScorecard(access.workspace.id, { ...card, entries: card.entries.filter((e) => access.metricReadable(e.metricId)) });
   },
 });
@@ -178,7 +178,7 @@ defineRoute({
   params: proposalIdParam,
   query: z.object({ limit: limitQuery(100, 500), offset: offsetQuery }),
   handler: async (c) => {
-    const page = await listComments(c.deps.ds, c.workspace().workspace.id, c.params.id, c.query);
+    const page = await commentsOfProposal(c.deps, c.workspace().workspace.id, c.params.id, c.query);
     c.koa.set('X-Total-Count', String(page.total));
     return page.items.map(presentComment);
   },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { statusSummary } from '../../services/metrics';
+import { workspaceStatus } from '../../services/metrics';
 import { auth } from '../auth';
 import { presentMarketSummary } from '../presenters/market';
 import { presentStatusMetric } from '../presenters/metric';
@@ -15,11 +15,10 @@ defineRoute({
   query: z.object({ trends: flag, trendsLimit: limitQuery(20, 90), markets: flag }),
   handler: async (c) => {
     const ws = c.workspace().workspace;
-    const rows = await statusSummary(c.deps.ds, ws.id, {
+    const rows = await workspaceStatus(c.deps, ws.id, {
       trends: c.query.trends ?? false,
       trendsLimit: c.query.trendsLimit,
       markets: c.query.markets ?? false,
-      now: c.deps.clock.now(),
     });
     return {
       ok: true,

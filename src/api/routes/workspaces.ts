@@ -1,16 +1,13 @@
 import { z } from 'zod';
-import { ApiError } from '../../errors';
-import { inTransaction } from '../../db/tx';
-import { getOrCreateViewLink, revokeViewLink } from '../../services/access';
-import { deleteWorkspace, OWNER_SETTINGS, updateWorkspace } from '../../services/workspaces';
-import { addMember, createWorkspace, findWorkspace, listPublicWorkspaces, SLUG_RE } from '../../services/workspaces';
+import { shareViewLink, unshareViewLink } from '../../services/access';
+import { metricsOfWorkspace } from '../../services/metrics';
+import { closeWorkspace, editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
+import { joinPublicWorkspace, openWorkspace, publicWorkspaces, SLUG_RE } from '../../services/workspaces';
 import { auth } from '../auth';
+import { presentMetric } from '../presenters/metric';
 import { presentWorkspace } from '../presenters/workspace';
 import { defineRoute } from '../registry';
 import { credits } from '../schemas/common';
-
-/** Later areas (metrics) fill a workspace's metrics array without this module knowing them. */
-export const workspaceMetricsHook: { list?: (ds: import('typeorm').DataSource, workspaceId: string) => Promise<unknown[]> } = {};
 
 defineRoute({
   method: 'POST',
@@ -28,7 +25,7 @@ defineRoute({
   }),
   handler: async (c) => {
     const caller = c.identity();
-    const ws = await inTransaction(c.deps.ds, (m) => createWorkspace(m, caller.agentId, c.body));
+    const ws = await openWorkspace(c.deps, caller.agentId, c.body);
     c.status(201);
     return presentWorkspace(ws);
   },
@@ -41,7 +38,7 @@ defineRoute({
   summary: 'The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.',
   handler: async (c) => {
     const ws = c.workspace().workspace;
-    return { ...presentWorkspace(ws, (await workspaceMetricsHook.list?.(c.deps.ds, ws.id)) ?? []), capabilities: [...c.workspace().caps] };
+    return { ...presentWorkspace(ws, (await metricsOfWorkspace(c.deps, ws.id)).map(presentMetric)), capabilities: [...c.workspace().caps] };
   },
 });
 
@@ -50,7 +47,7 @@ defineRoute({
   path: '/marketplace/workspaces/public',
   auth: auth.identity(),
   summary: 'Public workspaces.',
-  handler: async (c) => (await listPublicWorkspaces(c.deps.ds)).map((w) => presentWorkspace(w)),
+  handler: async (c) => (await publicWorkspaces(c.deps)).map((w) => presentWorkspace(w)),
 });
 
 defineRoute({
@@ -61,10 +58,7 @@ defineRoute({
   params: z.object({ workspaceId: z.string().min(1).max(200) }),
   handler: async (c) => {
     const caller = c.identity();
-    const ws = await findWorkspace(c.deps.ds, c.params.workspaceId);
-    if (!ws) throw new ApiError('workspace_not_found', `No workspace "${c.params.workspaceId}" exists.`);
-    if (!ws.public) throw new ApiError('not_authorized', 'This workspace is private: only its admins can add members.', { requiredCapabilities: ['manage'] });
-    await inTransaction(c.deps.ds, (m) => addMember(m, ws.id, caller.agentId, 'Trader'));
+    const ws = await joinPublicWorkspace(c.deps, caller.agentId, c.params.workspaceId);
     return { ok: true, workspaceId: ws.id, slug: ws.slug, group: 'Trader' };
   },
 });
@@ -98,7 +92,7 @@ defineRoute({
     const { visibility, ...rest } = c.body;
     const patch = { ...rest, public: rest.public ?? (visibility === undefined ? undefined : visibility === 'public') };
     if (OWNER_SETTINGS.some((k) => patch[k] !== undefined)) c.require('manage_workspace');
-    return presentWorkspace(await updateWorkspace(c.deps.ds, c.workspace().workspace.id, patch));
+    return presentWorkspace(await editWorkspaceSettings(c.deps, c.workspace().workspace.id, patch));
   },
 });
 
@@ -109,7 +103,7 @@ defineRoute({
   summary: 'Delete the workspace (204): every open book is refunded first, then its metrics, groups, memberships and view links go.',
   params: workspaceParam,
   handler: async (c) => {
-    await deleteWorkspace(c.deps.ds, c.workspace().workspace.id, c.deps.clock.now());
+    await closeWorkspace(c.deps, c.workspace().workspace.id);
   },
 });
 
@@ -121,7 +115,7 @@ defineRoute({
   params: workspaceParam,
   handler: async (c) => {
     const ws = c.workspace().workspace;
-    const link = await getOrCreateViewLink(c.deps.ds, ws.id, c.identity().agentId);
+    const link = await shareViewLink(c.deps, ws.id, c.identity().agentId);
     return { ...link, url: `${c.deps.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/w/${ws.slug}?view=${link.token}`, header: 'X-View-Link' };
   },
 });
@@ -133,6 +127,6 @@ defineRoute({
   summary: 'Revoke the view link (204); requests carrying it lose read at once. The next GET mints a new token.',
   params: workspaceParam,
   handler: async (c) => {
-    await revokeViewLink(c.deps.ds, c.workspace().workspace.id);
+    await unshareViewLink(c.deps, c.workspace().workspace.id);
   },
 });

@@ -2,3 +2,6 @@ export * from './groups';
 export * from './keys';
 export * from './rateLimit';
 export * from './viewLinks';
+export * from './participantKeys';
+export * from './shareWorkspace';
+export * from './workspaceGroups';

@@ -1,2 +1,5 @@
 export * from './metrics';
 export * from './readings';
+export * from './browseMetrics';
+export * from './manageMetrics';
+export * from './settleMetric';

@@ -1,1 +1,4 @@
 export * from './portfolio';
+export * from './agentPositions';
+export * from './marketPnl';
+export * from './tradeHistory';

@@ -1,2 +1,3 @@
 export * from './proposals';
 export * from './scorecard';
+export * from './browseProposals';
