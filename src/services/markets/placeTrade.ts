@@ -14,11 +14,8 @@ import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type Ma
 const tradeJobSchema = queueFamilies.trade.jobs.trade;
 export type TradeJobData = z.infer<typeof tradeJobSchema>;
 
-/** JSON-safe TradeSpec (bigints as decimal strings) for the job payload. */
-export type SerializedSpec =
-  | { mode: 'buy'; direction: 'higher' | 'lower'; amount: string; limit?: number }
-  | { mode: 'target'; direction?: 'higher' | 'lower'; targetValue: number; maxBudget: string; limit?: number }
-  | { mode: 'sell'; direction: 'higher' | 'lower'; shares: string; limit?: number };
+/** JSON-safe TradeSpec (bigints as decimal strings): the job payload's spec, typed by its zod schema. */
+export type SerializedSpec = TradeJobData['spec'];
 
 export function serializeSpec(s: TradeSpec): SerializedSpec {
   if (s.mode === 'buy') return { ...s, amount: s.amount.toString() };
