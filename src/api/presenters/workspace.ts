@@ -1,7 +1,7 @@
 import { toCredits } from '../../domain/money';
-import type { WorkspaceRow } from '../../services/workspaces';
+import type { Workspace } from '../../entities/workspace';
 
-export function presentWorkspace(w: WorkspaceRow, metrics: unknown[] = []) {
+export function presentWorkspace(w: Workspace, metrics: unknown[] = []) {
   return {
     id: w.id,
     slug: w.slug,

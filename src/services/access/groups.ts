@@ -1,23 +1,14 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import { capabilityChangeNotHeld, type Capability, type PermissionGrant } from '../../domain/capabilities';
-import type { WorkspaceRow } from '../workspaces';
+import { Agent } from '../../entities/agent';
+import { Group, GroupMember, Membership, type MetricPermissions, type SourcePermissions, type Workspace } from '../../entities/workspace';
 
-export type MetricPermissions = Record<string, { read?: boolean; trade?: boolean }>;
-export type SourcePermissions = Record<string, { read?: boolean }>;
+export type { MetricPermissions, SourcePermissions };
 
-export interface GroupRecord {
-  id: string;
-  workspaceId: string;
-  name: string;
-  system: boolean;
-  capabilities: string[];
-  metricPermissions: MetricPermissions;
-  sourcePermissions: SourcePermissions;
-  createdAt: Date;
-  members: Array<{ id: string; nickname: string }>;
-}
+/** A group with its members (id and nickname, by nickname). */
+export type GroupRecord = Group & { members: Array<{ id: string; nickname: string }> };
 
 export const PUBLIC_GROUP = 'Public';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -30,7 +21,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  */
 export async function loadGrants(
   ds: DataSource | EntityManager,
-  ws: WorkspaceRow,
+  ws: Pick<Workspace, 'id' | 'public'>,
   agentId: string | null,
   viewLink: boolean,
 ): Promise<PermissionGrant[]> {
@@ -63,35 +54,43 @@ export async function loadGrants(
   return out;
 }
 
-function rowToGroup(r: Record<string, unknown>): GroupRecord {
-  return {
-    id: r.id as string,
-    workspaceId: r.workspace_id as string,
-    name: r.name as string,
-    system: r.system as boolean,
-    capabilities: r.capabilities as string[],
-    metricPermissions: r.metric_permissions as MetricPermissions,
-    sourcePermissions: r.source_permissions as SourcePermissions,
-    createdAt: r.created_at as Date,
-    members: (r.members as GroupRecord['members']) ?? [],
-  };
+/** The groups with their members, loaded in one query, ordered by nickname. */
+async function withMembers(m: DataSource | EntityManager, groups: Group[]): Promise<GroupRecord[]> {
+  const members = groups.length
+    ? await m
+        .getRepository(GroupMember)
+        .createQueryBuilder('gm')
+        .innerJoin('gm.agent', 'a')
+        .select(['gm.groupId', 'gm.agentId', 'a.id', 'a.nickname'])
+        .where('gm.groupId IN (:...ids)', { ids: groups.map((g) => g.id) })
+        .orderBy('a.nickname')
+        .getMany()
+    : [];
+  return groups.map((g) =>
+    Object.assign(g, { members: members.filter((gm) => gm.groupId === g.id).map((gm) => ({ id: gm.agent!.id, nickname: gm.agent!.nickname })) }),
+  );
 }
 
-const GROUP_SELECT = `SELECT g.*, coalesce((SELECT json_agg(json_build_object('id', a.id, 'nickname', a.nickname) ORDER BY a.nickname)
-                                   FROM group_members gm JOIN agents a ON a.id = gm.agent_id WHERE gm.group_id = g.id), '[]') AS members
-                        FROM groups g`;
-
 export async function listGroups(ds: DataSource | EntityManager, workspaceId: string): Promise<GroupRecord[]> {
-  const rows = await ds.query(`${GROUP_SELECT} WHERE g.workspace_id = $1 ORDER BY g.system DESC, array_position(ARRAY['Public','Trader','Admin'], g.name), g.created_at ASC, g.name ASC`, [workspaceId]);
-  return rows.map(rowToGroup);
+  const groups = await ds
+    .getRepository(Group)
+    .createQueryBuilder('g')
+    .where('g.workspaceId = :workspaceId', { workspaceId })
+    .orderBy('g.system', 'DESC')
+    .addOrderBy(`array_position(ARRAY['Public','Trader','Admin'], g.name)`)
+    .addOrderBy('g.createdAt', 'ASC')
+    .addOrderBy('g.name', 'ASC')
+    .getMany();
+  return withMembers(ds, groups);
 }
 
 export async function getGroup(m: DataSource | EntityManager, workspaceId: string, groupId: string, lock = false): Promise<GroupRecord> {
-  const rows = UUID_RE.test(groupId)
-    ? await m.query(`${GROUP_SELECT} WHERE g.workspace_id = $1 AND g.id = $2::uuid${lock ? ' FOR UPDATE OF g' : ''}`, [workspaceId, groupId])
-    : [];
-  if (!rows.length) throw new ApiError('not_found', `Group "${groupId}" was not found in this workspace.`);
-  return rowToGroup(rows[0]);
+  const group = UUID_RE.test(groupId)
+    ? await m.getRepository(Group).findOne({ where: { workspaceId, id: groupId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) })
+    : null;
+  if (!group) throw new ApiError('not_found', `Group "${groupId}" was not found in this workspace.`);
+  const [record] = await withMembers(m, [group]);
+  return record;
 }
 
 /** 403 when a change touches a capability the caller does not hold (spec §5.4). */
@@ -128,10 +127,9 @@ async function withUniqueName<T>(m: EntityManager, name: string, fn: () => Promi
 }
 
 async function insertMember(m: EntityManager, workspaceId: string, groupId: string, agentId: string): Promise<void> {
-  const exists = await m.query(`SELECT 1 FROM agents WHERE id = $1`, [agentId]);
-  if (!exists.length) throw new ApiError('not_found', `Participant "${agentId}" was not found.`);
-  await m.query(`INSERT INTO memberships (workspace_id, agent_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [workspaceId, agentId]);
-  await m.query(`INSERT INTO group_members (group_id, agent_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [groupId, agentId]);
+  if (!(await m.getRepository(Agent).existsBy({ id: agentId }))) throw new ApiError('not_found', `Participant "${agentId}" was not found.`);
+  await m.createQueryBuilder().insert().into(Membership).values({ workspaceId, agentId }).orIgnore().execute();
+  await m.createQueryBuilder().insert().into(GroupMember).values({ groupId, agentId }).orIgnore().execute();
 }
 
 /** POST /groups: a custom group; its capabilities must all be held by the caller. */
@@ -139,15 +137,17 @@ export async function createGroup(ds: DataSource, workspaceId: string, held: Rea
   const caps = [...new Set(input.capabilities ?? [])];
   refuseUnheld(held, [], caps, 'grant');
   return inTransaction(ds, async (m) => {
-    const [row] = await withUniqueName(m, input.name, () =>
-      m.query(
-        `INSERT INTO groups (workspace_id, name, system, capabilities, metric_permissions, source_permissions)
-         VALUES ($1, $2, false, $3, $4, $5) RETURNING id`,
-        [workspaceId, input.name, caps, JSON.stringify(input.metricPermissions ?? {}), JSON.stringify(input.sourcePermissions ?? {})],
-      ),
-    );
-    for (const agentId of new Set(input.members ?? [])) await insertMember(m, workspaceId, row.id, agentId);
-    return getGroup(m, workspaceId, row.id);
+    const group = m.create(Group, {
+      workspaceId,
+      name: input.name,
+      system: false,
+      capabilities: caps,
+      metricPermissions: input.metricPermissions ?? {},
+      sourcePermissions: input.sourcePermissions ?? {},
+    });
+    await withUniqueName(m, input.name, () => m.insert(Group, group));
+    for (const agentId of new Set(input.members ?? [])) await insertMember(m, workspaceId, group.id, agentId);
+    return getGroup(m, workspaceId, group.id);
   });
 }
 
@@ -161,13 +161,16 @@ export async function updateGroup(ds: DataSource, workspaceId: string, groupId: 
     const caps = input.capabilities ? [...new Set(input.capabilities)] : g.capabilities;
     refuseUnheld(held, g.capabilities, caps, 'grant or remove');
     await withUniqueName(m, input.name ?? g.name, () =>
-      m.query(`UPDATE groups SET name = $2, capabilities = $3, metric_permissions = $4, source_permissions = $5 WHERE id = $1`, [
-        g.id,
-        input.name ?? g.name,
-        caps,
-        JSON.stringify(input.metricPermissions ?? g.metricPermissions),
-        JSON.stringify(input.sourcePermissions ?? g.sourcePermissions),
-      ]),
+      m.update(
+        Group,
+        { id: g.id },
+        {
+          name: input.name ?? g.name,
+          capabilities: caps,
+          metricPermissions: input.metricPermissions ?? g.metricPermissions,
+          sourcePermissions: input.sourcePermissions ?? g.sourcePermissions,
+        },
+      ),
     );
     return getGroup(m, workspaceId, g.id);
   });
@@ -179,7 +182,7 @@ export async function deleteGroup(ds: DataSource, workspaceId: string, groupId: 
     const g = await getGroup(m, workspaceId, groupId, true);
     if (g.system) throw new ApiError('conflict', `"${g.name}" is a system group: it cannot be deleted.`);
     if (g.members.length) refuseUnheld(held, g.capabilities, [], 'remove');
-    await m.query(`DELETE FROM groups WHERE id = $1`, [g.id]);
+    await m.delete(Group, { id: g.id });
   });
 }
 
@@ -199,7 +202,7 @@ export async function removeGroupMember(ds: DataSource, workspaceId: string, gro
     const g = await getGroup(m, workspaceId, groupId, true);
     if (!g.members.some((x) => x.id === agentId)) throw new ApiError('not_found', `Participant "${agentId}" is not a member of group "${g.name}".`);
     refuseUnheld(held, g.capabilities, [], 'remove');
-    await m.query(`DELETE FROM group_members WHERE group_id = $1 AND agent_id = $2`, [g.id, agentId]);
+    await m.delete(GroupMember, { groupId: g.id, agentId });
     return getGroup(m, workspaceId, g.id);
   });
 }
@@ -208,10 +211,8 @@ export async function removeGroupMember(ds: DataSource, workspaceId: string, gro
 export async function groupsByIds(m: EntityManager, workspaceId: string, ids: readonly string[]): Promise<Array<{ id: string; name: string; capabilities: string[] }>> {
   const bad = ids.filter((id) => !UUID_RE.test(id));
   if (bad.length) throw new ApiError('not_found', `Group "${bad[0]}" was not found in workspace ${workspaceId}.`);
-  const rows: Array<{ id: string; name: string; capabilities: string[] }> = await m.query(
-    `SELECT id, name, capabilities FROM groups WHERE workspace_id = $1 AND id = ANY($2::uuid[])`,
-    [workspaceId, ids],
-  );
+  if (!ids.length) return [];
+  const rows = await m.getRepository(Group).find({ select: { id: true, name: true, capabilities: true }, where: { workspaceId, id: In([...ids]) } });
   const missing = ids.find((id) => !rows.some((r) => r.id === id));
   if (missing) throw new ApiError('not_found', `Group "${missing}" was not found in workspace ${workspaceId}.`);
   return rows;

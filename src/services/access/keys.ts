@@ -1,5 +1,6 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { IsNull, Not, type DataSource, type EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
+import { Agent, ApiKey } from '../../entities/agent';
 import { ApiError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { scopesWithin, type Principal } from '../../domain/capabilities';
@@ -7,6 +8,7 @@ import { logger } from '../../logger';
 import { mintKey, PLATFORM_AGENT_ID } from '../participants';
 import { findWorkspace } from '../workspaces';
 
+/** A key as GET /agents/{id}/keys lists it (never its hash). */
 export interface KeyRow {
   keyId: string;
   label: string;
@@ -18,16 +20,16 @@ export interface KeyRow {
   hashPrefix: string;
 }
 
-function rowToKey(r: Record<string, unknown>): KeyRow {
+function listed(k: ApiKey): KeyRow {
   return {
-    keyId: r.id as string,
-    label: r.label as string,
-    scopes: r.scopes as string[],
-    workspaceId: (r.workspace_id as string | null) ?? null,
-    workspaceLocked: r.workspace_locked as boolean,
-    createdAt: (r.created_at as Date).toISOString(),
-    lastUsedAt: r.last_used_at ? (r.last_used_at as Date).toISOString() : null,
-    hashPrefix: r.hash_prefix as string,
+    keyId: k.id,
+    label: k.label,
+    scopes: k.scopes,
+    workspaceId: k.workspaceId,
+    workspaceLocked: k.workspaceLocked,
+    createdAt: k.createdAt.toISOString(),
+    lastUsedAt: k.lastUsedAt ? k.lastUsedAt.toISOString() : null,
+    hashPrefix: k.hashPrefix,
   };
 }
 
@@ -37,24 +39,17 @@ function rowToKey(r: Record<string, unknown>): KeyRow {
  */
 export async function resolveOwnedAgent(m: DataSource | EntityManager, actor: Principal, idParam: string): Promise<string> {
   const id = idParam === 'me' ? actor.agentId : idParam;
-  const rows: Array<{ id: string; parent_id: string | null; created_by: string | null; claimed_by: string | null }> = await m.query(
-    `SELECT id, parent_id, created_by, claimed_by FROM agents WHERE id = $1`,
-    [id],
-  );
-  if (!rows.length) throw new ApiError('not_found', `Participant "${id}" was not found.`);
-  const a = rows[0];
-  if (actor.isMaster || a.id === actor.agentId || [a.parent_id, a.created_by, a.claimed_by].includes(actor.agentId)) return a.id;
+  const a = await m.getRepository(Agent).findOne({ select: { id: true, parentId: true, createdBy: true, claimedBy: true }, where: { id } });
+  if (!a) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+  if (actor.isMaster || a.id === actor.agentId || [a.parentId, a.createdBy, a.claimedBy].includes(actor.agentId)) return a.id;
   throw new ApiError('not_authorized', 'Only the participant itself or its creator may manage its keys (a workspace admin is not enough).', {
     requiredCapabilities: ['self/owner'],
   });
 }
 
 export async function listKeys(ds: DataSource, agentId: string): Promise<KeyRow[]> {
-  const rows = await ds.query(
-    `SELECT * FROM api_keys WHERE agent_id = $1 AND revoked_at IS NULL ORDER BY created_at ASC, id ASC`,
-    [agentId],
-  );
-  return rows.map(rowToKey);
+  const keys = await ds.getRepository(ApiKey).find({ where: { agentId, revokedAt: IsNull() }, order: { createdAt: 'ASC', id: 'ASC' } });
+  return keys.map(listed);
 }
 
 /** 403 scope_denied when an agent-key caller asks for scopes broader than its own (spec §5.5). */
@@ -101,10 +96,10 @@ export async function createKey(ds: DataSource, actor: Principal, agentId: strin
   });
 }
 
-async function lockedKey(m: EntityManager, agentId: string, keyId: string): Promise<KeyRow> {
-  const rows = await m.query(`SELECT * FROM api_keys WHERE id = $1 AND agent_id = $2 AND revoked_at IS NULL FOR UPDATE`, [keyId, agentId]);
-  if (!rows.length) throw new ApiError('not_found', `Key "${keyId}" was not found for participant "${agentId}".`);
-  return rowToKey(rows[0]);
+async function lockedKey(m: EntityManager, agentId: string, keyId: string): Promise<ApiKey> {
+  const key = await m.getRepository(ApiKey).findOne({ where: { id: keyId, agentId, revokedAt: IsNull() }, lock: { mode: 'pessimistic_write' } });
+  if (!key) throw new ApiError('not_found', `Key "${keyId}" was not found for participant "${agentId}".`);
+  return key;
 }
 
 export interface KeyPatch {
@@ -128,12 +123,7 @@ export async function updateKey(ds: DataSource, actor: Principal, agentId: strin
     if (patch.workspaceLocked === true && !key.workspaceId) {
       throw new ApiError('validation_failed', 'This key has no workspaceId to lock it to; mint a key with workspaceId instead.');
     }
-    await m.query(`UPDATE api_keys SET label = $2, scopes = $3, workspace_locked = $4 WHERE id = $1`, [
-      keyId,
-      patch.label ?? key.label,
-      scopes ?? key.scopes,
-      patch.workspaceLocked ?? key.workspaceLocked,
-    ]);
+    await m.update(ApiKey, { id: keyId }, { label: patch.label ?? key.label, scopes: scopes ?? key.scopes, workspaceLocked: patch.workspaceLocked ?? key.workspaceLocked });
     const out: Record<string, unknown> = { ok: true, keyId };
     if (patch.label !== undefined) out.label = patch.label;
     if (scopes) out.scopes = scopes;
@@ -150,12 +140,11 @@ export async function revokeKey(ds: DataSource, actor: Principal, agentId: strin
     if (actor.keyLocked && key.workspaceId !== actor.keyWorkspaceId) {
       throw new ApiError('workspace_locked', 'Your key is workspace-locked: it may only revoke keys of its own workspace.', { keyWorkspaceId: actor.keyWorkspaceId });
     }
-    const master = await m.query(`SELECT 1 FROM api_keys WHERE id = $1 AND is_master`, [keyId]);
-    if (master.length && agentId === PLATFORM_AGENT_ID) {
-      const others = await m.query(`SELECT 1 FROM api_keys WHERE is_master AND revoked_at IS NULL AND id <> $1 LIMIT 1`, [keyId]);
-      if (!others.length) throw new ApiError('conflict', 'This is the last master key; it cannot be revoked.');
+    if (key.isMaster && agentId === PLATFORM_AGENT_ID) {
+      const others = await m.getRepository(ApiKey).existsBy({ isMaster: true, revokedAt: IsNull(), id: Not(keyId) });
+      if (!others) throw new ApiError('conflict', 'This is the last master key; it cannot be revoked.');
     }
-    await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [keyId]);
+    await m.update(ApiKey, { id: keyId }, { revokedAt: () => 'now()' });
   });
 }
 
@@ -167,7 +156,7 @@ export function touchKeyUsed(deps: Deps, keyId: string): void {
   deps.redis
     .set(`${deps.config.QUEUE_PREFIX}:keyused:${keyId}`, '1', 'EX', 60, 'NX')
     .then(async (set) => {
-      if (set === 'OK') await deps.ds.query(`UPDATE api_keys SET last_used_at = $2 WHERE id = $1`, [keyId, deps.clock.now()]);
+      if (set === 'OK') await deps.ds.getRepository(ApiKey).update({ id: keyId }, { lastUsedAt: deps.clock.now() });
     })
     .catch((err: unknown) => logger.warn({ err, keyId }, 'could not record key use'));
 }

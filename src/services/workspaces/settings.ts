@@ -1,8 +1,9 @@
 import type { DataSource } from 'typeorm';
 import { inTransaction } from '../../db/tx';
 import { toNano } from '../../domain/money';
+import { Workspace } from '../../entities/workspace';
 import { refundWorkspaceBooks } from '../markets';
-import { findWorkspace, type WorkspaceRow } from './workspaces';
+import { findWorkspace } from './workspaces';
 
 export interface WorkspacePatch {
   name?: string;
@@ -17,27 +18,16 @@ export interface WorkspacePatch {
 export const OWNER_SETTINGS = ['public', 'externalProposals', 'defaultLiquidityCredits', 'defaultProposalLiquidityCredits'] as const;
 
 /** PATCH /workspaces/{id}: fields sent replace the stored ones, in one statement. */
-export async function updateWorkspace(ds: DataSource, workspaceId: string, p: WorkspacePatch): Promise<WorkspaceRow> {
+export async function updateWorkspace(ds: DataSource, workspaceId: string, p: WorkspacePatch): Promise<Workspace> {
+  const changes: Partial<Workspace> = {};
+  if (p.name != null) changes.name = p.name;
+  if (p.description != null) changes.description = p.description;
+  if (p.public != null) changes.public = p.public;
+  if (p.externalProposals != null) changes.externalProposals = p.externalProposals;
+  if (p.defaultLiquidityCredits != null) changes.defaultLiquidity = toNano(p.defaultLiquidityCredits);
+  if (p.defaultProposalLiquidityCredits != null) changes.defaultProposalLiquidity = toNano(p.defaultProposalLiquidityCredits);
   return inTransaction(ds, async (m) => {
-    await m.query(
-      `UPDATE workspaces SET
-         name = coalesce($2, name),
-         description = coalesce($3, description),
-         public = coalesce($4, public),
-         external_proposals = coalesce($5, external_proposals),
-         default_liquidity = coalesce($6::bigint, default_liquidity),
-         default_proposal_liquidity = coalesce($7::bigint, default_proposal_liquidity)
-       WHERE id = $1`,
-      [
-        workspaceId,
-        p.name ?? null,
-        p.description ?? null,
-        p.public ?? null,
-        p.externalProposals ?? null,
-        p.defaultLiquidityCredits === undefined ? null : toNano(p.defaultLiquidityCredits).toString(),
-        p.defaultProposalLiquidityCredits === undefined ? null : toNano(p.defaultProposalLiquidityCredits).toString(),
-      ],
-    );
+    if (Object.keys(changes).length) await m.update(Workspace, { id: workspaceId }, changes);
     return (await findWorkspace(m, workspaceId))!;
   });
 }
@@ -49,8 +39,8 @@ export async function updateWorkspace(ds: DataSource, workspaceId: string, p: Wo
  */
 export async function deleteWorkspace(ds: DataSource, workspaceId: string, now: Date): Promise<void> {
   await inTransaction(ds, async (m) => {
-    await m.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
+    await m.getRepository(Workspace).findOne({ select: { id: true }, where: { id: workspaceId }, lock: { mode: 'pessimistic_write' } });
     await refundWorkspaceBooks(m, workspaceId, now);
-    await m.query(`DELETE FROM workspaces WHERE id = $1`, [workspaceId]);
+    await m.delete(Workspace, { id: workspaceId });
   });
 }
