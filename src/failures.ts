@@ -17,12 +17,15 @@ export function isSerializationFailure(err: unknown): boolean {
 
 /** Postgres codes and driver messages that mean the connection, not the statement, failed. */
 const LOST_CODES = /^(08...|57P0[123]|53300)$/; // connection exception, admin shutdown / crash / cannot connect now, too many connections
-const LOST_MESSAGES = /Connection terminated|connection is closed|Connection is not established|ECONNREFUSED|ECONNRESET|EPIPE|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i;
+const LOST_MESSAGES = /Connection terminated|connection is closed|Connection is not established|ECONNREFUSED|ECONNRESET|EPIPE|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection|not queryable/i;
+// TypeORM lets go of a query runner whose connection died; the transaction's next statement then says so.
+const RELEASED_RUNNER = new Set(['QueryRunnerProviderAlreadyReleasedError', 'QueryRunnerAlreadyReleasedError']);
 
 /** True when the error is an infrastructure blip (a dropped Postgres connection), not a refusal. */
 export function isConnectionLoss(err: unknown): boolean {
   const code = pgCode(err);
   if (code && LOST_CODES.test(code)) return true;
+  if (RELEASED_RUNNER.has((err as Error)?.name) || RELEASED_RUNNER.has((err as Error)?.constructor?.name)) return true;
   return LOST_MESSAGES.test((err as Error)?.message ?? '');
 }
 

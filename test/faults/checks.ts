@@ -63,6 +63,9 @@ function checkRecords(v: Violations, records: RequestRecord[], requests: Request
   for (const t of trades) if (t.request_id && t.kind !== 'redeem') appliedByRequest.set(t.request_id, [...(appliedByRequest.get(t.request_id) ?? []), t]);
 
   for (const rec of records) {
+    // An infrastructure blip answers 503 (retryable) or nothing at all, never another 5xx.
+    const bad5xx = Object.entries(rec.indefinite).filter(([why]) => /^5\d\d /.test(why) && !why.startsWith('503 '));
+    if (bad5xx.length) v.add('server_errors', `${rec.method} ${rec.path} key=${rec.idempotencyKey ?? '-'} saw=${JSON.stringify(Object.fromEntries(bad5xx))}`);
     if (rec.definiteAt === undefined) {
       v.add(rec.kind === 'trade' || rec.kind === 'condensed' ? 'stuck_keys' : 'stuck_requests', `${rec.method} ${rec.path} key=${rec.idempotencyKey ?? '-'} attempts=${rec.attempts} saw=${JSON.stringify(rec.indefinite)}`);
       continue;
