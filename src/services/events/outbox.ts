@@ -21,15 +21,20 @@ export interface PendingEvent {
   data: Record<string, unknown>;
 }
 
-/** The one INSERT INTO outbox, rows in the order given (the relay publishes in id order). */
-function insertSql(firstParam: number, when?: string): string {
+/**
+ * The one INSERT INTO outbox, rows in the order given (the relay publishes in id order): one event
+ * as plain parameters (the trade's, on the hot path), several as arrays.
+ */
+function insertSql(count: number, firstParam: number, when?: string): string {
   const [w, t, d] = [0, 1, 2].map((i) => `$${firstParam + i}`);
-  return `INSERT INTO outbox (workspace_id, type, data)
-       SELECT x.w, x.t, x.d FROM unnest(${w}::uuid[], ${t}::text[], ${d}::jsonb[]) AS x(w, t, d)${when ? ` WHERE ${when}` : ''}`;
+  const source =
+    count === 1 ? `(SELECT ${w}::uuid, ${t}::text, ${d}::jsonb) AS x(w, t, d)` : `unnest(${w}::uuid[], ${t}::text[], ${d}::jsonb[]) AS x(w, t, d)`;
+  return `INSERT INTO outbox (workspace_id, type, data) SELECT x.w, x.t, x.d FROM ${source}${when ? ` WHERE ${when}` : ''}`;
 }
 
 function paramsOf(events: readonly PendingEvent[]): unknown[] {
-  return [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+  const cols = [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+  return events.length === 1 ? cols.map((c) => c[0]) : cols;
 }
 
 /**
@@ -38,13 +43,14 @@ function paramsOf(events: readonly PendingEvent[]): unknown[] {
  * gates its event on the ledger write.
  */
 export function outboxFragment(events: readonly PendingEvent[], firstParam: number, when?: string): { cte: string; params: unknown[] } {
-  return { cte: `outbox_rows AS (${insertSql(firstParam, when)})`, params: paramsOf(events) };
+  if (!events.length) throw new RangeError('an outbox fragment needs at least one event');
+  return { cte: `outbox_rows AS (${insertSql(events.length, firstParam, when)})`, params: paramsOf(events) };
 }
 
 /** Write events in the caller's transaction, in one statement whatever their number; the relay publishes them after commit. */
 export async function writeEvents(m: EntityManager, events: readonly PendingEvent[]): Promise<void> {
   if (!events.length) return;
-  await m.query(insertSql(1), paramsOf(events));
+  await m.query(insertSql(events.length, 1), paramsOf(events));
 }
 
 /** One event (see `writeEvents`). */

@@ -125,16 +125,18 @@ export function ledgerFragment(transfers: readonly Transfer[], firstParam: numbe
   const plan = planOf(transfers, opts.touch);
   const p = (i: number) => `$${firstParam + i}`;
   const [acc, net, tid, racc, ramt, kind, ref, memo] = [0, 1, 2, 3, 4, 5, 6, 7].map(p);
+  // The accounts are locked (in id order) with their net change before anything is decided; the
+  // decision reads the locked, latest balances, so under concurrency it never acts on a stale one.
   const ctes = `ledger_lock AS MATERIALIZED (
-       SELECT id, kind, balance FROM accounts WHERE id = ANY(${acc}::text[]) ORDER BY id FOR UPDATE),
+       SELECT a.id, a.kind, a.balance, n.amt FROM accounts a JOIN unnest(${acc}::text[], ${net}::bigint[]) AS n(acc, amt) ON a.id = n.acc
+        ORDER BY a.id FOR UPDATE OF a),
      ledger_ok AS (
-       SELECT count(*) = cardinality(${acc}::text[])
-              AND coalesce(bool_and(l.kind NOT IN ('participant','pool') OR l.balance + n.amt >= 0), true) AS ok
-         FROM unnest(${acc}::text[], ${net}::bigint[]) AS n(acc, amt) JOIN ledger_lock l ON l.id = n.acc),
+       SELECT count(*) = cardinality(${acc}::text[]) AND coalesce(bool_and(kind NOT IN ('participant','pool') OR balance + amt >= 0), true) AS ok,
+              json_object_agg(id, balance::text) AS before
+         FROM ledger_lock),
      ledger_upd AS (
-       UPDATE accounts a SET balance = a.balance + n.amt
-         FROM unnest(${acc}::text[], ${net}::bigint[]) AS n(acc, amt)
-        WHERE a.id = n.acc AND (SELECT ok FROM ledger_ok)
+       UPDATE accounts a SET balance = a.balance + l.amt FROM ledger_lock l
+        WHERE a.id = l.id AND (SELECT ok FROM ledger_ok)
         RETURNING a.id, a.balance),
      ledger_rows AS (
        INSERT INTO ledger_entries (transfer_id, account_id, amount, kind, ref, memo)
@@ -143,9 +145,7 @@ export function ledgerFragment(transfers: readonly Transfer[], firstParam: numbe
   return {
     ctes,
     ok: '(SELECT ok FROM ledger_ok)',
-    outcome: `(SELECT ok FROM ledger_ok) AS ledger_ok,
-              (SELECT json_object_agg(id, balance::text) FROM ledger_lock) AS ledger_before,
-              (SELECT json_object_agg(id, balance::text) FROM ledger_upd) AS ledger_after`,
+    outcome: `(SELECT json_build_object('ok', ok, 'before', before) FROM ledger_ok) AS ledger`,
     balanceAfter(account: string) {
       const i = plan.accounts.indexOf(account);
       if (i < 0) throw new RangeError(`ledger fragment does not touch ${account}`);
@@ -157,12 +157,13 @@ export function ledgerFragment(transfers: readonly Transfer[], firstParam: numbe
 }
 
 /**
- * Read a fragment's outcome from the statement's result row: the balances after the write, or the
- * refusal (insufficient_balance per `shortfall`; a missing account is a bug and aborts).
+ * Read a fragment's outcome from the statement's result row: each touched account's balance after
+ * the write (the locked balance plus its net change), or the refusal (insufficient_balance per
+ * `shortfall`; a missing account is a bug and aborts).
  */
-export function ledgerOutcome(f: LedgerFragment, row: { ledger_ok: boolean; ledger_before: Record<string, string> | null; ledger_after: Record<string, string> | null }, shortfall: ShortfallPolicy = 400): Map<string, bigint> {
-  if (row.ledger_ok) return new Map(Object.entries(row.ledger_after ?? {}).map(([id, b]) => [id, BigInt(b)]));
-  const before = row.ledger_before ?? {};
+export function ledgerOutcome(f: LedgerFragment, row: { ledger: { ok: boolean; before: Record<string, string> | null } }, shortfall: ShortfallPolicy = 400): Map<string, bigint> {
+  const before = row.ledger.before ?? {};
+  if (row.ledger.ok) return new Map(f.plan.accounts.map((a, i) => [a, BigInt(before[a]) + f.plan.nets[i]]));
   const missing = f.plan.accounts.filter((a) => before[a] === undefined);
   if (missing.length) throw new Error(`ledger account${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist`);
   const netOf = (a: string) => f.plan.nets[f.plan.accounts.indexOf(a)];

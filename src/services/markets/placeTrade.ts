@@ -212,16 +212,15 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
   const ledger = ledgerFragment([leg(from1, to1, plan.cash, 'trade', mk.id), leg(poolAcc, agentAcc, plan.redeemed, 'redeem', mk.id)], 24, {
     touch: [agentAcc, poolAcc],
   });
-  const outbox = outboxFragment([{ workspaceId: mk.workspaceId, type: 'trade:executed', data: event }], 24 + ledger.params.length, '(SELECT ok FROM ok)');
+  const outbox = outboxFragment([{ workspaceId: mk.workspaceId, type: 'trade:executed', data: event }], 24 + ledger.params.length, ledger.ok);
   const [w] = await m.query(
     `WITH ${ledger.ctes},
-     ok AS (SELECT ${ledger.ok} AS ok),
      mu AS (
        UPDATE markets SET q_higher = $4, q_lower = $5, trade_count = trade_count + $6, volume = volume + $2::bigint, last_trade_at = $7, updated_at = $7
-        WHERE id = $1::uuid AND (SELECT ok FROM ok)),
+        WHERE id = $1::uuid AND ${ledger.ok}),
      pu AS (
        INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
-       SELECT $1::uuid, $8, $9, $10, $11, $12, $7 WHERE (SELECT ok FROM ok)
+       SELECT $1::uuid, $8, $9, $10, $11, $12, $7 WHERE ${ledger.ok}
        ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = $10, shares_lower = $11, net_cost = positions.net_cost + $12, updated_at = $7),
      tr AS (
        INSERT INTO trades (id, request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
@@ -229,12 +228,12 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
        SELECT x.id, $13, $1::uuid, $9, $8, x.kind, x.direction, x.shares, x.cost, x.pb, $16, x.cb, $18, $7
          FROM (VALUES ($14::uuid, $15::text, $19::text, $20::bigint, $21::bigint, $17::float8, $22::float8),
                       (gen_random_uuid(), 'redeem', NULL, $3::bigint, -$3::bigint, $16::float8, $18::float8)) AS x(id, kind, direction, shares, cost, pb, cb)
-        WHERE (SELECT ok FROM ok) AND (x.kind <> 'redeem' OR $3::bigint > 0)),
+        WHERE ${ledger.ok} AND (x.kind <> 'redeem' OR $3::bigint > 0)),
      resp AS (SELECT $23::jsonb || jsonb_build_object('balance', ${ledger.balanceAfter(agentAcc)}::numeric / 1000000000) AS body),
      ${outbox.cte},
      rq AS (
        INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
-       SELECT $13, $8, $9, 'done', 200, (SELECT body FROM resp) WHERE (SELECT ok FROM ok)
+       SELECT $13, $8, $9, 'done', 200, (SELECT body FROM resp) WHERE ${ledger.ok}
        ON CONFLICT (request_id) DO UPDATE SET status = 'done', http_status = 200, response = EXCLUDED.response)
      SELECT (SELECT body FROM resp) AS body, ${ledger.outcome}`,
     [
