@@ -4,6 +4,7 @@ import { Metrics1763700001000 } from './1763700001000-Metrics';
 import { Markets1763700003000 } from './1763700003000-Markets';
 import { Proposals1763700004000 } from './1763700004000-Proposals';
 import { TradeJournal1763700005000 } from './1763700005000-TradeJournal';
+import { TradeOutcomeByCode1763700006000 } from './1763700006000-TradeOutcomeByCode';
 
 /** Explicit list (no glob): the same code loads under tsx and jest. Append new migrations. */
-export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000, Proposals1763700004000, TradeJournal1763700005000];
+export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000, Proposals1763700004000, TradeJournal1763700005000, TradeOutcomeByCode1763700006000];

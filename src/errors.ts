@@ -75,6 +75,13 @@ export class DomainError extends Error {
   toBody(): Record<string, unknown> {
     return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...this.details };
   }
+
+  /** Rebuild a refusal from its stored body (a trade's outcome read back from its job or Postgres). */
+  static fromBody(body: Record<string, unknown>): DomainError {
+    const { error, code, doc_url: _doc, ...details } = body as { error?: string; code?: string; doc_url?: string };
+    const known = code && code in ERROR_CATALOG ? (code as ErrorCode) : 'internal_error';
+    return new DomainError(known, error ?? 'The request failed.', details);
+  }
 }
 
 /** A DomainError at the HTTP edge: its status comes from the catalog, or from the route's own override. */
@@ -88,15 +95,8 @@ export class ApiError extends DomainError {
   static from(err: DomainError): ApiError {
     return err instanceof ApiError ? err : new ApiError(err.code, err.message, err.details);
   }
-
-  /** Rebuild an error from a stored outcome (a trade's result read back from its job or Postgres). */
-  static fromBody(status: number, body: Record<string, unknown>): ApiError {
-    const { error, code, doc_url: _doc, ...details } = body as { error?: string; code?: string; doc_url?: string };
-    const known = code && code in ERROR_CATALOG ? (code as ErrorCode) : 'internal_error';
-    return new ApiError(known, error ?? 'The request failed.', details, status);
-  }
 }
 
-export const notFound = (what: string, code: ErrorCode = 'not_found') => new ApiError(code, `${what} was not found.`);
-export const badRequest = (message: string, details?: Record<string, unknown>) => new ApiError('validation_failed', message, details);
-export const conflict = (message: string, details?: Record<string, unknown>) => new ApiError('conflict', message, details);
+export const notFound = (what: string, code: ErrorCode = 'not_found') => new DomainError(code, `${what} was not found.`);
+export const badRequest = (message: string, details?: Record<string, unknown>) => new DomainError('validation_failed', message, details);
+export const conflict = (message: string, details?: Record<string, unknown>) => new DomainError('conflict', message, details);

@@ -11,7 +11,7 @@ import {
   type Principal,
 } from '../domain/capabilities';
 import type { Deps } from '../deps';
-import { ApiError } from '../errors';
+import { DomainError } from '../errors';
 import { grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
 import { keyHolder } from '../services/participants';
 import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
@@ -46,7 +46,7 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
   const raw = agentKey ?? apiKey;
   if (raw === undefined) return null;
   const key = raw.trim() ? await keyHolder(deps, raw.trim()) : null;
-  if (!key) throw new ApiError('invalid_credentials', 'The key sent is unknown or has been revoked.');
+  if (!key) throw new DomainError('invalid_credentials', 'The key sent is unknown or has been revoked.');
   touchKeyUsed(deps, key.keyId);
   return {
     agentId: key.agentId,
@@ -60,7 +60,7 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
 
 export function requireScope(caller: Caller, rule: AuthRule): void {
   if (rule.scope && !hasScope(caller.scopes, rule.scope)) {
-    throw new ApiError('scope_denied', `This key's scopes do not include ${rule.scope}.`, { requiredScopes: [rule.scope] });
+    throw new DomainError('scope_denied', `This key's scopes do not include ${rule.scope}.`, { requiredScopes: [rule.scope] });
   }
 }
 
@@ -83,7 +83,7 @@ export async function resolveAccess(
   let viewLinkWs: string | null | undefined;
   if (named) {
     ws = await workspaceByIdOrSlug(deps, named);
-    if (!ws) throw new ApiError('workspace_not_found', `No workspace "${named}" exists.`);
+    if (!ws) throw new DomainError('workspace_not_found', `No workspace "${named}" exists.`);
   } else if (caller?.keyWorkspaceId) {
     ws = await workspaceByIdOrSlug(deps, caller.keyWorkspaceId);
   } else if (caller) {
@@ -94,8 +94,8 @@ export async function resolveAccess(
   }
   if (!ws) {
     if (rule.workspaceOptional || !rule.capability) return null;
-    if (!caller) throw new ApiError('authentication_required', 'Send X-Workspace-Id naming a public workspace, or send a key.');
-    throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
+    if (!caller) throw new DomainError('authentication_required', 'Send X-Workspace-Id naming a public workspace, or send a key.');
+    throw new DomainError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
   }
   if (viewToken && viewLinkWs === undefined) viewLinkWs = await workspaceOfViewLink(deps, viewToken);
   return accessForWorkspace(deps, caller, ws, viewLinkWs === ws.id);
@@ -105,7 +105,7 @@ export async function resolveAccess(
 export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: WorkspaceRow, viewLink = false): Promise<WorkspaceAccess> {
   // A locked key whose workspace was deleted (workspace id now null) is locked to nothing.
   if (caller?.keyLocked && caller.keyWorkspaceId !== ws.id) {
-    throw new ApiError('workspace_locked', 'This key is locked to another workspace.', { keyWorkspaceId: caller.keyWorkspaceId });
+    throw new DomainError('workspace_locked', 'This key is locked to another workspace.', { keyWorkspaceId: caller.keyWorkspaceId });
   }
   const grants = caller?.isMaster ? [] : await grantsInWorkspace(deps, ws, caller?.agentId ?? null, viewLink);
   const isOwner = !!caller && ws.ownerId === caller.agentId;
@@ -135,8 +135,8 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
 export function requireCapability(caller: Caller | null, access: WorkspaceAccess, cap: Capability): void {
   if (access.caps.has(cap)) return;
   if (!caller) {
-    if (cap === 'read') throw new ApiError('authentication_required', 'This workspace is not public: send a key.');
-    throw new ApiError('identity_required', 'Acting in a workspace needs an identity: register or send a key.');
+    if (cap === 'read') throw new DomainError('authentication_required', 'This workspace is not public: send a key.');
+    throw new DomainError('identity_required', 'Acting in a workspace needs an identity: register or send a key.');
   }
   const granted = effectiveCapabilities({
     anonymous: false,
@@ -148,7 +148,7 @@ export function requireCapability(caller: Caller | null, access: WorkspaceAccess
     scopes: null,
   });
   if (granted.has(cap)) {
-    throw new ApiError('scope_denied', `This key's scopes do not allow ${cap} here.`, { requiredScopes: [scopeFor(cap)] });
+    throw new DomainError('scope_denied', `This key's scopes do not allow ${cap} here.`, { requiredScopes: [scopeFor(cap)] });
   }
-  throw new ApiError('not_authorized', `You need the ${cap} capability in this workspace.`, { requiredCapabilities: [cap] });
+  throw new DomainError('not_authorized', `You need the ${cap} capability in this workspace.`, { requiredCapabilities: [cap] });
 }

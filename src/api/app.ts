@@ -91,7 +91,14 @@ export function createApp(deps: Deps): Koa {
           status = code;
         },
       };
-      const result = await def.handler(call);
+      let result: unknown;
+      try {
+        result = await def.handler(call);
+      } catch (err) {
+        const status = err instanceof DomainError ? def.errorStatus?.[err.code] : undefined;
+        if (status && err instanceof DomainError) throw new ApiError(err.code, err.message, err.details, status);
+        throw err;
+      }
       ctx.status = status || (result === undefined ? 204 : 200);
       if (result !== undefined) ctx.body = result;
     });

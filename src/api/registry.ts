@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import { z, type ZodType } from 'zod';
 import type { Capability } from '../domain/capabilities';
 import type { Deps } from '../deps';
-import { ApiError } from '../errors';
+import { DomainError, type ErrorCode } from '../errors';
 import type { AuthRule } from './auth';
 import type { Caller, WorkspaceAccess } from './access';
 
@@ -33,6 +33,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   body?: ZodType<B>;
   query?: ZodType<Q>;
   params?: ZodType<P>;
+  /**
+   * Where this endpoint answers a catalog code with another status than the catalog's (spec §7:
+   * insufficient_balance is 409 on transfers and credit moves). The edge's only status decision.
+   */
+  errorStatus?: Partial<Record<ErrorCode, number>>;
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 
@@ -50,12 +55,12 @@ export function registeredRoutes(): readonly RouteDef<unknown, unknown, unknown>
 }
 
 /** One readable sentence from zod issues, plus the issues for programs. */
-export function validationError(where: 'body' | 'query' | 'path', err: z.ZodError): ApiError {
+export function validationError(where: 'body' | 'query' | 'path', err: z.ZodError): DomainError {
   const issues = err.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
   const first = issues[0];
   const field = first.path ? `${where} field "${first.path}"` : `the ${where}`;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-  return new ApiError('validation_failed', `Invalid ${field}: ${first.message}${more}.`, { issues });
+  return new DomainError('validation_failed', `Invalid ${field}: ${first.message}${more}.`, { issues });
 }
 
 export function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: 'body' | 'query' | 'path'): T {

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { DomainError } from '../errors';
 import {
   buyToProbability,
   buyWithSpend,
@@ -54,7 +54,7 @@ const clampP = (p: number) => Math.min(1 - P_FLOOR, Math.max(P_FLOOR, p));
 
 /**
  * Price one trade against a locked book: pure, so a dry run and a real trade share every check.
- * Throws ApiError with the trading codes of spec §7.
+ * Throws DomainError with the trading codes of spec §7.
  */
 export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: number; holding: Holding; spec: TradeSpec; sellOnly: boolean }): TradePlan {
   const { book, rangeMin, rangeMax, holding, spec } = input;
@@ -62,19 +62,19 @@ export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: 
   const c0 = consensusOf(p0, rangeMin, rangeMax);
   const limitP = spec.limit === undefined ? undefined : clampP(probabilityOf(spec.limit, rangeMin, rangeMax));
   const priceMoved = () =>
-    new ApiError('price_moved', `The consensus is already at or past your limit (${c0} vs ${spec.limit ?? ('targetValue' in spec ? spec.targetValue : '')}).`, {
+    new DomainError('price_moved', `The consensus is already at or past your limit (${c0} vs ${spec.limit ?? ('targetValue' in spec ? spec.targetValue : '')}).`, {
       consensus: c0,
       limit: spec.limit ?? ('targetValue' in spec ? spec.targetValue : null),
     });
 
   if (spec.mode !== 'sell' && input.sellOnly) {
-    throw new ApiError('market_closed', 'This market is closed: it accepts only sells.');
+    throw new DomainError('market_closed', 'This market is closed: it accepts only sells.');
   }
 
   if (spec.mode === 'sell') {
     const available = spec.direction === 'higher' ? holding.higher : holding.lower;
     if (spec.shares > available) {
-      throw new ApiError('insufficient_shares', `You hold ${toCredits(available)} ${spec.direction} shares and asked to sell ${toCredits(spec.shares)}.`, {
+      throw new DomainError('insufficient_shares', `You hold ${toCredits(available)} ${spec.direction} shares and asked to sell ${toCredits(spec.shares)}.`, {
         available: toCredits(available),
       });
     }
@@ -165,8 +165,8 @@ export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: 
   };
 }
 
-function tooSmall(): ApiError {
-  return new ApiError('trade_too_small', `The trade is too small: the minimum is ${toCredits(MIN_TRADE_NANO)} credits spent or received.`, {
+function tooSmall(): DomainError {
+  return new DomainError('trade_too_small', `The trade is too small: the minimum is ${toCredits(MIN_TRADE_NANO)} credits spent or received.`, {
     minimum: toCredits(MIN_TRADE_NANO),
   });
 }

@@ -137,7 +137,6 @@ export class TradeRequest {
   @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
   @Column({ type: 'text', name: 'body_hash', nullable: true }) bodyHash!: string | null;
   @Column({ type: 'text' }) status!: 'pending' | 'done' | 'failed';
-  @Column({ type: 'integer', name: 'http_status', nullable: true }) httpStatus!: number | null;
   @Column({ type: 'jsonb', nullable: true }) response!: unknown;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   /** The job that applies this request, kept so a lost job can be enqueued again. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { makeDataSource } from '../../src/db/dataSource';
-import { ApiError } from '../../src/errors';
+import { DomainError } from '../../src/errors';
 import { toNano } from '../../src/domain/money';
 import { accountId, checkLedgerInvariant, leg, ledgerFragment, ledgerOutcome, openAccounts, transfer, writeLedger, type Transfer } from '../../src/services/ledger';
 import { EVENT_TYPES, outboxFragment, writeEvents } from '../../src/services/events';
@@ -98,22 +98,21 @@ describe('the ledger writer', () => {
       const statements = counted(m);
       const refusal = await writeLedger(m, batch).catch((e) => e);
       expect(statements.n()).toBe(1);
-      expect(refusal).toBeInstanceOf(ApiError);
-      expect(refusal).toMatchObject({ code: 'insufficient_balance', status: 400, details: { balance: 10, cost: 11 } });
+      expect(refusal).toBeInstanceOf(DomainError);
+      expect(refusal).toMatchObject({ code: 'insufficient_balance', details: { balance: 10, cost: 11 } });
       expect(refusal.message).toBe('Not enough credits: the balance is 10 and this needs 11.');
       // Still inside the same transaction, which is not aborted: nothing moved, nothing was written.
       const inside = await m.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = ANY($1::text[])`, [[a, b, c]]);
       expect(inside[0].n).toBe(rowsBefore);
       const held = await m.query(`SELECT balance FROM accounts WHERE id = ANY($1::text[]) ORDER BY id`, [[a, b, c]]);
       expect(held.map((r: { balance: string }) => BigInt(r.balance))).toEqual([toNano(10), toNano(10), toNano(10)]);
-      // Transfers and credit moves answer 409; a write the caller proved covered aborts as a bug.
-      await expect(transfer(m, { from: a, to: b, amount: toNano(10) + 1n, kind: 'test_short' }, { shortfall: 409 })).rejects.toMatchObject({
+      // A transfer refuses the same way (its route answers 409); a write the caller proved covered aborts as a bug.
+      await expect(transfer(m, { from: a, to: b, amount: toNano(10) + 1n, kind: 'test_short' })).rejects.toMatchObject({
         code: 'insufficient_balance',
-        status: 409,
         details: { balance: 10, cost: 10.000000001 },
       });
       const bug = await writeLedger(m, batch, { shortfall: 'internal' }).catch((e) => e);
-      expect(bug).not.toBeInstanceOf(ApiError);
+      expect(bug).not.toBeInstanceOf(DomainError);
       expect(bug.message).toMatch(/holds .* but the write needs/);
       // A missing account is a bug too, and writes nothing either.
       await expect(writeLedger(m, [leg(a, `${a}-missing`, 1n, 'test_short')])).rejects.toThrow(/does not exist/);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ApiError } from '../../src/errors';
+import { DomainError } from '../../src/errors';
 import { consensusOf, openBook, probability, type BookState } from '../../src/domain/lmsr';
 import { MIN_TRADE_NANO, planTrade, type Holding, type TradeSpec } from '../../src/domain/trading';
 
@@ -42,8 +42,8 @@ describe('planTrade', () => {
         try {
           plan = planTrade({ book, rangeMin: 0, rangeMax: 1000, holding, spec, sellOnly });
         } catch (err) {
-          expect(err).toBeInstanceOf(ApiError);
-          expect(CODES).toContain((err as ApiError).code);
+          expect(err).toBeInstanceOf(DomainError);
+          expect(CODES).toContain((err as DomainError).code);
           return;
         }
         expect(plan.cash).toBeGreaterThanOrEqual(MIN_TRADE_NANO);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { toCredits } from '../../domain/money';
 import { creditParticipant, participantByIdOrNickname, registerParticipant } from '../../services/participants';
 import { isWorkspaceMember } from '../../services/workspaces';
@@ -44,11 +44,11 @@ export async function resolveSelfOrAdmin(c: Call<unknown, unknown, { id: string 
   const caller = c.identity();
   const id = c.params.id === 'me' ? caller.agentId : c.params.id;
   const agent = await participantByIdOrNickname(c.deps, id);
-  if (!agent || agent.id !== id) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+  if (!agent || agent.id !== id) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (agent.id === caller.agentId || caller.isMaster) return agent;
-  if (!c.access) throw new ApiError('not_authorized', 'Viewing another participant needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
+  if (!c.access) throw new DomainError('not_authorized', 'Viewing another participant needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
   c.require('manage');
-  if (!(await isWorkspaceMember(c.deps, c.access.workspace.id, agent.id))) throw new ApiError('not_found', `Participant "${id}" is not a member of this workspace.`);
+  if (!(await isWorkspaceMember(c.deps, c.access.workspace.id, agent.id))) throw new DomainError('not_found', `Participant "${id}" is not a member of this workspace.`);
   return agent;
 }
 
@@ -59,7 +59,7 @@ defineRoute({
   summary: 'The calling participant.',
   handler: async (c) => {
     const agent = await participantByIdOrNickname(c.deps, c.identity().agentId);
-    if (!agent) throw new ApiError('invalid_credentials', 'The participant behind this key no longer exists.');
+    if (!agent) throw new DomainError('invalid_credentials', 'The participant behind this key no longer exists.');
     return presentAgent(agent);
   },
 });
@@ -89,6 +89,7 @@ defineRoute({
   method: 'POST',
   path: '/agents/:id/credit',
   auth: { label: 'admin', identity: true, workspaceOptional: true },
+  errorStatus: { insufficient_balance: 409 },
   summary: 'Credit a workspace member: the master key issues new credits; a caller with manage moves its own (409 when short).',
   params: agentIdParam,
   body: z.object({ amount: positiveCredits, reason: z.string().max(500).optional() }),

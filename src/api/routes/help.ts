@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, ERROR_CATALOG } from '../../errors';
+import { DomainError, ERROR_CATALOG } from '../../errors';
 import { AUTH_LEGEND, requirementOf } from '../auth';
 import { defineRoute, registeredRoutes, type RouteDef } from '../registry';
 import { GUIDE_CATEGORIES, guideIndex, guideText } from '../guides';
@@ -51,7 +51,7 @@ defineRoute({
       return { app: APP, primer: PRIMER, authentication: AUTH_LEGEND, sections, errors: ERROR_CATALOG, endpoints: all.map(describeRoute) };
     }
     if (section !== undefined && !sections.includes(section)) {
-      throw new ApiError('unknown_help_section', `There is no help section "${section}"; the sections are: ${sections.join(', ')}.`, { sections });
+      throw new DomainError('unknown_help_section', `There is no help section "${section}"; the sections are: ${sections.join(', ')}.`, { sections });
     }
     const terms = (q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
     const endpoints = all
@@ -110,7 +110,7 @@ defineRoute({
   params: z.object({ section: z.string().max(100) }),
   handler: async (c) => {
     const text = guideText(c.params.section);
-    if (text === null) throw new ApiError('not_found', `There is no guide "${c.params.section}"; GET /api/guides lists them.`);
+    if (text === null) throw new DomainError('not_found', `There is no guide "${c.params.section}"; GET /api/guides lists them.`);
     c.koa.type = 'text/markdown';
     return text;
   },

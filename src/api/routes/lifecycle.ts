@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { toCredits } from '../../domain/money';
 import { refreshNow, resolveDueNow } from '../../services/markets';
 import { settleMetric } from '../../services/metrics';
@@ -22,7 +22,7 @@ defineRoute({
     const ws = c.workspace().workspace;
     const now = c.deps.clock.now();
     const asOf = c.body.asOf ? new Date(c.body.asOf) : now;
-    if (asOf.getTime() > now.getTime() + 60_000) throw new ApiError('validation_failed', 'asOf may be at most one minute ahead of now.');
+    if (asOf.getTime() > now.getTime() + 60_000) throw new DomainError('validation_failed', 'asOf may be at most one minute ahead of now.');
     const r = await settleMetric(c.deps, { workspaceId: ws.id, metric: c.params.id, value: c.body.value, reason: c.body.reason, asOf, agentId: c.identity().agentId });
     return { metricId: r.metricId, settled: r.settled, count: r.count, totalPayout: toCredits(r.totalPayout), pending: r.pending };
   },
@@ -36,7 +36,7 @@ defineRoute({
   body: z.object({ force: z.boolean().optional(), metricId: z.string().uuid().optional() }),
   handler: async (c) => {
     const summary = await refreshNow(c.deps, { workspaceId: c.workspace().workspace.id, metricId: c.body.metricId });
-    if (!summary) throw new ApiError('trade_pending', 'The horizon pass is queued but did not finish in time; it still runs.', {}, 503);
+    if (!summary) throw new DomainError('trade_pending', 'The horizon pass is queued but did not finish in time; it still runs.');
     return { ok: true, ...summary };
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { parseTargetDate, HorizonError } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
 import type { TradeSpec } from '../../domain/trading';
@@ -60,7 +60,7 @@ defineRoute({
 async function readableMarket(c: Call<unknown, unknown, unknown>, id: string): Promise<MarketRow> {
   const access = c.workspace();
   const mk = await marketInWorkspace(c.deps, access.workspace.id, id);
-  if (!mk || !access.metricReadable(mk.metricId)) throw new ApiError('market_not_found', `Market "${id}" was not found in this workspace.`);
+  if (!mk || !access.metricReadable(mk.metricId)) throw new DomainError('market_not_found', `Market "${id}" was not found in this workspace.`);
   return mk;
 }
 
@@ -71,7 +71,7 @@ function narrowsMetrics(access: WorkspaceAccess): boolean {
 
 function requireTradable(c: Call<unknown, unknown, unknown>, mk: MarketRow): void {
   if (!c.workspace().metricTradable(mk.metricId)) {
-    throw new ApiError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
+    throw new DomainError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
   }
 }
 
@@ -99,18 +99,18 @@ export function tradeSpecOf(b: TradeBody): { spec: TradeSpec; warnings: string[]
   if (b.value !== undefined && b.targetValue === undefined) warnings.push("'value' is superseded by 'targetValue'; it still works.");
   const target = b.targetValue ?? b.value;
   if (b.sellShares !== undefined) {
-    if (!b.direction) throw new ApiError('validation_failed', 'A sell needs direction: which side to sell, higher or lower.');
-    if (target !== undefined || b.amount !== undefined) throw new ApiError('validation_failed', 'Send sellShares alone, without amount or targetValue.');
+    if (!b.direction) throw new DomainError('validation_failed', 'A sell needs direction: which side to sell, higher or lower.');
+    if (target !== undefined || b.amount !== undefined) throw new DomainError('validation_failed', 'Send sellShares alone, without amount or targetValue.');
     return { spec: { mode: 'sell', direction: b.direction, shares: toNano(b.sellShares), limit: b.limit }, warnings };
   }
   if (target !== undefined) {
     const budget = b.maxBudget ?? b.amount;
-    if (budget === undefined) throw new ApiError('validation_failed', 'A targetValue trade needs maxBudget: the most credits it may spend.');
-    if (b.limit !== undefined && !b.direction) throw new ApiError('validation_failed', 'A targetValue trade with a limit must say its direction.');
+    if (budget === undefined) throw new DomainError('validation_failed', 'A targetValue trade needs maxBudget: the most credits it may spend.');
+    if (b.limit !== undefined && !b.direction) throw new DomainError('validation_failed', 'A targetValue trade with a limit must say its direction.');
     return { spec: { mode: 'target', direction: b.direction, targetValue: target, maxBudget: toNano(budget), limit: b.limit }, warnings };
   }
   if (b.direction && b.amount !== undefined) return { spec: { mode: 'buy', direction: b.direction, amount: toNano(b.amount), limit: b.limit }, warnings };
-  throw new ApiError(
+  throw new DomainError(
     'validation_failed',
     'Say what to trade: { direction, amount } to buy, { targetValue, maxBudget } to move the price, or { direction, sellShares } to sell.',
   );
@@ -121,19 +121,19 @@ async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspac
   const b = c.body;
   if (b.marketId) return readableMarket(c as Call<unknown, unknown, unknown>, b.marketId);
   if (!(b.metricId || b.metricName) || !b.targetDate) {
-    throw new ApiError('validation_failed', 'Identify the market by marketId, or by metricId (or metricName) plus targetDate.');
+    throw new DomainError('validation_failed', 'Identify the market by marketId, or by metricId (or metricName) plus targetDate.');
   }
   let targetDate: string;
   try {
     targetDate = parseTargetDate(b.targetDate, c.deps.clock.now()).targetDate;
   } catch (err) {
-    if (err instanceof HorizonError) throw new ApiError('validation_failed', err.message);
+    if (err instanceof HorizonError) throw new DomainError('validation_failed', err.message);
     throw err;
   }
   const branch = b.proposalId ? (b.branch ?? 'approved') : null;
   const mk = await marketByTargetDate(c.deps, { workspaceId, targetDate, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch });
   if (!mk || !c.workspace().metricReadable(mk.metricId)) {
-    throw new ApiError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.`);
+    throw new DomainError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.`);
   }
   return mk;
 }
@@ -159,7 +159,7 @@ defineRoute({
     const extra = warnings.length ? { warnings } : {};
     if (c.body.dryRun) return { ...(await dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId, spec })), ...extra };
     const key = c.koa.get('idempotency-key') || undefined;
-    if (key !== undefined && (key.length > 200 || !key.trim())) throw new ApiError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
+    if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
     const outcome = await submitTrade(c.deps, {
       agentId: caller.agentId,
       workspaceId: ws.id,
@@ -168,7 +168,7 @@ defineRoute({
       idempotencyKey: key,
       hash: bodyHash({ path: '/predictions/trade', body: c.body }),
     });
-    if (outcome.status !== 200) throw ApiError.fromBody(outcome.status, outcome.body);
+    if (!outcome.ok) throw DomainError.fromBody(outcome.body);
     return { ...outcome.body, idempotentReplay: outcome.body.idempotentReplay === true, ...extra };
   },
 });
@@ -194,7 +194,7 @@ defineRoute({
       idempotencyKey: key,
       hash: bodyHash({ path: `/predictions/markets/${mk.id}/trade`, body: c.body }),
     });
-    if (outcome.status !== 200) throw ApiError.fromBody(outcome.status, outcome.body);
+    if (!outcome.ok) throw DomainError.fromBody(outcome.body);
     return presentMarket(requireMarket(await marketInWorkspace(c.deps, ws.id, mk.id), mk.id), c.deps.clock.now());
   },
 });

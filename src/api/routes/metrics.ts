@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { validateTimePreference } from '../../domain/horizons';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import {
   addMetric,
   backfillMetricHistory,
@@ -144,7 +144,7 @@ defineRoute({
   params: idParam,
   handler: async (c) => {
     const row = await metricInWorkspace(c.deps, c.workspace().workspace.id, c.params.id);
-    if (!row || !c.workspace().metricReadable(row.id)) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
+    if (!row || !c.workspace().metricReadable(row.id)) throw new DomainError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
     return presentMetric(row);
   },
 });
@@ -183,7 +183,7 @@ defineRoute({
   query: z.object({ limit: limitQuery(100, 1000), cursor: z.string().max(200, 'is not a cursor this service issued').optional() }),
   handler: async (c) => {
     const page = await readingLogOf(c.deps, c.workspace().workspace.id, c.params.id, c.query);
-    if (!page) throw new ApiError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
+    if (!page) throw new DomainError('not_found', `No metric "${c.params.id}" exists in this workspace.`);
     return { metricId: page.metricId, logs: page.logs.map(presentReading), nextCursor: page.nextCursor };
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { claimParticipant, claimTokenInfo, joinTheWaitlist, onboardParticipant } from '../../services/participants';
 import { limitByAddress } from '../middleware/rateLimit';
 import { auth } from '../auth';
@@ -28,7 +28,7 @@ defineRoute({
   handler: async (c) => {
     const cfg = c.deps.config;
     // Checked before the body is read: a paused instance answers 403 whatever was sent.
-    if (!cfg.ONBOARDING_OPEN) throw new ApiError('onboarding_paused', 'Onboarding is paused; join the waitlist.', { waitlist: cfg.WAITLIST_URL });
+    if (!cfg.ONBOARDING_OPEN) throw new DomainError('onboarding_paused', 'Onboarding is paused; join the waitlist.', { waitlist: cfg.WAITLIST_URL });
     const body = parseWith(onboardBody, c.body, 'body');
     await limitByAddress(c.deps, c.koa, 'signup');
     c.status(201);

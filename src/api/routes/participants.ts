@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../errors';
+import { DomainError, ERROR_CATALOG } from '../../errors';
 import { createChildParticipant, participantsOfCaller, participantsOfWorkspace, removeParticipant } from '../../services/participants';
 import { refuseBroaderScopes } from '../../services/access';
 import { workspaceByIdOrSlug } from '../../services/workspaces';
@@ -16,6 +16,7 @@ defineRoute({
   method: 'POST',
   path: '/agents',
   auth: { label: 'identity', identity: true, scope: 'account:agents' },
+  errorStatus: { insufficient_balance: 409 },
   summary:
     'Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (default workspace:read, workspace:trade), memberships?: [{ workspaceId, groupIds? (default Trader) }], initialCredits? }. Needs manage in every listed workspace; initialCredits move from your balance in the same transaction (409 and nothing created when short). Returns { agentId, apiKey, keyId, scopes, label, memberships }.',
   body: z
@@ -80,7 +81,7 @@ defineRoute({
       try {
         return (await accessForWorkspace(c.deps, caller, ws)).caps.has('manage');
       } catch (err) {
-        if (err instanceof ApiError && err.status === 403) return false;
+        if (err instanceof DomainError && ERROR_CATALOG[err.code].status === 403) return false;
         throw err;
       }
     });

@@ -1,5 +1,5 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import { capabilityChangeNotHeld, type Capability, type PermissionGrant } from '../../domain/capabilities';
 import { Agent } from '../../entities/agent';
@@ -88,7 +88,7 @@ export async function getGroup(m: DataSource | EntityManager, workspaceId: strin
   const group = UUID_RE.test(groupId)
     ? await m.getRepository(Group).findOne({ where: { workspaceId, id: groupId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) })
     : null;
-  if (!group) throw new ApiError('not_found', `Group "${groupId}" was not found in this workspace.`);
+  if (!group) throw new DomainError('not_found', `Group "${groupId}" was not found in this workspace.`);
   const [record] = await withMembers(m, [group]);
   return record;
 }
@@ -97,7 +97,7 @@ export async function getGroup(m: DataSource | EntityManager, workspaceId: strin
 function refuseUnheld(held: ReadonlySet<Capability>, before: readonly string[], after: readonly string[], what: string): void {
   const missing = capabilityChangeNotHeld(held, before, after);
   if (missing.length) {
-    throw new ApiError('not_authorized', `You cannot ${what} the ${missing.join(', ')} capabilit${missing.length > 1 ? 'ies' : 'y'}: you do not hold ${missing.length > 1 ? 'them' : 'it'} in this workspace.`, {
+    throw new DomainError('not_authorized', `You cannot ${what} the ${missing.join(', ')} capabilit${missing.length > 1 ? 'ies' : 'y'}: you do not hold ${missing.length > 1 ? 'them' : 'it'} in this workspace.`, {
       requiredCapabilities: missing,
     });
   }
@@ -120,14 +120,14 @@ async function withUniqueName<T>(m: EntityManager, name: string, fn: () => Promi
   } catch (err) {
     if (pgCode(err) === '23505') {
       await m.query('ROLLBACK TO SAVEPOINT group_name');
-      throw new ApiError('conflict', `A group named "${name}" already exists in this workspace.`);
+      throw new DomainError('conflict', `A group named "${name}" already exists in this workspace.`);
     }
     throw err;
   }
 }
 
 async function insertMember(m: EntityManager, workspaceId: string, groupId: string, agentId: string): Promise<void> {
-  if (!(await m.getRepository(Agent).existsBy({ id: agentId }))) throw new ApiError('not_found', `Participant "${agentId}" was not found.`);
+  if (!(await m.getRepository(Agent).existsBy({ id: agentId }))) throw new DomainError('not_found', `Participant "${agentId}" was not found.`);
   await m.createQueryBuilder().insert().into(Membership).values({ workspaceId, agentId }).orIgnore().execute();
   await m.createQueryBuilder().insert().into(GroupMember).values({ groupId, agentId }).orIgnore().execute();
 }
@@ -156,7 +156,7 @@ export async function updateGroup(ds: DataSource, workspaceId: string, groupId: 
   return inTransaction(ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
     if (input.name !== undefined && input.name !== g.name && g.system) {
-      throw new ApiError('conflict', `"${g.name}" is a system group: its name cannot be changed.`);
+      throw new DomainError('conflict', `"${g.name}" is a system group: its name cannot be changed.`);
     }
     const caps = input.capabilities ? [...new Set(input.capabilities)] : g.capabilities;
     refuseUnheld(held, g.capabilities, caps, 'grant or remove');
@@ -180,7 +180,7 @@ export async function updateGroup(ds: DataSource, workspaceId: string, groupId: 
 export async function deleteGroup(ds: DataSource, workspaceId: string, groupId: string, held: ReadonlySet<Capability>): Promise<void> {
   await inTransaction(ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
-    if (g.system) throw new ApiError('conflict', `"${g.name}" is a system group: it cannot be deleted.`);
+    if (g.system) throw new DomainError('conflict', `"${g.name}" is a system group: it cannot be deleted.`);
     if (g.members.length) refuseUnheld(held, g.capabilities, [], 'remove');
     await m.delete(Group, { id: g.id });
   });
@@ -200,7 +200,7 @@ export async function addGroupMember(ds: DataSource, workspaceId: string, groupI
 export async function removeGroupMember(ds: DataSource, workspaceId: string, groupId: string, agentId: string, held: ReadonlySet<Capability>): Promise<GroupRecord> {
   return inTransaction(ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
-    if (!g.members.some((x) => x.id === agentId)) throw new ApiError('not_found', `Participant "${agentId}" is not a member of group "${g.name}".`);
+    if (!g.members.some((x) => x.id === agentId)) throw new DomainError('not_found', `Participant "${agentId}" is not a member of group "${g.name}".`);
     refuseUnheld(held, g.capabilities, [], 'remove');
     await m.delete(GroupMember, { groupId: g.id, agentId });
     return getGroup(m, workspaceId, g.id);
@@ -210,10 +210,10 @@ export async function removeGroupMember(ds: DataSource, workspaceId: string, gro
 /** Group ids of a workspace with their capabilities, for membership grants (POST /agents). */
 export async function groupsByIds(m: EntityManager, workspaceId: string, ids: readonly string[]): Promise<Array<{ id: string; name: string; capabilities: string[] }>> {
   const bad = ids.filter((id) => !UUID_RE.test(id));
-  if (bad.length) throw new ApiError('not_found', `Group "${bad[0]}" was not found in workspace ${workspaceId}.`);
+  if (bad.length) throw new DomainError('not_found', `Group "${bad[0]}" was not found in workspace ${workspaceId}.`);
   if (!ids.length) return [];
   const rows = await m.getRepository(Group).find({ select: { id: true, name: true, capabilities: true }, where: { workspaceId, id: In([...ids]) } });
   const missing = ids.find((id) => !rows.some((r) => r.id === id));
-  if (missing) throw new ApiError('not_found', `Group "${missing}" was not found in workspace ${workspaceId}.`);
+  if (missing) throw new DomainError('not_found', `Group "${missing}" was not found in workspace ${workspaceId}.`);
   return rows;
 }

@@ -1,7 +1,7 @@
 import { IsNull, Not, type DataSource, type EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { Agent, ApiKey } from '../../entities/agent';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { scopesWithin, type Principal } from '../../domain/capabilities';
 import { logger } from '../../logger';
@@ -40,9 +40,9 @@ function listed(k: ApiKey): KeyRow {
 export async function resolveOwnedAgent(m: DataSource | EntityManager, actor: Principal, idParam: string): Promise<string> {
   const id = idParam === 'me' ? actor.agentId : idParam;
   const a = await m.getRepository(Agent).findOne({ select: { id: true, parentId: true, createdBy: true, claimedBy: true }, where: { id } });
-  if (!a) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+  if (!a) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (actor.isMaster || a.id === actor.agentId || [a.parentId, a.createdBy, a.claimedBy].includes(actor.agentId)) return a.id;
-  throw new ApiError('not_authorized', 'Only the participant itself or its creator may manage its keys (a workspace admin is not enough).', {
+  throw new DomainError('not_authorized', 'Only the participant itself or its creator may manage its keys (a workspace admin is not enough).', {
     requiredCapabilities: ['self/owner'],
   });
 }
@@ -56,7 +56,7 @@ export async function listKeys(ds: DataSource, agentId: string): Promise<KeyRow[
 export function refuseBroaderScopes(actor: Principal, requested: readonly string[]): void {
   const excess = scopesWithin(actor.scopes, requested);
   if (excess.length) {
-    throw new ApiError('scope_denied', `Your key cannot grant ${excess.join(', ')}: a key never grants scopes broader than its own.`, {
+    throw new DomainError('scope_denied', `Your key cannot grant ${excess.join(', ')}: a key never grants scopes broader than its own.`, {
       requiredScopes: excess,
     });
   }
@@ -77,20 +77,20 @@ export async function createKey(ds: DataSource, actor: Principal, agentId: strin
     let workspaceId: string | null = null;
     if (input.workspaceId) {
       const ws = await findWorkspace(m, input.workspaceId);
-      if (!ws) throw new ApiError('workspace_not_found', `No workspace "${input.workspaceId}" exists.`);
+      if (!ws) throw new DomainError('workspace_not_found', `No workspace "${input.workspaceId}" exists.`);
       workspaceId = ws.id;
     }
     let locked = input.workspaceLocked ?? false;
     if (actor.keyLocked) {
       if (input.workspaceLocked === false || (workspaceId && workspaceId !== actor.keyWorkspaceId)) {
-        throw new ApiError('workspace_locked', 'Your key is locked to one workspace: it can only mint keys locked to that workspace.', {
+        throw new DomainError('workspace_locked', 'Your key is locked to one workspace: it can only mint keys locked to that workspace.', {
           keyWorkspaceId: actor.keyWorkspaceId,
         });
       }
       workspaceId = actor.keyWorkspaceId;
       locked = true;
     }
-    if (locked && !workspaceId) throw new ApiError('validation_failed', 'workspaceLocked needs a workspaceId to lock the key to.');
+    if (locked && !workspaceId) throw new DomainError('validation_failed', 'workspaceLocked needs a workspaceId to lock the key to.');
     const key = await mintKey(m, agentId, { scopes, label: input.label ?? '', workspaceId, workspaceLocked: locked });
     return { ...key, createdAt: key.createdAt.toISOString() };
   });
@@ -98,7 +98,7 @@ export async function createKey(ds: DataSource, actor: Principal, agentId: strin
 
 async function lockedKey(m: EntityManager, agentId: string, keyId: string): Promise<ApiKey> {
   const key = await m.getRepository(ApiKey).findOne({ where: { id: keyId, agentId, revokedAt: IsNull() }, lock: { mode: 'pessimistic_write' } });
-  if (!key) throw new ApiError('not_found', `Key "${keyId}" was not found for participant "${agentId}".`);
+  if (!key) throw new DomainError('not_found', `Key "${keyId}" was not found for participant "${agentId}".`);
   return key;
 }
 
@@ -115,13 +115,13 @@ export async function updateKey(ds: DataSource, actor: Principal, agentId: strin
   return inTransaction(ds, async (m) => {
     const key = await lockedKey(m, agentId, keyId);
     if (patch.workspaceLocked === false && key.workspaceLocked && actor.keyLocked) {
-      throw new ApiError('workspace_locked', 'Your key is workspace-locked: it cannot remove the lock of a key.', { keyWorkspaceId: actor.keyWorkspaceId });
+      throw new DomainError('workspace_locked', 'Your key is workspace-locked: it cannot remove the lock of a key.', { keyWorkspaceId: actor.keyWorkspaceId });
     }
     if (actor.keyLocked && key.workspaceId !== actor.keyWorkspaceId) {
-      throw new ApiError('workspace_locked', 'Your key is workspace-locked: it may only edit keys of its own workspace.', { keyWorkspaceId: actor.keyWorkspaceId });
+      throw new DomainError('workspace_locked', 'Your key is workspace-locked: it may only edit keys of its own workspace.', { keyWorkspaceId: actor.keyWorkspaceId });
     }
     if (patch.workspaceLocked === true && !key.workspaceId) {
-      throw new ApiError('validation_failed', 'This key has no workspaceId to lock it to; mint a key with workspaceId instead.');
+      throw new DomainError('validation_failed', 'This key has no workspaceId to lock it to; mint a key with workspaceId instead.');
     }
     await m.update(ApiKey, { id: keyId }, { label: patch.label ?? key.label, scopes: scopes ?? key.scopes, workspaceLocked: patch.workspaceLocked ?? key.workspaceLocked });
     const out: Record<string, unknown> = { ok: true, keyId };
@@ -134,15 +134,15 @@ export async function updateKey(ds: DataSource, actor: Principal, agentId: strin
 
 /** DELETE /agents/{id}/keys/{keyId}: later requests with it get 401; the key of this request cannot be revoked. */
 export async function revokeKey(ds: DataSource, actor: Principal, agentId: string, keyId: string): Promise<void> {
-  if (keyId === actor.keyId) throw new ApiError('conflict', 'The key authorizing this request cannot revoke itself; use another key.');
+  if (keyId === actor.keyId) throw new DomainError('conflict', 'The key authorizing this request cannot revoke itself; use another key.');
   await inTransaction(ds, async (m) => {
     const key = await lockedKey(m, agentId, keyId);
     if (actor.keyLocked && key.workspaceId !== actor.keyWorkspaceId) {
-      throw new ApiError('workspace_locked', 'Your key is workspace-locked: it may only revoke keys of its own workspace.', { keyWorkspaceId: actor.keyWorkspaceId });
+      throw new DomainError('workspace_locked', 'Your key is workspace-locked: it may only revoke keys of its own workspace.', { keyWorkspaceId: actor.keyWorkspaceId });
     }
     if (key.isMaster && agentId === PLATFORM_AGENT_ID) {
       const others = await m.getRepository(ApiKey).existsBy({ isMaster: true, revokedAt: IsNull(), id: Not(keyId) });
-      if (!others) throw new ApiError('conflict', 'This is the last master key; it cannot be revoked.');
+      if (!others) throw new DomainError('conflict', 'This is the last master key; it cannot be revoked.');
     }
     await m.update(ApiKey, { id: keyId }, { revokedAt: () => 'now()' });
   });

@@ -1,6 +1,6 @@
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Deps } from '../../deps';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { logger } from '../../logger';
 
 /**
@@ -56,7 +56,7 @@ export async function consumePoint(deps: Deps, bucket: Bucket, key: string): Pro
     if (err instanceof RateLimiterRes) {
       const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
       const what = bucket === 'request' ? `${points} requests a minute` : `${points} ${bucket === 'signup' ? 'sign-ups' : 'waitlist entries'} an hour`;
-      throw new ApiError('rate_limited', `Too many requests: the limit is ${what}; retry in ${retryAfter} seconds.`, {
+      throw new DomainError('rate_limited', `Too many requests: the limit is ${what}; retry in ${retryAfter} seconds.`, {
         retryAfter,
         limit: points,
         windowSeconds: duration,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { toCredits } from '../../domain/money';
 
 /**
@@ -34,23 +34,22 @@ export interface Transfer {
 }
 
 /**
- * What a shortfall is: 400 insufficient_balance in trading (the default), 409 on transfers and credit
- * moves (spec §7 status conventions), or 'internal' where the caller has proved the money is there
+ * What a shortfall is: a refusal (insufficient_balance; the edge picks its status: 400 in trading,
+ * 409 on transfers and credit moves), or 'internal' where the caller has proved the money is there
  * (settlement pays out of pools it has just measured): a shortfall then is a bug and aborts.
  */
-export type ShortfallPolicy = 400 | 409 | 'internal';
+export type ShortfallPolicy = 'refuse' | 'internal';
 
 export interface LedgerWriteOptions {
   shortfall?: ShortfallPolicy;
 }
 
 /** The insufficient_balance refusal, with the balance and the cost as details. */
-export function insufficientBalance(balance: bigint, cost: bigint, opts: { status?: 400 | 409; purpose?: string; note?: string } = {}): ApiError {
-  return new ApiError(
+export function insufficientBalance(balance: bigint, cost: bigint, opts: { purpose?: string; note?: string } = {}): DomainError {
+  return new DomainError(
     'insufficient_balance',
     `Not enough credits${opts.purpose ? ` ${opts.purpose}` : ''}: the balance is ${toCredits(balance)} and this needs ${toCredits(cost)}.${opts.note ? ` ${opts.note}` : ''}`,
     { balance: toCredits(balance), cost: toCredits(cost) },
-    opts.status,
   );
 }
 
@@ -161,7 +160,7 @@ export function ledgerFragment(transfers: readonly Transfer[], firstParam: numbe
  * the write (the locked balance plus its net change), or the refusal (insufficient_balance per
  * `shortfall`; a missing account is a bug and aborts).
  */
-export function ledgerOutcome(f: LedgerFragment, row: { ledger: { ok: boolean; before: Record<string, string> | null } }, shortfall: ShortfallPolicy = 400): Map<string, bigint> {
+export function ledgerOutcome(f: LedgerFragment, row: { ledger: { ok: boolean; before: Record<string, string> | null } }, shortfall: ShortfallPolicy = 'refuse'): Map<string, bigint> {
   const before = row.ledger.before ?? {};
   if (row.ledger.ok) return new Map(f.plan.accounts.map((a, i) => [a, BigInt(before[a]) + f.plan.nets[i]]));
   const missing = f.plan.accounts.filter((a) => before[a] === undefined);
@@ -171,7 +170,7 @@ export function ledgerOutcome(f: LedgerFragment, row: { ledger: { ok: boolean; b
   const short = f.plan.debited.find(isShort) ?? f.plan.accounts.find(isShort);
   if (!short) throw new Error('ledger write refused with no account short or missing');
   if (shortfall === 'internal') throw new Error(`ledger: ${short} holds ${before[short]} but the write needs ${-netOf(short)}`);
-  throw insufficientBalance(BigInt(before[short]), -netOf(short), { status: shortfall });
+  throw insufficientBalance(BigInt(before[short]), -netOf(short));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { consensusOf, MAX_P, MIN_P, openBook as lmsrOpen, probability, type BookState } from '../../domain/lmsr';
 import type { Period } from '../../domain/horizons';
 import { accountId, openAccounts, writeLedger, type Credit } from '../ledger';
@@ -119,7 +119,7 @@ export async function lockMarket(m: EntityManager, id: string): Promise<MarketRo
 }
 
 export function requireMarket(mk: MarketRow | null, id: string): MarketRow {
-  if (!mk) throw new ApiError('market_not_found', `Market "${id}" was not found in this workspace.`);
+  if (!mk) throw new DomainError('market_not_found', `Market "${id}" was not found in this workspace.`);
   return mk;
 }
 
@@ -240,7 +240,7 @@ async function tryPay(m: EntityManager, from: string, credits: Credit[], ref: st
     await writeLedger(m, [{ from, credits, kind: 'fund', ref }]);
     return true;
   } catch (err) {
-    if (!(err instanceof ApiError) || err.code !== 'insufficient_balance') throw err;
+    if (!(err instanceof DomainError) || err.code !== 'insufficient_balance') throw err;
     return false;
   }
 }

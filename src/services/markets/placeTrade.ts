@@ -3,8 +3,9 @@ import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import { queueFamilies } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
+import { queryPrepared } from '../../db/prepared';
 import { planTrade, type Holding, type TradePlan, type TradeSpec } from '../../domain/trading';
 import { maxBig, toCredits } from '../../domain/money';
 import { accountId, balanceOf, leg, ledgerFragment, ledgerOutcome } from '../ledger';
@@ -28,22 +29,25 @@ export function deserializeSpec(s: SerializedSpec): TradeSpec {
   return { ...s, shares: BigInt(s.shares) };
 }
 
-export interface TradeOutcome {
-  status: number;
-  body: Record<string, unknown>;
-}
+/**
+ * What a trade request came to: applied (the trade result) or refused (the error body, whose
+ * catalog code gives the HTTP status at the edge). Stored in trade_requests, returned by the job.
+ */
+export type TradeOutcome = { ok: true; body: Record<string, unknown> } | { ok: false; body: Record<string, unknown> };
+
+const storedOutcome = (status: string, response: Record<string, unknown>): TradeOutcome => ({ ok: status === 'done', body: response });
 
 /** Refusals that depend on the book's state, shared by dry runs and real trades. */
 function checkTradable(mk: MarketRow, now: Date, isSell: boolean): { sellOnly: boolean } {
   // A decided (or past-deadline) proposal's branches answer proposal_closed, voided or not (spec §3.1).
   if (mk.proposalId && (mk.closeReason === 'proposal_closed' || (mk.tradingEndsAt && mk.tradingEndsAt <= now))) {
-    throw new ApiError('proposal_closed', 'The proposal was decided or its deadline passed: this branch refuses buys and sells.');
+    throw new DomainError('proposal_closed', 'The proposal was decided or its deadline passed: this branch refuses buys and sells.');
   }
-  if (mk.status === 'resolved') throw new ApiError('market_resolved', 'This market has resolved and accepts no trades.');
-  if (mk.status === 'voided') throw new ApiError('market_voided', `This market was voided${mk.voidReason ? ` (${mk.voidReason})` : ''} and accepts no trades.`);
-  if (!mk.funded || mk.b <= 0n) throw new ApiError('market_unfunded', 'This book has no liquidity yet; retry once someone funds it.');
+  if (mk.status === 'resolved') throw new DomainError('market_resolved', 'This market has resolved and accepts no trades.');
+  if (mk.status === 'voided') throw new DomainError('market_voided', `This market was voided${mk.voidReason ? ` (${mk.voidReason})` : ''} and accepts no trades.`);
+  if (!mk.funded || mk.b <= 0n) throw new DomainError('market_unfunded', 'This book has no liquidity yet; retry once someone funds it.');
   const sellOnly = mk.status === 'closed' || mk.closeReason !== null;
-  if (sellOnly && !isSell) throw new ApiError('market_closed', 'This market is closed: it accepts only sells.');
+  if (sellOnly && !isSell) throw new DomainError('market_closed', 'This market is closed: it accepts only sells.');
   return { sellOnly };
 }
 
@@ -100,17 +104,17 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
 
 /** The stored outcome of a request id (null while pending or unknown), read without a lock. */
 async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
-  const rows = await deps.ds.query(`SELECT status, http_status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
-  return rows.length && rows[0].status !== 'pending' ? { status: rows[0].http_status, body: rows[0].response } : null;
+  const rows = await deps.ds.query(`SELECT status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
+  return rows.length && rows[0].status !== 'pending' ? storedOutcome(rows[0].status, rows[0].response) : null;
 }
 
-async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobData, 'requestId' | 'agentId' | 'workspaceId'>, err: ApiError): Promise<TradeOutcome> {
-  const outcome = { status: err.status, body: err.toBody() };
+async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobData, 'requestId' | 'agentId' | 'workspaceId'>, err: DomainError): Promise<TradeOutcome> {
+  const outcome: TradeOutcome = { ok: false, body: err.toBody() };
   await m.query(
-    `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
-     VALUES ($1, $2, $3, 'failed', $4, $5)
-     ON CONFLICT (request_id) DO UPDATE SET status = 'failed', http_status = $4, response = $5 WHERE trade_requests.status <> 'done'`,
-    [job.requestId, job.agentId, job.workspaceId, outcome.status, JSON.stringify(outcome.body)],
+    `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
+     VALUES ($1, $2, $3, 'failed', $4)
+     ON CONFLICT (request_id) DO UPDATE SET status = 'failed', response = $4 WHERE trade_requests.status <> 'done'`,
+    [job.requestId, job.agentId, job.workspaceId, JSON.stringify(outcome.body)],
   );
   return outcome;
 }
@@ -142,7 +146,7 @@ export async function applyTradeJob(
           await m.query('RELEASE SAVEPOINT trade');
           first ??= o;
         } catch (err) {
-          if (!(err instanceof ApiError)) throw err;
+          if (!(err instanceof DomainError)) throw err;
           await m.query('ROLLBACK TO SAVEPOINT trade');
           const o = await recordFailure(m, j, err);
           first ??= o;
@@ -151,7 +155,7 @@ export async function applyTradeJob(
       return first!;
     });
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     return recordFailure(deps.ds, job, err);
   }
 }
@@ -162,16 +166,16 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
   // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
   // position and the stored outcome as they were before the wait, and apply a request twice.
   const mk = await lockMarket(m, job.marketId);
-  if (!mk || mk.workspaceId !== job.workspaceId) throw new ApiError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
+  if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
   const [row] = await m.query(
     `SELECT p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
-            tr.status AS prior_status, tr.http_status AS prior_http, tr.response AS prior_response
+            tr.status AS prior_status, tr.response AS prior_response
        FROM (SELECT 1) one
        LEFT JOIN positions p ON p.market_id = $1 AND p.agent_id = $2
        LEFT JOIN trade_requests tr ON tr.request_id = $3`,
     [job.marketId, job.agentId, job.requestId],
   );
-  if (row.prior_status && row.prior_status !== 'pending') return { status: row.prior_http, body: row.prior_response };
+  if (row.prior_status && row.prior_status !== 'pending') return storedOutcome(row.prior_status, row.prior_response);
   const now = deps.clock.now();
   const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
   const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
@@ -213,7 +217,8 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
     touch: [agentAcc, poolAcc],
   });
   const outbox = outboxFragment([{ workspaceId: mk.workspaceId, type: 'trade:executed', data: event }], 24 + ledger.params.length, ledger.ok);
-  const [w] = await m.query(
+  const [w] = await queryPrepared<{ body: Record<string, unknown>; ledger: { ok: boolean; before: Record<string, string> | null } }>(
+    m,
     `WITH ${ledger.ctes},
      mu AS (
        UPDATE markets SET q_higher = $4, q_lower = $5, trade_count = trade_count + $6, volume = volume + $2::bigint, last_trade_at = $7, updated_at = $7
@@ -232,9 +237,9 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
      resp AS (SELECT $23::jsonb || jsonb_build_object('balance', ${ledger.balanceAfter(agentAcc)}::numeric / 1000000000) AS body),
      ${outbox.cte},
      rq AS (
-       INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, http_status, response)
-       SELECT $13, $8, $9, 'done', 200, (SELECT body FROM resp) WHERE ${ledger.ok}
-       ON CONFLICT (request_id) DO UPDATE SET status = 'done', http_status = 200, response = EXCLUDED.response)
+       INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
+       SELECT $13, $8, $9, 'done', (SELECT body FROM resp) WHERE ${ledger.ok}
+       ON CONFLICT (request_id) DO UPDATE SET status = 'done', response = EXCLUDED.response)
      SELECT (SELECT body FROM resp) AS body, ${ledger.outcome}`,
     [
       mk.id, // 1
@@ -264,8 +269,8 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
       ...outbox.params,
     ],
   );
-  ledgerOutcome(ledger, w); // refuses with 400 insufficient_balance (nothing was written)
-  return { status: 200, body: { ...w.body, balance: Number(w.body.balance) } };
+  ledgerOutcome(ledger, w); // refuses with insufficient_balance (nothing was written)
+  return { ok: true, body: { ...w.body, balance: Number(w.body.balance) } };
 }
 
 export function bodyHash(parts: unknown): string {
@@ -282,11 +287,11 @@ async function pollOutcome(deps: Deps, requestId: string, ms: number): Promise<T
   }
 }
 
-function pending(requestId: string): ApiError {
-  return new ApiError('trade_pending', 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key to get it.', { requestId }, 503);
+function pending(requestId: string): DomainError {
+  return new DomainError('trade_pending', 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key to get it.', { requestId });
 }
 
-const replay = (o: TradeOutcome): TradeOutcome => (o.status === 200 ? { status: 200, body: { ...o.body, idempotentReplay: true } } : o);
+const replay = (o: TradeOutcome): TradeOutcome => (o.ok ? { ok: true, body: { ...o.body, idempotentReplay: true } } : o);
 
 /** Job options of every trade job: the job id is the request id, so an enqueue is idempotent. */
 const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
@@ -337,7 +342,7 @@ export async function recoverPendingTrades(deps: Deps, olderThanMs: number, limi
   for (const r of rows) {
     const parsed = tradeJobSchema.safeParse(r.job);
     if (!parsed.success) {
-      const lost = new ApiError('trade_not_applied', 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.');
+      const lost = new DomainError('trade_not_applied', 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.');
       await recordFailure(deps.ds, { requestId: r.request_id, agentId: r.agent_id, workspaceId: r.workspace_id }, lost);
       out.failed++;
       continue;
@@ -365,22 +370,22 @@ export async function submitTrade(
   for (let attempt = 0; ; attempt++) {
     if (p.idempotencyKey) {
       const rows = await deps.ds.query(
-        `SELECT request_id, body_hash, status, http_status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
+        `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
         [p.agentId, p.workspaceId, p.idempotencyKey],
       );
       if (rows.length) {
         const r = rows[0];
         if (r.body_hash !== p.hash) {
-          throw new ApiError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+          throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
         }
-        if (r.status === 'done') return replay({ status: r.http_status, body: r.response });
+        if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
         if (r.status === 'pending') {
           // The client retries: give the request a live job first, in case its job was lost.
           const parsed = tradeJobSchema.safeParse(r.job);
           if (parsed.success) await ensureTradeJob(deps, parsed.data);
           const o = await pollOutcome(deps, r.request_id, wait * 2);
           if (!o) throw pending(r.request_id);
-          if (o.status === 200) return replay(o);
+          if (o.ok) return replay(o);
         }
         // A failed call does not consume its key: clear it and run anew.
         await deps.ds.query(`DELETE FROM trade_requests WHERE request_id = $1 AND status = 'failed'`, [r.request_id]);

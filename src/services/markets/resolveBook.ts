@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { holderPayout, payoutFraction } from '../../domain/lmsr';
 
 import { accountId, balanceOf, leg, writeLedger, type Transfer } from '../ledger';
@@ -56,8 +56,8 @@ export async function resolveLockedMarket(
   opts: { settledEarly?: boolean; reason?: string } = {},
   batch?: Transfer[],
 ): Promise<{ totalPayout: bigint }> {
-  if (mk.status !== 'open' && mk.status !== 'closed') throw new ApiError('conflict', `Market ${mk.id} is already ${mk.status}.`);
-  if (!Number.isFinite(value) || value < 0) throw new ApiError('validation_failed', `A resolution value must be a finite number >= 0, got ${value}.`);
+  if (mk.status !== 'open' && mk.status !== 'closed') throw new DomainError('conflict', `Market ${mk.id} is already ${mk.status}.`);
+  if (!Number.isFinite(value) || value < 0) throw new DomainError('validation_failed', `A resolution value must be a finite number >= 0, got ${value}.`);
   const v = payoutFraction(value, mk.rangeMin, mk.rangeMax);
   const pays = (await holders(m, mk.id)).map((h) => ({ agent: h.agent_id, amount: holderPayout(BigInt(h.shares_higher), BigInt(h.shares_lower), v) }));
   const ledger = batch ?? [];

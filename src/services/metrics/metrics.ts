@@ -5,7 +5,7 @@ import type { Clock } from '../../deps';
 import { dependencyOrder, dependents, depths, renameReference } from '../../domain/formula';
 import type { TimePreference } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
-import { ApiError, badRequest, conflict } from '../../errors';
+import { DomainError, badRequest, conflict } from '../../errors';
 import { MetricGraph, parseCached, type GraphNode } from '../../domain/metricGraph';
 import { openBaselineBooksByMetric, openBooksForNewMetric, refuseBackfillAfterResolution, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric, type MarketRow } from '../markets';
 import { writeEvents } from '../events';
@@ -92,7 +92,7 @@ export async function getMetricRow(m: Db, workspaceId: string, idOrName: string)
 
 async function requireMetric(m: Db, workspaceId: string, idOrName: string): Promise<MetricRow> {
   const row = await getMetricRow(m, workspaceId, idOrName);
-  if (!row) throw new ApiError('not_found', `No metric "${idOrName}" exists in this workspace.`);
+  if (!row) throw new DomainError('not_found', `No metric "${idOrName}" exists in this workspace.`);
   return row;
 }
 

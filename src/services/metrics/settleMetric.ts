@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { liveMarketIdsOfMetric, runOnLane } from '../markets';
 import { getMetricRow, updateMetric } from './metrics';
 import { fileReading } from './readings';
@@ -34,7 +34,7 @@ export async function settleMetric(deps: Deps, input: SettleMetricInput): Promis
   const { workspaceId, value, reason, asOf } = input;
   const { metric, marketIds, readingId } = await inTransaction(deps.ds, async (m) => {
     const metric = await getMetricRow(m, workspaceId, input.metric);
-    if (!metric) throw new ApiError('not_found', `Metric "${input.metric}" was not found in this workspace.`);
+    if (!metric) throw new DomainError('not_found', `Metric "${input.metric}" was not found in this workspace.`);
     let readingId: string;
     if (metric.isLeaf) {
       await updateMetric(m, workspaceId, metric.id, { value, asOf, updateNote: `settled: ${reason}` }, { agentId: input.agentId, clock: deps.clock });

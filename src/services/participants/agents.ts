@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { toCredits, toNano } from '../../domain/money';
 import { accountId, transfer } from '../ledger';
@@ -55,13 +55,13 @@ export interface RegisterInput {
 /** Public registration: 0 credits, one key with scopes ['*'], shown once. */
 export async function registerAgent(ds: DataSource, input: RegisterInput) {
   if (!NICKNAME_RE.test(input.nickname)) {
-    throw new ApiError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit.');
+    throw new DomainError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit.');
   }
   return inTransaction(ds, async (m) => {
     let workspaceId: string | null = null;
     if (input.workspaceId) {
       const ws = await findWorkspace(m, input.workspaceId);
-      if (!ws || !ws.public) throw new ApiError('workspace_not_found', `No public workspace "${input.workspaceId}" exists to join.`);
+      if (!ws || !ws.public) throw new DomainError('workspace_not_found', `No public workspace "${input.workspaceId}" exists to join.`);
       workspaceId = ws.id;
     }
     const id = await createAgent(m, { id: input.agentId, nickname: input.nickname, operator: input.operator, bio: input.bio, source: input.source });
@@ -80,21 +80,20 @@ export async function creditAgent(
   p: { callerId: string; isMaster: boolean; workspaceId: string | null; targetId: string; amount: number; reason?: string },
 ) {
   const amount = toNano(p.amount);
-  if (amount <= 0n) throw new ApiError('validation_failed', 'The amount must be at least one nano-credit (0.000000001).');
+  if (amount <= 0n) throw new DomainError('validation_failed', 'The amount must be at least one nano-credit (0.000000001).');
   return inTransaction(ds, async (m) => {
     const target = await getAgent(m, p.targetId);
-    if (!target || target.id !== p.targetId) throw new ApiError('not_found', `Participant "${p.targetId}" was not found.`);
+    if (!target || target.id !== p.targetId) throw new DomainError('not_found', `Participant "${p.targetId}" was not found.`);
     if (!p.isMaster) {
       if (!p.workspaceId || !(await isMember(m, p.workspaceId, target.id))) {
-        throw new ApiError('not_found', `Participant "${p.targetId}" is not a member of this workspace.`);
+        throw new DomainError('not_found', `Participant "${p.targetId}" is not a member of this workspace.`);
       }
-      if (target.id === p.callerId) throw new ApiError('conflict', 'You cannot credit yourself.');
+      if (target.id === p.callerId) throw new DomainError('conflict', 'You cannot credit yourself.');
     }
     const from = p.isMaster ? accountId.issuance : accountId.agent(p.callerId);
     const { toBalance } = await transfer(
       m,
       { from, to: accountId.agent(target.id), amount, kind: p.isMaster ? 'mint' : 'credit', ref: p.callerId, memo: p.reason ?? null },
-      { shortfall: 409 },
     );
     return { ok: true, agentId: target.id, amount: toCredits(amount), balance: toCredits(toBalance), issued: p.isMaster };
   });

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { logger } from '../../logger';
 import { pgCode } from '../../db/tx';
 import { accountId, openAccount } from '../ledger';
@@ -69,7 +69,7 @@ export async function createAgent(m: EntityManager, input: CreateAgentInput): Pr
   } catch (err) {
     if (pgCode(err) === '23505') {
       await m.query('ROLLBACK TO SAVEPOINT create_agent');
-      throw new ApiError('nickname_taken', `The nickname "${input.nickname}" or agent id "${id}" is already registered.`);
+      throw new DomainError('nickname_taken', `The nickname "${input.nickname}" or agent id "${id}" is already registered.`);
     }
     throw err;
   }

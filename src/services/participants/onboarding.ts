@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Config } from '../../config';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import type { Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
@@ -36,7 +36,7 @@ async function grant(m: EntityManager, agentId: string, credits: number, memo: s
 export async function onboard(ds: DataSource, cfg: GrantConfig, input: OnboardInput) {
   const nickname = input.nickname ?? input.agentId ?? `guest-${randomBytes(4).toString('hex')}`;
   if (!NICKNAME_RE.test(nickname)) {
-    throw new ApiError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit; send nickname when agentId is not one.');
+    throw new DomainError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit; send nickname when agentId is not one.');
   }
   const template = input.workspace.template ?? 'blank';
   return inTransaction(ds, async (m) => {
@@ -46,7 +46,7 @@ export async function onboard(ds: DataSource, cfg: GrantConfig, input: OnboardIn
     const applied: TemplateResult | null = template === 'blank' ? { metricsCreated: 0, starterProposalId: null } : null;
     if (!applied) {
       const known = ['blank'];
-      throw new ApiError('validation_failed', `There is no workspace template "${template}"; the templates are: ${known.join(', ')}.`, { templates: known });
+      throw new DomainError('validation_failed', `There is no workspace template "${template}"; the templates are: ${known.join(', ')}.`, { templates: known });
     }
     const credits = await grant(m, id, cfg.UNCLAIMED_SIGNUP_CREDITS, 'unclaimed signup grant');
     const key = await mintKey(m, id, { scopes: ['*'], label: 'onboarding', workspaceId: ws.id });
@@ -84,7 +84,7 @@ async function workspacesOf(m: DataSource | EntityManager, agentId: string) {
   return rows;
 }
 
-const unknownToken = () => new ApiError('not_found', 'This claim token is unknown or has already been used.');
+const unknownToken = () => new DomainError('not_found', 'This claim token is unknown or has already been used.');
 
 /** GET /onboard/claim/{token}: who the token claims; 404 for an unknown or used token. */
 export async function claimInfo(ds: DataSource, token: string) {
@@ -105,13 +105,13 @@ export async function claim(ds: DataSource, cfg: GrantConfig, actor: Principal, 
   return inTransaction(ds, async (m) => {
     const [me] = await m.query(`SELECT unclaimed FROM agents WHERE id = $1`, [actor.agentId]);
     if (!actor.isMaster && (!me || me.unclaimed)) {
-      throw new ApiError('not_authorized', 'An unclaimed participant cannot claim: claim with an account of your own (or the master key).', {
+      throw new DomainError('not_authorized', 'An unclaimed participant cannot claim: claim with an account of your own (or the master key).', {
         requiredCapabilities: ['session'],
       });
     }
     if (!actor.isMaster) {
       const prior = await m.query(`SELECT id FROM agents WHERE claimed_by = $1 LIMIT 1`, [actor.agentId]);
-      if (prior.length) throw new ApiError('conflict', `You already claimed participant ${prior[0].id}; an account claims one participant.`, { participantId: prior[0].id });
+      if (prior.length) throw new DomainError('conflict', `You already claimed participant ${prior[0].id}; an account claims one participant.`, { participantId: prior[0].id });
     }
     const [rows] = await m.query(
       `UPDATE claim_tokens SET used_at = now(), used_by = $2 WHERE token_hash = $1 AND used_at IS NULL RETURNING agent_id`,
@@ -130,7 +130,7 @@ export async function joinWaitlist(ds: DataSource, email: string): Promise<{ ok:
   try {
     await ds.query(`INSERT INTO waitlist (email) VALUES ($1)`, [email]);
   } catch (err) {
-    if (pgCode(err) === '23505') throw new ApiError('conflict', 'This email address is already on the waitlist.');
+    if (pgCode(err) === '23505') throw new DomainError('conflict', 'This email address is already on the waitlist.');
     throw err;
   }
   return { ok: true, email };

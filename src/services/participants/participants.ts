@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { capabilityChangeNotHeld, type Capability, type Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
@@ -91,13 +91,13 @@ export async function createChild(
 ) {
   const nickname = input.nickname ?? input.agentId!;
   if (!NICKNAME_RE.test(nickname)) {
-    throw new ApiError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit; send nickname when agentId is not one.');
+    throw new DomainError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit; send nickname when agentId is not one.');
   }
   const wanted: Array<{ ws: WorkspaceRow; held: ReadonlySet<Capability>; groupIds?: string[] }> = [];
   for (const mb of input.memberships ?? []) {
     const ws = await findWorkspace(ds, mb.workspaceId);
-    if (!ws) throw new ApiError('workspace_not_found', `No workspace "${mb.workspaceId}" exists.`);
-    if (wanted.some((w) => w.ws.id === ws.id)) throw new ApiError('validation_failed', `Workspace "${mb.workspaceId}" is listed twice in memberships.`);
+    if (!ws) throw new DomainError('workspace_not_found', `No workspace "${mb.workspaceId}" exists.`);
+    if (wanted.some((w) => w.ws.id === ws.id)) throw new DomainError('validation_failed', `Workspace "${mb.workspaceId}" is listed twice in memberships.`);
     wanted.push({ ws, held: await authorize(ws), groupIds: mb.groupIds });
   }
   return inTransaction(ds, async (m) => {
@@ -109,7 +109,7 @@ export async function createChild(
       for (const g of groups as Array<{ name: string; capabilities: string[] }>) {
         const missing = capabilityChangeNotHeld(w.held, [], g.capabilities);
         if (missing.length) {
-          throw new ApiError('not_authorized', `Group "${g.name}" grants ${missing.join(', ')}, which you do not hold in workspace ${w.ws.slug}.`, {
+          throw new DomainError('not_authorized', `Group "${g.name}" grants ${missing.join(', ')}, which you do not hold in workspace ${w.ws.slug}.`, {
             requiredCapabilities: missing,
           });
         }
@@ -134,7 +134,6 @@ export async function createChild(
           ref: actor.agentId,
           memo: `initial credits of ${id}`,
         },
-        { shortfall: 409 },
       );
     }
     return {
@@ -229,12 +228,12 @@ export async function deleteParticipant(ds: DataSource, actor: Principal, idPara
     `SELECT id, parent_id, created_by, is_platform FROM agents WHERE id = $1`,
     [id],
   );
-  if (!rows.length) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+  if (!rows.length) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   const target = rows[0];
-  if (target.is_platform || target.id === PLATFORM_AGENT_ID) throw new ApiError('conflict', 'The platform identity cannot be deleted.');
+  if (target.is_platform || target.id === PLATFORM_AGENT_ID) throw new DomainError('conflict', 'The platform identity cannot be deleted.');
   if (!actor.isMaster) {
     if (![target.id, target.parent_id, target.created_by].includes(actor.agentId)) {
-      throw new ApiError('not_authorized', 'Only the participant itself, its creator, or the master key may delete a participant.', {
+      throw new DomainError('not_authorized', 'Only the participant itself, its creator, or the master key may delete a participant.', {
         requiredCapabilities: ['self/owner', 'manage'],
       });
     }
@@ -242,15 +241,15 @@ export async function deleteParticipant(ds: DataSource, actor: Principal, idPara
     let allowed = wsIds.length === 0;
     for (const wsId of wsIds) if (!allowed && (await managesIn(wsId))) allowed = true;
     if (!allowed) {
-      throw new ApiError('not_authorized', 'Deleting a participant also needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
+      throw new DomainError('not_authorized', 'Deleting a participant also needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
     }
   }
   return inTransaction(ds, async (m) => {
     const locked = await m.query(`SELECT id, parent_id, created_by FROM agents WHERE id = $1 FOR UPDATE`, [id]);
-    if (!locked.length) throw new ApiError('not_found', `Participant "${id}" was not found.`);
+    if (!locked.length) throw new DomainError('not_found', `Participant "${id}" was not found.`);
     const owned = await m.query(`SELECT slug FROM workspaces WHERE owner_id = $1 ORDER BY created_at LIMIT 5`, [id]);
     if (owned.length) {
-      throw new ApiError('conflict', `This participant owns workspace${owned.length > 1 ? 's' : ''} ${owned.map((w: { slug: string }) => w.slug).join(', ')}; delete ${owned.length > 1 ? 'them' : 'it'} first.`, {
+      throw new DomainError('conflict', `This participant owns workspace${owned.length > 1 ? 's' : ''} ${owned.map((w: { slug: string }) => w.slug).join(', ')}; delete ${owned.length > 1 ? 'them' : 'it'} first.`, {
         workspaces: owned.map((w: { slug: string }) => w.slug),
       });
     }

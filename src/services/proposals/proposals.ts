@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { desiredHorizons, periodContaining, type Period } from '../../domain/horizons';
 import { toCredits, toNano } from '../../domain/money';
 import { accountId, balanceOf, insufficientBalance } from '../ledger';
@@ -62,8 +62,8 @@ function rowToProposal(r: Record<string, any>): ProposalRow { // eslint-disable-
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function proposalNotFound(id: string): ApiError {
-  return new ApiError('not_found', `Proposal "${id}" was not found in this workspace.`);
+function proposalNotFound(id: string): DomainError {
+  return new DomainError('not_found', `Proposal "${id}" was not found in this workspace.`);
 }
 
 async function findProposal(m: DataSource | EntityManager, workspaceId: string, id: string, lock = false): Promise<ProposalRow | null> {
@@ -205,11 +205,11 @@ async function checkExpectedMetrics(m: EntityManager, workspaceId: string, ids: 
   const found = new Map(rows.filter((r) => readable(r.id)).map((r) => [r.id, r]));
   const missing = [...malformed, ...unique.filter((id) => UUID_RE.test(id) && !found.has(id))];
   if (missing.length) {
-    throw new ApiError('validation_failed', `metricIds names ${missing.length === 1 ? 'a metric' : 'metrics'} not in this workspace: ${missing.join(', ')}.`, { unknownMetricIds: missing });
+    throw new DomainError('validation_failed', `metricIds names ${missing.length === 1 ? 'a metric' : 'metrics'} not in this workspace: ${missing.join(', ')}.`, { unknownMetricIds: missing });
   }
   const computed = rows.filter((r) => !r.is_leaf);
   if (computed.length) {
-    throw new ApiError(
+    throw new DomainError(
       'validation_failed',
       `metricIds may only name leaf metrics (proposals price leaf metrics); ${computed.map((r) => `"${r.name}"`).join(', ')} ${computed.length === 1 ? 'is' : 'are'} computed by a formula: name the leaf metrics ${computed.length === 1 ? 'it depends' : 'they depend'} on.`,
       { computedMetricIds: computed.map((r) => r.id) },
@@ -243,11 +243,11 @@ export interface Proposer {
  */
 export async function createProposal(deps: Deps, workspace: { id: string; ownerId: string; externalProposals: boolean; defaultProposalLiquidity: bigint }, who: Proposer, input: CreateProposalInput): Promise<string> {
   if (!workspace.externalProposals && !who.canManage) {
-    throw new ApiError('external_proposals_disabled', 'This workspace takes proposals from its owner and admins only; nothing was created.');
+    throw new DomainError('external_proposals_disabled', 'This workspace takes proposals from its owner and admins only; nothing was created.');
   }
   const now = deps.clock.now();
   if (input.deadline && input.deadline.getTime() <= now.getTime()) {
-    throw new ApiError('validation_failed', `The deadline must be in the future (it is ${now.toISOString()} now).`);
+    throw new DomainError('validation_failed', `The deadline must be in the future (it is ${now.toISOString()} now).`);
   }
   const liquidity = input.liquidity === undefined ? workspace.defaultProposalLiquidity : toNano(input.liquidity);
   return inTransaction(deps.ds, async (m) => {
@@ -345,10 +345,10 @@ export async function decideProposal(deps: Deps, workspaceId: string, proposalId
     const p = await findProposal(m, workspaceId, proposalId, true);
     if (!p) throw proposalNotFound(proposalId);
     if (d.decision === 'withdraw' && !d.canManage && p.proposedBy !== d.agentId) {
-      throw new ApiError('not_authorized', 'Only the proposer, or a holder of manage, may withdraw this proposal.', { requiredCapabilities: ['manage'] });
+      throw new DomainError('not_authorized', 'Only the proposer, or a holder of manage, may withdraw this proposal.', { requiredCapabilities: ['manage'] });
     }
     if (p.status !== 'pending') {
-      throw new ApiError(
+      throw new DomainError(
         'conflict',
         `This proposal was already ${p.status}${p.decidedAt ? ` on ${p.decidedAt.toISOString()}` : ''}; a decision is final.`,
         { status: p.status },
@@ -554,7 +554,7 @@ export async function addComment(deps: Deps, workspaceId: string, proposalId: st
     if (!p) throw proposalNotFound(proposalId);
     if (input.parentId) {
       const parent = await m.query(`SELECT 1 FROM proposal_comments WHERE id = $1 AND proposal_id = $2`, [input.parentId, p.id]);
-      if (!parent.length) throw new ApiError('validation_failed', `parentId "${input.parentId}" is not a comment on this proposal.`);
+      if (!parent.length) throw new DomainError('validation_failed', `parentId "${input.parentId}" is not a comment on this proposal.`);
     }
     const [row] = await m.query(
       `INSERT INTO proposal_comments (proposal_id, workspace_id, author_id, parent_id, body, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ApiError } from '../../errors';
+import { DomainError } from '../../errors';
 import { pgCode } from '../../db/tx';
 import type { Capability } from '../../domain/capabilities';
 import { toNano } from '../../domain/money';
@@ -64,7 +64,7 @@ export async function createWorkspace(m: EntityManager, ownerId: string, input: 
   } catch (err) {
     if (pgCode(err) === '23505') {
       await m.query('ROLLBACK TO SAVEPOINT create_ws');
-      throw new ApiError('conflict', `The slug "${slug}" is already taken.`);
+      throw new DomainError('conflict', `The slug "${slug}" is already taken.`);
     }
     throw err;
   }
