@@ -302,7 +302,8 @@ export class Cluster {
   }
 }
 
-function httpAnswers(port: number): Promise<boolean> {
+/** Send `request` to a local port; true once the answer matches `answered` within `ms`. */
+function probe(port: number, request: string, answered: RegExp, ms: number): Promise<boolean> {
   return new Promise((res) => {
     const sock = createConnection({ host: '127.0.0.1', port });
     let buf = '';
@@ -310,31 +311,16 @@ function httpAnswers(port: number): Promise<boolean> {
       sock.destroy();
       res(ok);
     };
-    sock.setTimeout(2000, () => done(false));
+    sock.setTimeout(ms, () => done(false));
     sock.once('error', () => done(false));
-    sock.once('connect', () => sock.write(`GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`));
+    sock.once('connect', () => sock.write(request));
     sock.on('data', (d) => {
       buf += d.toString();
-      if (/^HTTP\/1\.\d \d{3}/.test(buf)) done(true);
+      if (answered.test(buf)) done(true);
     });
-    sock.once('end', () => done(/^HTTP\/1\.\d \d{3}/.test(buf)));
+    sock.once('end', () => done(answered.test(buf)));
   });
 }
 
-function redisPing(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const sock = createConnection({ host: '127.0.0.1', port });
-    let buf = '';
-    const done = (ok: boolean) => {
-      sock.destroy();
-      res(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.once('error', () => done(false));
-    sock.once('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d) => {
-      buf += d.toString();
-      if (buf.includes('+PONG')) done(true);
-    });
-  });
-}
+const httpAnswers = (port: number) => probe(port, `GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`, /^HTTP\/1\.\d \d{3}/, 2000);
+const redisPing = (port: number) => probe(port, 'PING\r\n', /\+PONG/, 1000);

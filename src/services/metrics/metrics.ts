@@ -112,22 +112,8 @@ async function lockWorkspaceMetrics(m: EntityManager, workspaceId: string): Prom
 // The dependency graph of one workspace (pure: src/domain/metricGraph.ts)
 
 async function loadGraph(m: EntityManager, workspaceId: string): Promise<MetricGraph> {
-  const rows: Array<Record<string, unknown>> = await m.query(
-    `SELECT id, name, value, formula, total, formula_error, depth, is_leaf FROM metrics WHERE workspace_id = $1`,
-    [workspaceId],
-  );
-  return new MetricGraph(
-    rows.map((r) => ({
-      id: r.id as string,
-      name: r.name as string,
-      value: Number(r.value),
-      formula: r.formula as string,
-      total: num(r.total),
-      formulaError: (r.formula_error as string | null) ?? null,
-      depth: Number(r.depth),
-      isLeaf: r.is_leaf as boolean,
-    })),
-  );
+  const rows: Array<Record<string, unknown>> = await m.query(`SELECT * FROM metrics WHERE workspace_id = $1`, [workspaceId]);
+  return new MetricGraph(rows.map(rowToMetric));
 }
 
 interface TotalChange {
