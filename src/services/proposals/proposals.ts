@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { headlineImpact, proposalImpact as impactOf, type BranchImpact as DomainBranchImpact, type ImpactBasis, type ImpactEntry as DomainImpactEntry } from '../../domain/proposalImpact';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
@@ -423,59 +424,13 @@ export async function getProposal(m: DataSource | EntityManager, workspaceId: st
   return (await views(m, [p]))[0];
 }
 
-export interface BranchImpact {
-  market: MarketRow;
-  consensus: number | null;
-}
+export type BranchImpact = DomainBranchImpact<MarketRow>;
+export type ImpactEntry = DomainImpactEntry<MarketRow>;
+export { headlineImpact };
 
-export interface ImpactEntry {
-  metricId: string;
-  metricName: string;
-  targetDate: string;
-  resolvesOn: string;
-  expected: boolean;
-  approved: BranchImpact | null;
-  declined: BranchImpact | null;
-  /** approved consensus - declined consensus; null when either is null (an unfunded branch is no value). */
-  impact: number | null;
-}
-
-type ImpactBasis = Pick<ProposalRow, 'metricIds' | 'headlineMetricId' | 'headlineTargetDate'>;
-
-/**
- * Per metric and date: both branches' consensus and their difference. The book of a branch is the
- * newest one for that date (a voided branch keeps its final consensus, which is what was decided on).
- * Expected metrics first, in the order the proposer gave.
- */
+/** The impact maths (domain/proposalImpact) over this service's books and their consensus. */
 export function proposalImpact(p: ImpactBasis, markets: MarketRow[]): ImpactEntry[] {
-  const byKey = new Map<string, ImpactEntry>();
-  for (const mk of [...markets].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())) {
-    if (!mk.branch) continue;
-    const key = `${mk.metricId}|${mk.targetDate}`;
-    let e = byKey.get(key);
-    if (!e) {
-      e = { metricId: mk.metricId, metricName: mk.metricName, targetDate: mk.targetDate, resolvesOn: mk.resolvesOn, expected: p.metricIds.includes(mk.metricId), approved: null, declined: null, impact: null };
-      byKey.set(key, e);
-    }
-    e[mk.branch] = { market: mk, consensus: marketConsensus(mk) };
-  }
-  const order = new Map(markets.map((mk, i) => [`${mk.metricId}|${mk.targetDate}`, i]));
-  const rank = (e: ImpactEntry) => {
-    const i = p.metricIds.indexOf(e.metricId);
-    return i < 0 ? p.metricIds.length : i;
-  };
-  const entries = [...byKey.values()].sort((a, b) => rank(a) - rank(b) || (order.get(`${a.metricId}|${a.targetDate}`) ?? 0) - (order.get(`${b.metricId}|${b.targetDate}`) ?? 0));
-  for (const e of entries) {
-    const a = e.approved?.consensus ?? null;
-    const d = e.declined?.consensus ?? null;
-    e.impact = a === null || d === null ? null : a - d;
-  }
-  return entries;
-}
-
-/** The headline impact: the first expected metric (else the first metric) at its primary date. */
-export function headlineImpact(p: ImpactBasis, impact: ImpactEntry[]): number | null {
-  return impact.find((e) => e.metricId === p.headlineMetricId && e.targetDate === p.headlineTargetDate)?.impact ?? null;
+  return impactOf(p, markets, marketConsensus);
 }
 
 export interface ListProposalsQuery {
