@@ -1,5 +1,7 @@
 import type { Deps } from '../../deps';
-import { getMetricRow, listMetrics, listUpdates, statusSummary } from './metrics';
+import { listUpdates } from './metricHistory';
+import { getMetricRow, listMetrics } from './metricRows';
+import { statusSummary } from './statusSummary';
 import { listReadings } from './readings';
 
 /** The metrics of a workspace with computed totals and depth, by depth then order. */

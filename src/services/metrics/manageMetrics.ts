@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
-import { backfillMetric, createMetric, deleteMetric, migrateLeafTypes, purgeMetricLogs, reorderMetrics, updateMetric } from './metrics';
+import { createMetric, deleteMetric, migrateLeafTypes, reorderMetrics, updateMetric } from './editMetrics';
+import { backfillMetric, purgeMetricLogs } from './metricHistory';
 
 /*
  * The metric-editing use cases of a workspace, each in its own transaction (retried on

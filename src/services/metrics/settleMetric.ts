@@ -2,7 +2,8 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
 import { liveMarketIdsOfMetric, runOnLane } from '../markets';
-import { getMetricRow, updateMetric } from './metrics';
+import { updateMetric } from './editMetrics';
+import { getMetricRow } from './metricRows';
 import { fileReading } from './readings';
 
 export interface SettleMetricInput {

@@ -1,187 +1,17 @@
+/** Creating, updating, renaming, deleting and reordering metrics, each in the caller's transaction. */
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { pgCode } from '../../db/tx';
 import type { Clock } from '../../deps';
-import { dependencyOrder, dependents, depths, renameReference } from '../../domain/formula';
+import { renameReference } from '../../domain/formula';
 import type { TimePreference } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
-import { DomainError, badRequest, conflict } from '../../errors';
+import { badRequest, conflict } from '../../errors';
 import { MetricGraph, parseCached, type GraphNode } from '../../domain/metricGraph';
-import { openBaselineBooksByMetric, openBooksForNewMetric, refuseBackfillAfterResolution, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric, type MarketRow } from '../markets';
-import { writeEvents } from '../events';
-import { backfillReadings, insertReadings, purgeReadings, trendsFor, type NewReading, type ResetPeriod } from './readings';
-
-export { fileReading } from './readings';
-
-type Db = EntityManager | DataSource;
-
-export const MAX_SETTLEMENT_LAG_MINUTES = 90 * 24 * 60;
-export const DEFAULT_TIME_PREFERENCE: TimePreference = { enabled: true, halfLife: 1 };
-
-export interface MetricRow {
-  id: string;
-  workspaceId: string;
-  name: string;
-  description: string;
-  /** The manually set base value. */
-  value: number;
-  formula: string;
-  /** value + formula result; null when that is not a finite number (formulaError says why). */
-  total: number | null;
-  formulaError: string | null;
-  /** Layers of dependents: 0 for a root or a standalone leaf. */
-  depth: number;
-  sortOrder: number;
-  /** The formula references no metric. */
-  isLeaf: boolean;
-  marketRangeMax: number;
-  resetsEvery: ResetPeriod | null;
-  opensAt: number | null;
-  resolvesNaUntilMeasured: boolean;
-  timePreference: TimePreference | null;
-  /** Nano-units; null = the workspace default. */
-  liquidityCredits: bigint | null;
-  marketTitle: string | null;
-  settlementLagMinutes: number | null;
-  /** Instant of the earliest numeric reading ever logged; purges keep it (resolvesNaUntilMeasured ends for good). */
-  measuredAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
-function rowToMetric(r: Record<string, unknown>): MetricRow {
-  return {
-    id: r.id as string,
-    workspaceId: r.workspace_id as string,
-    name: r.name as string,
-    description: r.description as string,
-    value: Number(r.value),
-    formula: r.formula as string,
-    total: num(r.total),
-    formulaError: (r.formula_error as string | null) ?? null,
-    depth: Number(r.depth),
-    sortOrder: Number(r.sort_order),
-    isLeaf: r.is_leaf as boolean,
-    marketRangeMax: Number(r.market_range_max),
-    resetsEvery: (r.resets_every as ResetPeriod | null) ?? null,
-    opensAt: num(r.opens_at),
-    resolvesNaUntilMeasured: r.resolves_na_until_measured as boolean,
-    timePreference: (r.time_preference as TimePreference | null) ?? null,
-    liquidityCredits: r.liquidity_credits === null || r.liquidity_credits === undefined ? null : BigInt(r.liquidity_credits as string),
-    marketTitle: (r.market_title as string | null) ?? null,
-    settlementLagMinutes: num(r.settlement_lag_minutes),
-    measuredAt: (r.measured_at as Date | null) ?? null,
-    createdAt: r.created_at as Date,
-    updatedAt: r.updated_at as Date,
-  };
-}
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A metric of the workspace by id, else by name (case-insensitive); null when neither matches. */
-export async function getMetricRow(m: Db, workspaceId: string, idOrName: string): Promise<MetricRow | null> {
-  const rows = await m.query(
-    `SELECT * FROM metrics WHERE workspace_id = $1 AND (id = $2::uuid OR lower(name) = lower($3))
-      ORDER BY (id = $2::uuid) DESC NULLS LAST LIMIT 1`,
-    [workspaceId, UUID_RE.test(idOrName) ? idOrName : null, idOrName],
-  );
-  return rows.length ? rowToMetric(rows[0]) : null;
-}
-
-async function requireMetric(m: Db, workspaceId: string, idOrName: string): Promise<MetricRow> {
-  const row = await getMetricRow(m, workspaceId, idOrName);
-  if (!row) throw new DomainError('not_found', `No metric "${idOrName}" exists in this workspace.`);
-  return row;
-}
-
-/** Sorted by depth then order (spec §4.4). */
-export async function listMetrics(m: Db, workspaceId: string): Promise<MetricRow[]> {
-  const rows = await m.query(`SELECT * FROM metrics WHERE workspace_id = $1 ORDER BY depth, sort_order, created_at, id`, [workspaceId]);
-  return rows.map(rowToMetric);
-}
-
-
-/** Metric writes of one workspace run one at a time, so recalculation never reads a stale total. */
-async function lockWorkspaceMetrics(m: EntityManager, workspaceId: string): Promise<void> {
-  await m.query(`SELECT pg_advisory_xact_lock(7101, hashtext($1))`, [workspaceId]);
-}
-
-// ---------------------------------------------------------------------------
-// The dependency graph of one workspace (pure: src/domain/metricGraph.ts)
-
-async function loadGraph(m: EntityManager, workspaceId: string): Promise<MetricGraph> {
-  const rows: Array<Record<string, unknown>> = await m.query(`SELECT * FROM metrics WHERE workspace_id = $1`, [workspaceId]);
-  return new MetricGraph(rows.map(rowToMetric));
-}
-
-interface TotalChange {
-  id: string;
-  name: string;
-  oldTotal: number | null;
-  newTotal: number | null;
-}
-
-/**
- * Recompute `start` and everything that depends on them, in dependency order, and persist the
- * totals that moved (one statement however wide the fan-out).
- */
-async function recalculate(m: EntityManager, g: MetricGraph, start: string[]): Promise<TotalChange[]> {
-  const affected = new Set(start);
-  const forward = g.forward();
-  for (const id of start) for (const d of dependents(forward, id)) affected.add(d);
-  const order = affected.size === 1 ? [...affected] : dependencyOrder(forward.filter((n) => affected.has(n.id)));
-  const changes: TotalChange[] = [];
-  const dirty: GraphNode[] = [];
-  for (const id of order) {
-    const n = g.nodes.get(id)!;
-    const { total, error } = g.evaluateNode(n);
-    if (total !== n.total) changes.push({ id, name: n.name, oldTotal: n.total, newTotal: total });
-    if (total !== n.total || error !== n.formulaError) dirty.push(n);
-    n.total = total;
-    n.formulaError = error;
-  }
-  if (dirty.length) {
-    await m.query(
-      `UPDATE metrics SET total = x.total, formula_error = x.err, updated_at = now()
-         FROM unnest($1::uuid[], $2::float8[], $3::text[]) AS x(id, total, err) WHERE metrics.id = x.id`,
-      [dirty.map((n) => n.id), dirty.map((n) => n.total), dirty.map((n) => n.formulaError)],
-    );
-  }
-  return changes;
-}
-
-/** Refresh depth and leaf typing of every metric whose structure moved; returns how many changed. */
-async function refreshStructure(m: EntityManager, g: MetricGraph): Promise<number> {
-  const d = depths(g.reversed());
-  const moved = [...g.nodes.values()].filter((n) => d.get(n.id) !== n.depth || (n.deps.length === 0) !== n.isLeaf);
-  if (!moved.length) return 0;
-  for (const n of moved) {
-    n.depth = d.get(n.id) ?? 0;
-    n.isLeaf = n.deps.length === 0;
-  }
-  await m.query(
-    `UPDATE metrics SET depth = x.depth, is_leaf = x.leaf FROM unnest($1::uuid[], $2::int[], $3::bool[]) AS x(id, depth, leaf) WHERE metrics.id = x.id`,
-    [moved.map((n) => n.id), moved.map((n) => n.depth), moved.map((n) => n.isLeaf)],
-  );
-  return moved.length;
-}
-
-/** metric:updated per moved total, in one statement (a fan-out of a thousand dependants is one round trip). */
-async function emitTotalChanges(m: EntityManager, workspaceId: string, changes: TotalChange[]): Promise<void> {
-  await writeEvents(
-    m,
-    changes.map((c) => ({ workspaceId, type: 'metric:updated', data: { metricId: c.id, metricName: c.name, oldValue: c.oldTotal, newValue: c.newTotal } })),
-  );
-}
-
-/** Readings for every dependant whose total moved to a number, dated like the change that moved it. */
-function dependantReadings(changes: TotalChange[], skip: string, asOf: Date | undefined, cause: string): NewReading[] {
-  return changes
-    .filter((c) => c.id !== skip && c.newTotal !== null)
-    .map((c) => ({ metricId: c.id, value: c.newTotal, asOf, kind: 'update', note: `Recalculated after {${cause}} changed.` }));
-}
+import { openBooksForNewMetric, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric } from '../markets';
+import { insertReadings, type NewReading, type ResetPeriod } from './readings';
+import { DEFAULT_TIME_PREFERENCE, getMetricRow, loadGraph, lockWorkspaceMetrics, requireMetric, UUID_RE, type MetricRow } from './metricRows';
+import { dependantReadings, emitTotalChanges, recalculate, refreshStructure } from './recalculateTotals';
 
 // ---------------------------------------------------------------------------
 // Create, update, delete
@@ -219,18 +49,18 @@ export interface Actor {
   clock: Clock;
 }
 
-function checkOpensAt(opensAt: number | null, isLeaf: boolean, rangeMax: number): void {
+export function checkOpensAt(opensAt: number | null, isLeaf: boolean, rangeMax: number): void {
   if (opensAt === null) return;
   if (!isLeaf) throw badRequest('opensAt applies to leaf metrics only (a formula that references no metric); send opensAt: null with this formula.');
   if (opensAt < 0 || opensAt > rangeMax) throw badRequest(`opensAt ${opensAt} must lie inside the market range 0..${rangeMax}.`);
 }
 
-function nameTaken(g: MetricGraph, name: string, selfId: string | null): void {
+export function nameTaken(g: MetricGraph, name: string, selfId: string | null): void {
   const other = g.idByName(name);
   if (other !== undefined && other !== selfId) throw conflict(`A metric named "${g.nodes.get(other)!.name}" already exists in this workspace (names compare case-insensitively).`);
 }
 
-function uniqueViolation(err: unknown, name: string): unknown {
+export function uniqueViolation(err: unknown, name: string): unknown {
   return pgCode(err) === '23505' ? conflict(`A metric named "${name}" already exists in this workspace (names compare case-insensitively).`) : err;
 }
 
@@ -271,7 +101,7 @@ export async function createMetric(m: EntityManager, workspaceId: string, input:
 }
 
 // jsonb reorders object keys, so settings compare by a key-sorted rendering.
-function canonicalJson(v: unknown): string {
+export function canonicalJson(v: unknown): string {
   if (typeof v === 'bigint') return v.toString();
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
   if (v && typeof v === 'object') {
@@ -280,7 +110,7 @@ function canonicalJson(v: unknown): string {
   }
   return JSON.stringify(v ?? null);
 }
-const sameSetting = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+export const sameSetting = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
 
 export async function updateMetric(m: EntityManager, workspaceId: string, idOrName: string, input: UpdateMetricInput, actor: Actor): Promise<MetricRow> {
   const reading = input.na === true || input.value !== undefined;
@@ -377,7 +207,7 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
 }
 
 /** A rename rewrites every formula that names the metric, and is logged like a description change. */
-async function renameEverywhere(m: EntityManager, g: MetricGraph, row: MetricRow, to: string, actor: Actor): Promise<void> {
+export async function renameEverywhere(m: EntityManager, g: MetricGraph, row: MetricRow, to: string, actor: Actor): Promise<void> {
   const users = g.usersOf(row.id);
   g.rename(row.id, to);
   if (users.length) {
@@ -393,7 +223,7 @@ async function renameEverywhere(m: EntityManager, g: MetricGraph, row: MetricRow
   await writeRevision(m, row, 'name', row.name, to, actor);
 }
 
-async function writeRevision(m: EntityManager, row: MetricRow, field: 'name' | 'description', from: string, to: string, actor: Actor): Promise<void> {
+export async function writeRevision(m: EntityManager, row: MetricRow, field: 'name' | 'description', from: string, to: string, actor: Actor): Promise<void> {
   await m.query(`INSERT INTO metric_revisions (workspace_id, metric_id, field, old_value, new_value, agent_id, at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
     row.workspaceId,
     row.id,
@@ -441,72 +271,4 @@ export async function migrateLeafTypes(m: EntityManager, workspaceId: string): P
   await lockWorkspaceMetrics(m, workspaceId);
   const g = await loadGraph(m, workspaceId);
   return refreshStructure(m, g);
-}
-
-// ---------------------------------------------------------------------------
-// Readings and history
-
-export async function backfillMetric(m: EntityManager, workspaceId: string, idOrName: string, readings: Array<{ at: string; value: number }>, clock: Clock) {
-  await lockWorkspaceMetrics(m, workspaceId);
-  const row = await requireMetric(m, workspaceId, idOrName);
-  await refuseBackfillAfterResolution(m, row.id);
-  return backfillReadings(m, row, readings, clock);
-}
-
-export async function purgeMetricLogs(m: EntityManager, workspaceId: string, metricIdOrName: string | null) {
-  await lockWorkspaceMetrics(m, workspaceId);
-  const row = metricIdOrName === null ? null : await requireMetric(m, workspaceId, metricIdOrName);
-  const deleted = await purgeReadings(m, workspaceId, row?.id ?? null);
-  return row ? { deleted, scope: 'metric' as const, metricId: row.id } : { deleted, scope: 'workspace' as const };
-}
-
-export interface UpdateRow {
-  id: string;
-  metricId: string;
-  metricName: string;
-  oldValue: number | null;
-  newValue: number | null;
-  na: boolean;
-  asOf: Date;
-  note: string | null;
-  agentId: string | null;
-  at: Date;
-}
-
-export async function listUpdates(m: Db, workspaceId: string, limit: number): Promise<UpdateRow[]> {
-  const rows: Record<string, unknown>[] = await m.query(`SELECT * FROM metric_updates WHERE workspace_id = $1 ORDER BY id DESC LIMIT $2`, [workspaceId, limit]);
-  return rows.map((r) => ({
-    id: String(r.id),
-    metricId: r.metric_id as string,
-    metricName: r.metric_name as string,
-    oldValue: num(r.old_value),
-    newValue: num(r.new_value),
-    na: r.na as boolean,
-    asOf: r.as_of as Date,
-    note: (r.note as string | null) ?? null,
-    agentId: (r.agent_id as string | null) ?? null,
-    at: r.at as Date,
-  }));
-}
-
-export interface StatusMetric {
-  metric: MetricRow;
-  trend?: Array<[number, number]>;
-  markets?: MarketRow[];
-}
-
-/** GET /status: every metric, with trends and open baseline books when asked. */
-export async function statusSummary(
-  ds: DataSource,
-  workspaceId: string,
-  opts: { trends: boolean; trendsLimit: number; markets: boolean; now: Date },
-): Promise<StatusMetric[]> {
-  const metrics = await listMetrics(ds, workspaceId);
-  const trends = opts.trends ? await trendsFor(ds, workspaceId, opts.trendsLimit, opts.now) : null;
-  const markets = opts.markets ? await openBaselineBooksByMetric(ds.manager, workspaceId, metrics.map((x) => x.id)) : null;
-  return metrics.map((metric) => ({
-    metric,
-    ...(trends ? { trend: trends.get(metric.id) ?? [] } : {}),
-    ...(opts.markets ? { markets: markets?.get(metric.id) ?? [] } : {}),
-  }));
 }

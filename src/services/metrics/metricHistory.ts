@@ -1,0 +1,52 @@
+/** A metric's history: backfill, purge, and the workspace's update log. */
+import type { EntityManager } from 'typeorm';
+import type { Clock } from '../../deps';
+import { refuseBackfillAfterResolution } from '../markets';
+import { backfillReadings, purgeReadings } from './readings';
+import { lockWorkspaceMetrics, num, requireMetric, type Db } from './metricRows';
+
+// ---------------------------------------------------------------------------
+// Readings and history
+
+export async function backfillMetric(m: EntityManager, workspaceId: string, idOrName: string, readings: Array<{ at: string; value: number }>, clock: Clock) {
+  await lockWorkspaceMetrics(m, workspaceId);
+  const row = await requireMetric(m, workspaceId, idOrName);
+  await refuseBackfillAfterResolution(m, row.id);
+  return backfillReadings(m, row, readings, clock);
+}
+
+export async function purgeMetricLogs(m: EntityManager, workspaceId: string, metricIdOrName: string | null) {
+  await lockWorkspaceMetrics(m, workspaceId);
+  const row = metricIdOrName === null ? null : await requireMetric(m, workspaceId, metricIdOrName);
+  const deleted = await purgeReadings(m, workspaceId, row?.id ?? null);
+  return row ? { deleted, scope: 'metric' as const, metricId: row.id } : { deleted, scope: 'workspace' as const };
+}
+
+export interface UpdateRow {
+  id: string;
+  metricId: string;
+  metricName: string;
+  oldValue: number | null;
+  newValue: number | null;
+  na: boolean;
+  asOf: Date;
+  note: string | null;
+  agentId: string | null;
+  at: Date;
+}
+
+export async function listUpdates(m: Db, workspaceId: string, limit: number): Promise<UpdateRow[]> {
+  const rows: Record<string, unknown>[] = await m.query(`SELECT * FROM metric_updates WHERE workspace_id = $1 ORDER BY id DESC LIMIT $2`, [workspaceId, limit]);
+  return rows.map((r) => ({
+    id: String(r.id),
+    metricId: r.metric_id as string,
+    metricName: r.metric_name as string,
+    oldValue: num(r.old_value),
+    newValue: num(r.new_value),
+    na: r.na as boolean,
+    asOf: r.as_of as Date,
+    note: (r.note as string | null) ?? null,
+    agentId: (r.agent_id as string | null) ?? null,
+    at: r.at as Date,
+  }));
+}
