@@ -1,6 +1,7 @@
 import { toCredits } from '../../domain/money';
+import type { ProposalComment } from '../../entities/proposal';
 import { displayStatus, marketProbability } from '../../services/markets';
-import { headlineImpact, proposalImpact, type BranchImpact, type CommentRow, type ImpactEntry, type ProposalView } from '../../services/proposals';
+import { headlineImpact, proposalImpact, type BranchImpact, type ImpactEntry, type ProposalView } from '../../services/proposals';
 import type { ScorecardRow, ScorecardStats, WorkspaceScorecard } from '../../services/proposals';
 import { presentMarket } from './market';
 
@@ -73,7 +74,7 @@ export function presentProposal(v: ProposalView, now: Date, readable: (metricId:
     status: p.status,
     spam: p.spam,
     proposedBy: p.proposedBy,
-    proposedByNickname: p.proposedByNickname,
+    proposedByNickname: p.proposer?.nickname ?? null,
     createdAt: p.createdAt.toISOString(),
     deadline: p.deadline?.toISOString() ?? null,
     deadlinePassed,
@@ -91,12 +92,12 @@ export function presentProposal(v: ProposalView, now: Date, readable: (metricId:
   };
 }
 
-export function presentComment(c: CommentRow) {
+export function presentComment(c: ProposalComment) {
   return {
     id: c.id,
     proposalId: c.proposalId,
     authorId: c.authorId,
-    authorNickname: c.authorNickname,
+    authorNickname: c.author?.nickname ?? null,
     parentId: c.parentId,
     body: c.body,
     createdAt: c.createdAt.toISOString(),

@@ -1,5 +1,7 @@
 import type { Deps } from '../../deps';
-import { getProposal, listComments, listProposals } from './proposals';
+import { getProposal } from './proposalViews';
+import { listProposals } from './listProposals';
+import { listComments } from './proposalComments';
 import { workspaceScorecard } from './scorecard';
 
 /** One proposal with its conditional markets, impact and scorecard; 404 when it is not in the workspace. */

@@ -1,0 +1,118 @@
+/** Creating a proposal: its row and its branch books, paid up front by the proposer (owner-subsidised dates by the owner). */
+import type { EntityManager } from 'typeorm';
+import type { Deps } from '../../deps';
+import { inTransaction } from '../../db/tx';
+import { Proposal } from '../../entities/proposal';
+import { DomainError } from '../../errors';
+import { toCredits, toNano } from '../../domain/money';
+import { accountId, balanceOf, insufficientBalance } from '../ledger';
+import { openBooks } from '../markets';
+import { emitEvent } from '../events';
+import { leafMetrics, openPairsOrSkip, pairInputs, planPairs } from './branchPairs';
+import { isUuid } from './proposalRows';
+
+/** metricIds must name leaf metrics of this workspace the caller can read; duplicates collapse. */
+async function checkExpectedMetrics(m: EntityManager, workspaceId: string, ids: string[], readable: (id: string) => boolean): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return [];
+  const malformed = unique.filter((id) => !isUuid(id));
+  const rows: Array<{ id: string; name: string; is_leaf: boolean }> = await m.query(
+    `SELECT id, name, is_leaf FROM metrics WHERE workspace_id = $1 AND id = ANY($2::uuid[])`,
+    [workspaceId, unique.filter((id) => isUuid(id))],
+  );
+  const found = new Map(rows.filter((r) => readable(r.id)).map((r) => [r.id, r]));
+  const missing = [...malformed, ...unique.filter((id) => isUuid(id) && !found.has(id))];
+  if (missing.length) {
+    throw new DomainError('validation_failed', `metricIds names ${missing.length === 1 ? 'a metric' : 'metrics'} not in this workspace: ${missing.join(', ')}.`, { unknownMetricIds: missing });
+  }
+  const computed = rows.filter((r) => !r.is_leaf);
+  if (computed.length) {
+    throw new DomainError(
+      'validation_failed',
+      `metricIds may only name leaf metrics (proposals price leaf metrics); ${computed.map((r) => `"${r.name}"`).join(', ')} ${computed.length === 1 ? 'is' : 'are'} computed by a formula: name the leaf metrics ${computed.length === 1 ? 'it depends' : 'they depend'} on.`,
+      { computedMetricIds: computed.map((r) => r.id) },
+    );
+  }
+  return unique;
+}
+
+export interface CreateProposalInput {
+  title: string;
+  description?: string;
+  metricIds?: string[];
+  /** Per-branch liquidity in credits; default: the workspace's defaultProposalLiquidityCredits. */
+  liquidity?: number;
+  deadline?: Date;
+}
+
+export interface Proposer {
+  agentId: string;
+  /** Owner, admin (manage) or master key: may post on a workspace closed to outside proposals. */
+  canManage: boolean;
+  metricReadable: (id: string) => boolean;
+}
+
+/**
+ * Create a proposal and its branch books in one transaction. The proposer pays 2 x liquidity per
+ * proposer-funded pair up front (their balance row locked), else 400 insufficient_balance and
+ * nothing is created; owner-subsidised dates the owner cannot pay are skipped and reported.
+ */
+export async function createProposal(deps: Deps, workspace: { id: string; ownerId: string; externalProposals: boolean; defaultProposalLiquidity: bigint }, who: Proposer, input: CreateProposalInput): Promise<string> {
+  if (!workspace.externalProposals && !who.canManage) {
+    throw new DomainError('external_proposals_disabled', 'This workspace takes proposals from its owner and admins only; nothing was created.');
+  }
+  const now = deps.clock.now();
+  if (input.deadline && input.deadline.getTime() <= now.getTime()) {
+    throw new DomainError('validation_failed', `The deadline must be in the future (it is ${now.toISOString()} now).`);
+  }
+  const liquidity = input.liquidity === undefined ? workspace.defaultProposalLiquidity : toNano(input.liquidity);
+  return inTransaction(deps.ds, async (m) => {
+    const expected = await checkExpectedMetrics(m, workspace.id, input.metricIds ?? [], who.metricReadable);
+    const metrics = await leafMetrics(m, workspace.id, expected);
+    const plans = planPairs(now, metrics, liquidity);
+    const headline = plans[0] ?? null;
+    const p = await m.save(
+      m.create(Proposal, {
+        workspaceId: workspace.id,
+        title: input.title,
+        description: input.description ?? '',
+        proposedBy: who.agentId,
+        liquidity,
+        metricIds: expected,
+        headlineMetricId: headline?.metric.id ?? null,
+        headlineTargetDate: headline?.period.targetDate ?? null,
+        deadline: input.deadline ?? null,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+
+    const proposerPlans = plans.filter((x) => x.payer === 'proposer');
+    const cost = 2n * liquidity * BigInt(proposerPlans.length);
+    if (cost > 0n) {
+      const balance = (await balanceOf(m, accountId.agent(who.agentId), true)) ?? 0n;
+      if (balance < cost) {
+        throw insufficientBalance(balance, cost, {
+          purpose: `to fund ${proposerPlans.length * 2} conditional books at ${toCredits(liquidity)} credits each`,
+          note: 'Nothing was created.',
+        });
+      }
+    }
+    // Proposer-funded pairs in one batch: the balance check above guarantees them.
+    const paid = await openBooks(m, (await pairInputs(m, p, proposerPlans)).flat());
+    if (paid.length !== 2 * proposerPlans.length || paid.some((mk) => liquidity > 0n && !mk.funded)) {
+      throw new Error(`proposal ${p.id}: proposer-funded books did not all open funded after the balance check`);
+    }
+    const owner = await openPairsOrSkip(m, await pairInputs(m, p, plans.filter((x) => x.payer === 'owner')));
+    const count = paid.length + owner.opened.length;
+    await emitEvent(m, workspace.id, 'proposal:created', {
+      proposalId: p.id,
+      title: p.title,
+      proposedBy: who.agentId,
+      liquiditySubsidy: toCredits(liquidity),
+      conditionalMarketCount: count,
+    });
+    if (owner.skipped.length) await emitEvent(m, workspace.id, 'proposal:subsidy_skipped', { proposalId: p.id, skipped: owner.skipped });
+    return p.id;
+  });
+}

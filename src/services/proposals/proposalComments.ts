@@ -1,0 +1,34 @@
+/** The discussion of a proposal: comments and replies, through the ProposalComment entity. */
+import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
+import type { Deps } from '../../deps';
+import { inTransaction } from '../../db/tx';
+import { ProposalComment } from '../../entities/proposal';
+import { DomainError } from '../../errors';
+import { findProposal, proposalNotFound } from './proposalRows';
+
+/** Comments with their author's nickname (`author.nickname`; the author is null once the agent is gone). */
+function commentsWithAuthor(m: DataSource | EntityManager): SelectQueryBuilder<ProposalComment> {
+  return m.getRepository(ProposalComment).createQueryBuilder('c').leftJoin('c.author', 'a').addSelect(['a.id', 'a.nickname']);
+}
+
+/** A comment (optionally a reply to another comment on the same proposal), decided proposals included. */
+export async function addComment(deps: Deps, workspaceId: string, proposalId: string, authorId: string, input: { body: string; parentId?: string }): Promise<ProposalComment> {
+  return inTransaction(deps.ds, async (m) => {
+    const p = await findProposal(m, workspaceId, proposalId);
+    if (!p) throw proposalNotFound(proposalId);
+    if (input.parentId && !(await m.getRepository(ProposalComment).existsBy({ id: input.parentId, proposalId: p.id }))) {
+      throw new DomainError('validation_failed', `parentId "${input.parentId}" is not a comment on this proposal.`);
+    }
+    const { id } = await m.save(m.create(ProposalComment, { proposalId: p.id, workspaceId, authorId, parentId: input.parentId ?? null, body: input.body, createdAt: deps.clock.now() }));
+    return (await commentsWithAuthor(m).where('c.id = :id', { id }).getOne()) as ProposalComment;
+  });
+}
+
+/** Comments oldest first (newest last), with the total. */
+export async function listComments(ds: DataSource, workspaceId: string, proposalId: string, page: { limit: number; offset: number }): Promise<{ items: ProposalComment[]; total: number }> {
+  const p = await findProposal(ds, workspaceId, proposalId);
+  if (!p) throw proposalNotFound(proposalId);
+  const total = await ds.getRepository(ProposalComment).countBy({ proposalId: p.id });
+  const items = await commentsWithAuthor(ds).where('c.proposal_id = :proposalId', { proposalId: p.id }).orderBy('c.seq').limit(page.limit).offset(page.offset).getMany();
+  return { items, total };
+}
