@@ -11,7 +11,7 @@ import { createApp } from '../src/api/app';
 import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
 import type { Deps } from '../src/deps';
-import { registerAgent } from '../src/services/participants';
+import { registerParticipant } from '../src/services/participants';
 import { createMetric, getMetricRow, updateMetric, type Actor } from '../src/services/metrics';
 import { createWorkspace } from '../src/services/workspaces';
 import { bootDeps, closeDeps } from '../src/runtime';
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   const port = (server.address() as { port: number }).port;
   const failures: string[] = [];
   try {
-    const owner = await registerAgent(deps.ds, { nickname: `bench${Date.now() % 1e8}` });
+    const owner = await registerParticipant(deps, { nickname: `bench${Date.now() % 1e8}` });
     const actor: Actor = { agentId: owner.agentId, clock: deps.clock };
     console.log(`# bench/metrics: ${SIZE} metrics per workspace, ${RUNS} base changes per shape (target < ${TARGET_MS} ms)`);
     for (const shape of ['chain', 'fan-out'] as Shape[]) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
-import { claimParticipant, claimTokenInfo, joinTheWaitlist, onboardParticipant } from '../../services/participants';
+import { claimParticipant, claimTokenInfo, joinWaitlist, onboardParticipant } from '../../services/participants';
 import { limitByAddress } from '../middleware/rateLimit';
 import { auth } from '../auth';
 import { defineRoute, parseWith } from '../registry';
@@ -64,6 +64,6 @@ defineRoute({
   handler: async (c) => {
     await limitByAddress(c.deps, c.koa, 'waitlist');
     c.status(201);
-    return joinTheWaitlist(c.deps, c.body.email.trim());
+    return joinWaitlist(c.deps, c.body.email.trim());
   },
 });

@@ -1,6 +1,7 @@
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
+import type { Deps } from '../../deps';
 import { capabilityChangeNotHeld, type Capability, type PermissionGrant } from '../../domain/capabilities';
 import { Agent } from '../../entities/agent';
 import { Group, GroupMember, Membership, type MetricPermissions, type SourcePermissions, type Workspace } from '../../entities/workspace';
@@ -19,8 +20,8 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * workspace or through a view link, to everyone. Through publicness or a view link the Public
  * group always grants read.
  */
-export async function loadGrants(
-  ds: DataSource | EntityManager,
+export async function grantsInWorkspace(
+  deps: Deps,
   ws: Pick<Workspace, 'id' | 'public'>,
   agentId: string | null,
   viewLink: boolean,
@@ -33,7 +34,7 @@ export async function loadGrants(
     source_permissions: SourcePermissions;
     in_group: boolean;
     is_member: boolean;
-  }> = await ds.query(
+  }> = await deps.ds.query(
     `SELECT g.name, g.system, g.capabilities, g.metric_permissions, g.source_permissions,
             EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.agent_id = $2) AS in_group,
             EXISTS (SELECT 1 FROM memberships mb WHERE mb.workspace_id = $1 AND mb.agent_id = $2) AS is_member
@@ -71,8 +72,8 @@ async function withMembers(m: DataSource | EntityManager, groups: Group[]): Prom
   );
 }
 
-export async function listGroups(ds: DataSource | EntityManager, workspaceId: string): Promise<GroupRecord[]> {
-  const groups = await ds
+export async function groupsOfWorkspace(deps: Deps, workspaceId: string): Promise<GroupRecord[]> {
+  const groups = await deps.ds
     .getRepository(Group)
     .createQueryBuilder('g')
     .where('g.workspaceId = :workspaceId', { workspaceId })
@@ -81,7 +82,7 @@ export async function listGroups(ds: DataSource | EntityManager, workspaceId: st
     .addOrderBy('g.createdAt', 'ASC')
     .addOrderBy('g.name', 'ASC')
     .getMany();
-  return withMembers(ds, groups);
+  return withMembers(deps.ds, groups);
 }
 
 export async function getGroup(m: DataSource | EntityManager, workspaceId: string, groupId: string, lock = false): Promise<GroupRecord> {
@@ -91,6 +92,11 @@ export async function getGroup(m: DataSource | EntityManager, workspaceId: strin
   if (!group) throw new DomainError('not_found', `Group "${groupId}" was not found in this workspace.`);
   const [record] = await withMembers(m, [group]);
   return record;
+}
+
+/** One group of the workspace with its members (getGroup is the step writes reuse inside their transaction, locked). */
+export async function groupOfWorkspace(deps: Deps, workspaceId: string, groupId: string): ReturnType<typeof getGroup> {
+  return getGroup(deps.ds, workspaceId, groupId);
 }
 
 /** 403 when a change touches a capability the caller does not hold (spec §5.4). */
@@ -133,10 +139,10 @@ async function insertMember(m: EntityManager, workspaceId: string, groupId: stri
 }
 
 /** POST /groups: a custom group; its capabilities must all be held by the caller. */
-export async function createGroup(ds: DataSource, workspaceId: string, held: ReadonlySet<Capability>, input: GroupInput & { name: string }): Promise<GroupRecord> {
+export async function addWorkspaceGroup(deps: Deps, workspaceId: string, held: ReadonlySet<Capability>, input: GroupInput & { name: string }): Promise<GroupRecord> {
   const caps = [...new Set(input.capabilities ?? [])];
   refuseUnheld(held, [], caps, 'grant');
-  return inTransaction(ds, async (m) => {
+  return inTransaction(deps.ds, async (m) => {
     const group = m.create(Group, {
       workspaceId,
       name: input.name,
@@ -152,8 +158,8 @@ export async function createGroup(ds: DataSource, workspaceId: string, held: Rea
 }
 
 /** PUT /groups/{id}: fields sent replace the stored ones; system group names are fixed. */
-export async function updateGroup(ds: DataSource, workspaceId: string, groupId: string, held: ReadonlySet<Capability>, input: GroupInput): Promise<GroupRecord> {
-  return inTransaction(ds, async (m) => {
+export async function editWorkspaceGroup(deps: Deps, workspaceId: string, groupId: string, held: ReadonlySet<Capability>, input: GroupInput): Promise<GroupRecord> {
+  return inTransaction(deps.ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
     if (input.name !== undefined && input.name !== g.name && g.system) {
       throw new DomainError('conflict', `"${g.name}" is a system group: its name cannot be changed.`);
@@ -177,8 +183,8 @@ export async function updateGroup(ds: DataSource, workspaceId: string, groupId: 
 }
 
 /** DELETE /groups/{id}: custom groups only; stripping capabilities the caller lacks is refused. */
-export async function deleteGroup(ds: DataSource, workspaceId: string, groupId: string, held: ReadonlySet<Capability>): Promise<void> {
-  await inTransaction(ds, async (m) => {
+export async function removeWorkspaceGroup(deps: Deps, workspaceId: string, groupId: string, held: ReadonlySet<Capability>): Promise<void> {
+  await inTransaction(deps.ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
     if (g.system) throw new DomainError('conflict', `"${g.name}" is a system group: it cannot be deleted.`);
     if (g.members.length) refuseUnheld(held, g.capabilities, [], 'remove');
@@ -187,8 +193,8 @@ export async function deleteGroup(ds: DataSource, workspaceId: string, groupId: 
 }
 
 /** Adding a participant to a group grants it the group's capabilities: the caller must hold them all. */
-export async function addGroupMember(ds: DataSource, workspaceId: string, groupId: string, agentId: string, held: ReadonlySet<Capability>): Promise<GroupRecord> {
-  return inTransaction(ds, async (m) => {
+export async function putInGroup(deps: Deps, workspaceId: string, groupId: string, agentId: string, held: ReadonlySet<Capability>): Promise<GroupRecord> {
+  return inTransaction(deps.ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
     refuseUnheld(held, [], g.capabilities, 'grant');
     await insertMember(m, workspaceId, g.id, agentId);
@@ -197,8 +203,8 @@ export async function addGroupMember(ds: DataSource, workspaceId: string, groupI
 }
 
 /** Removing a participant takes the group's capabilities away: the caller must hold them all. */
-export async function removeGroupMember(ds: DataSource, workspaceId: string, groupId: string, agentId: string, held: ReadonlySet<Capability>): Promise<GroupRecord> {
-  return inTransaction(ds, async (m) => {
+export async function takeOutOfGroup(deps: Deps, workspaceId: string, groupId: string, agentId: string, held: ReadonlySet<Capability>): Promise<GroupRecord> {
+  return inTransaction(deps.ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
     if (!g.members.some((x) => x.id === agentId)) throw new DomainError('not_found', `Participant "${agentId}" is not a member of group "${g.name}".`);
     refuseUnheld(held, g.capabilities, [], 'remove');

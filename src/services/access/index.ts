@@ -3,5 +3,3 @@ export * from './keys';
 export * from './rateLimit';
 export * from './viewLinks';
 export * from './participantKeys';
-export * from './shareWorkspace';
-export * from './workspaceGroups';

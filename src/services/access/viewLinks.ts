@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { IsNull, type DataSource } from 'typeorm';
+import { IsNull } from 'typeorm';
 import { inTransaction } from '../../db/tx';
+import type { Deps } from '../../deps';
 import { ViewLink } from '../../entities/access';
 import { Workspace } from '../../entities/workspace';
 
@@ -14,8 +15,8 @@ export interface ViewLinkRecord {
  * GET /workspaces/{id}/view-link: the workspace's active link, or a new one. The token is stored as
  * is (it must be shown again to every manager who asks) and grants read on that one workspace only.
  */
-export async function getOrCreateViewLink(ds: DataSource, workspaceId: string, createdBy: string): Promise<ViewLinkRecord & { created: boolean }> {
-  return inTransaction(ds, async (m) => {
+export async function shareViewLink(deps: Deps, workspaceId: string, createdBy: string): Promise<ViewLinkRecord & { created: boolean }> {
+  return inTransaction(deps.ds, async (m) => {
     await m.getRepository(Workspace).findOne({ select: { id: true }, where: { id: workspaceId }, lock: { mode: 'pessimistic_write' } });
     const existing = await m.getRepository(ViewLink).findOneBy({ workspaceId, revokedAt: IsNull() });
     if (existing) return { token: existing.token, workspaceId, createdAt: existing.createdAt.toISOString(), created: false };
@@ -26,14 +27,14 @@ export async function getOrCreateViewLink(ds: DataSource, workspaceId: string, c
 }
 
 /** Revoke the active link; returns whether one existed. The next GET mints a new token. */
-export async function revokeViewLink(ds: DataSource, workspaceId: string): Promise<boolean> {
-  const { affected } = await ds.getRepository(ViewLink).update({ workspaceId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+export async function unshareViewLink(deps: Deps, workspaceId: string): Promise<boolean> {
+  const { affected } = await deps.ds.getRepository(ViewLink).update({ workspaceId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
   return (affected ?? 0) > 0;
 }
 
 /** The workspace a view-link token opens, or null (unknown or revoked). */
-export async function viewLinkWorkspace(ds: DataSource, token: string): Promise<string | null> {
+export async function workspaceOfViewLink(deps: Deps, token: string): Promise<string | null> {
   if (!token.startsWith('vl_') || token.length > 100) return null;
-  const link = await ds.getRepository(ViewLink).findOne({ select: { id: true, workspaceId: true }, where: { token, revokedAt: IsNull() } });
+  const link = await deps.ds.getRepository(ViewLink).findOne({ select: { id: true, workspaceId: true }, where: { token, revokedAt: IsNull() } });
   return link?.workspaceId ?? null;
 }

@@ -1,9 +1,9 @@
 /** A metric's history: backfill, purge, and the workspace's update log. */
 import type { EntityManager } from 'typeorm';
-import type { Clock } from '../../deps';
+import type { Clock, Deps } from '../../deps';
 import { refuseBackfillAfterResolution } from '../markets';
 import { backfillReadings, purgeReadings } from './readings';
-import { lockWorkspaceMetrics, num, requireMetric, type Db } from './metricRows';
+import { lockWorkspaceMetrics, num, requireMetric } from './metricRows';
 
 // ---------------------------------------------------------------------------
 // Readings and history
@@ -35,8 +35,9 @@ export interface UpdateRow {
   at: Date;
 }
 
-export async function listUpdates(m: Db, workspaceId: string, limit: number): Promise<UpdateRow[]> {
-  const rows: Record<string, unknown>[] = await m.query(`SELECT * FROM metric_updates WHERE workspace_id = $1 ORDER BY id DESC LIMIT $2`, [workspaceId, limit]);
+/** Value-change history of the workspace's metrics, newest first. */
+export async function metricUpdates(deps: Deps, workspaceId: string, limit: number): Promise<UpdateRow[]> {
+  const rows: Record<string, unknown>[] = await deps.ds.query(`SELECT * FROM metric_updates WHERE workspace_id = $1 ORDER BY id DESC LIMIT $2`, [workspaceId, limit]);
   return rows.map((r) => ({
     id: String(r.id),
     metricId: r.metric_id as string,

@@ -1,5 +1,6 @@
 /** A workspace's metric rows: mapping, lookups, the workspace lock, and its dependency graph loaded from them. */
 import type { DataSource, EntityManager } from 'typeorm';
+import type { Deps } from '../../deps';
 import type { TimePreference } from '../../domain/horizons';
 import { DomainError } from '../../errors';
 import { MetricGraph } from '../../domain/metricGraph';
@@ -90,9 +91,9 @@ export async function requireMetric(m: Db, workspaceId: string, idOrName: string
   return row;
 }
 
-/** Sorted by depth then order (spec §4.4). */
-export async function listMetrics(m: Db, workspaceId: string): Promise<MetricRow[]> {
-  const rows = await m.query(`SELECT * FROM metrics WHERE workspace_id = $1 ORDER BY depth, sort_order, created_at, id`, [workspaceId]);
+/** The metrics of a workspace with computed totals and depth, by depth then order (spec §4.4). */
+export async function metricsOfWorkspace(deps: Deps, workspaceId: string): Promise<MetricRow[]> {
+  const rows = await deps.ds.query(`SELECT * FROM metrics WHERE workspace_id = $1 ORDER BY depth, sort_order, created_at, id`, [workspaceId]);
   return rows.map(rowToMetric);
 }
 

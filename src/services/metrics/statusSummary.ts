@@ -1,8 +1,8 @@
 /** GET /status: every metric, with trends and open baseline books when asked. */
-import type { DataSource } from 'typeorm';
+import type { Deps } from '../../deps';
 import { openBaselineBooksByMetric, type MarketRow } from '../markets';
 import { trendsFor } from './readings';
-import { listMetrics, type MetricRow } from './metricRows';
+import { metricsOfWorkspace, type MetricRow } from './metricRows';
 
 export interface StatusMetric {
   metric: MetricRow;
@@ -11,14 +11,15 @@ export interface StatusMetric {
 }
 
 /** GET /status: every metric, with trends and open baseline books when asked. */
-export async function statusSummary(
-  ds: DataSource,
+export async function workspaceStatus(
+  deps: Deps,
   workspaceId: string,
-  opts: { trends: boolean; trendsLimit: number; markets: boolean; now: Date },
+  opts: { trends: boolean; trendsLimit: number; markets: boolean },
 ): Promise<StatusMetric[]> {
-  const metrics = await listMetrics(ds, workspaceId);
-  const trends = opts.trends ? await trendsFor(ds, workspaceId, opts.trendsLimit, opts.now) : null;
-  const markets = opts.markets ? await openBaselineBooksByMetric(ds.manager, workspaceId, metrics.map((x) => x.id)) : null;
+  const now = deps.clock.now();
+  const metrics = await metricsOfWorkspace(deps, workspaceId);
+  const trends = opts.trends ? await trendsFor(deps.ds, workspaceId, opts.trendsLimit, now) : null;
+  const markets = opts.markets ? await openBaselineBooksByMetric(deps.ds.manager, workspaceId, metrics.map((x) => x.id)) : null;
   return metrics.map((metric) => ({
     metric,
     ...(trends ? { trend: trends.get(metric.id) ?? [] } : {}),

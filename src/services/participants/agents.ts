@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
+import type { Deps } from '../../deps';
 import { toCredits, toNano } from '../../domain/money';
 import { accountId, transfer } from '../ledger';
 import { createAgent, mintKey, NICKNAME_RE } from './identity';
@@ -43,6 +44,11 @@ export async function getAgent(m: DataSource | EntityManager, idOrNickname: stri
   };
 }
 
+/** A participant by id or nickname (case-insensitive); null when none matches. */
+export async function participantByIdOrNickname(deps: Deps, idOrNickname: string): ReturnType<typeof getAgent> {
+  return getAgent(deps.ds, idOrNickname);
+}
+
 export interface RegisterInput {
   agentId?: string;
   nickname: string;
@@ -53,11 +59,11 @@ export interface RegisterInput {
 }
 
 /** Public registration: 0 credits, one key with scopes ['*'], shown once. */
-export async function registerAgent(ds: DataSource, input: RegisterInput) {
+export async function registerParticipant(deps: Deps, input: RegisterInput) {
   if (!NICKNAME_RE.test(input.nickname)) {
     throw new DomainError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit.');
   }
-  return inTransaction(ds, async (m) => {
+  return inTransaction(deps.ds, async (m) => {
     let workspaceId: string | null = null;
     if (input.workspaceId) {
       const ws = await findWorkspace(m, input.workspaceId);
@@ -75,13 +81,13 @@ export async function registerAgent(ds: DataSource, input: RegisterInput) {
  * POST /agents/{id}/credit: the platform operator issues new credits; anyone else with manage
  * moves its own credits to a member of the workspace (409 when short).
  */
-export async function creditAgent(
-  ds: DataSource,
+export async function creditParticipant(
+  deps: Deps,
   p: { callerId: string; isMaster: boolean; workspaceId: string | null; targetId: string; amount: number; reason?: string },
 ) {
   const amount = toNano(p.amount);
   if (amount <= 0n) throw new DomainError('validation_failed', 'The amount must be at least one nano-credit (0.000000001).');
-  return inTransaction(ds, async (m) => {
+  return inTransaction(deps.ds, async (m) => {
     const target = await getAgent(m, p.targetId);
     if (!target || target.id !== p.targetId) throw new DomainError('not_found', `Participant "${p.targetId}" was not found.`);
     if (!p.isMaster) {

@@ -3,6 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { logger } from '../../logger';
 import { pgCode } from '../../db/tx';
+import type { Deps } from '../../deps';
 import { accountId, openAccount } from '../ledger';
 
 export const PLATFORM_AGENT_ID = 'platform';
@@ -87,8 +88,9 @@ export interface ResolvedKey {
   lastUsedAt: Date | null;
 }
 
-export async function resolveKey(ds: DataSource, raw: string): Promise<ResolvedKey | null> {
-  const rows = await ds.query(
+/** The participant and key behind a raw key value; null when unknown or revoked. */
+export async function keyHolder(deps: Deps, raw: string): Promise<ResolvedKey | null> {
+  const rows = await deps.ds.query(
     `SELECT id, agent_id, scopes, workspace_id, workspace_locked, is_master, last_used_at
        FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
     [hashKey(raw)],

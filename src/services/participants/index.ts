@@ -2,6 +2,3 @@ export * from './agents';
 export * from './identity';
 export * from './onboarding';
 export * from './participants';
-export * from './onboardParticipant';
-export * from './participantAccounts';
-export * from './participantFamily';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Config } from '../../config';
 import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
+import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
 import { createAgent, hashKey, mintKey, NICKNAME_RE } from './identity';
@@ -21,8 +21,6 @@ export interface OnboardInput {
   bio?: string;
 }
 
-type GrantConfig = Pick<Config, 'UNCLAIMED_SIGNUP_CREDITS' | 'SIGNUP_CREDITS' | 'PUBLIC_BASE_URL'>;
-
 async function grant(m: EntityManager, agentId: string, credits: number, memo: string): Promise<bigint> {
   const amount = toNano(credits);
   if (amount > 0n) await transfer(m, { from: accountId.issuance, to: accountId.agent(agentId), amount, kind: 'signup_grant', ref: agentId, memo });
@@ -33,13 +31,13 @@ async function grant(m: EntityManager, agentId: string, credits: number, memo: s
  * POST /onboard (open): a key-first, unclaimed participant owning a new workspace, the reduced grant
  * (UNCLAIMED_SIGNUP_CREDITS), one key with scopes ['*'], and a claim token, in one transaction.
  */
-export async function onboard(ds: DataSource, cfg: GrantConfig, input: OnboardInput) {
+export async function onboardParticipant(deps: Deps, input: OnboardInput) {
   const nickname = input.nickname ?? input.agentId ?? `guest-${randomBytes(4).toString('hex')}`;
   if (!NICKNAME_RE.test(nickname)) {
     throw new DomainError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit; send nickname when agentId is not one.');
   }
   const template = input.workspace.template ?? 'blank';
-  return inTransaction(ds, async (m) => {
+  return inTransaction(deps.ds, async (m) => {
     const id = await createAgent(m, { id: input.agentId, nickname, bio: input.bio, unclaimed: true, source: 'onboard' });
     const ws = await createWorkspace(m, id, { name: input.workspace.name, public: input.workspace.visibility === 'public' });
     // Only the empty workspace exists so far; a template area would be imported here.
@@ -48,7 +46,7 @@ export async function onboard(ds: DataSource, cfg: GrantConfig, input: OnboardIn
       const known = ['blank'];
       throw new DomainError('validation_failed', `There is no workspace template "${template}"; the templates are: ${known.join(', ')}.`, { templates: known });
     }
-    const credits = await grant(m, id, cfg.UNCLAIMED_SIGNUP_CREDITS, 'unclaimed signup grant');
+    const credits = await grant(m, id, deps.config.UNCLAIMED_SIGNUP_CREDITS, 'unclaimed signup grant');
     const key = await mintKey(m, id, { scopes: ['*'], label: 'onboarding', workspaceId: ws.id });
     const token = `ct_${randomBytes(24).toString('base64url')}`;
     await m.query(`INSERT INTO claim_tokens (token_hash, agent_id) VALUES ($1, $2)`, [hashKey(token), id]);
@@ -59,7 +57,7 @@ export async function onboard(ds: DataSource, cfg: GrantConfig, input: OnboardIn
       keyId: key.keyId,
       scopes: key.scopes,
       credits: toCredits(credits),
-      creditsAfterClaim: Math.max(cfg.SIGNUP_CREDITS, toCredits(credits)),
+      creditsAfterClaim: Math.max(deps.config.SIGNUP_CREDITS, toCredits(credits)),
       workspace: {
         id: ws.id,
         name: ws.name,
@@ -71,7 +69,7 @@ export async function onboard(ds: DataSource, cfg: GrantConfig, input: OnboardIn
         starterProposalId: applied.starterProposalId,
       },
       claimToken: token,
-      claimUrl: `${cfg.PUBLIC_BASE_URL.replace(/\/+$/, '')}/claim/${token}`,
+      claimUrl: `${deps.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/claim/${token}`,
     };
   });
 }
@@ -87,13 +85,13 @@ async function workspacesOf(m: DataSource | EntityManager, agentId: string) {
 const unknownToken = () => new DomainError('not_found', 'This claim token is unknown or has already been used.');
 
 /** GET /onboard/claim/{token}: who the token claims; 404 for an unknown or used token. */
-export async function claimInfo(ds: DataSource, token: string) {
-  const rows: Array<{ id: string; nickname: string }> = await ds.query(
+export async function claimTokenInfo(deps: Deps, token: string) {
+  const rows: Array<{ id: string; nickname: string }> = await deps.ds.query(
     `SELECT a.id, a.nickname FROM claim_tokens ct JOIN agents a ON a.id = ct.agent_id WHERE ct.token_hash = $1 AND ct.used_at IS NULL`,
     [hashKey(token)],
   );
   if (!rows.length) throw unknownToken();
-  return { participantId: rows[0].id, nickname: rows[0].nickname, workspaces: await workspacesOf(ds, rows[0].id) };
+  return { participantId: rows[0].id, nickname: rows[0].nickname, workspaces: await workspacesOf(deps.ds, rows[0].id) };
 }
 
 /**
@@ -101,8 +99,8 @@ export async function claimInfo(ds: DataSource, token: string) {
  * has not claimed another participant) consumes the token; the participant is topped up to the full
  * signup grant and becomes claimed, owned by the claimer.
  */
-export async function claim(ds: DataSource, cfg: GrantConfig, actor: Principal, token: string) {
-  return inTransaction(ds, async (m) => {
+export async function claimParticipant(deps: Deps, actor: Principal, token: string) {
+  return inTransaction(deps.ds, async (m) => {
     const [me] = await m.query(`SELECT unclaimed FROM agents WHERE id = $1`, [actor.agentId]);
     if (!actor.isMaster && (!me || me.unclaimed)) {
       throw new DomainError('not_authorized', 'An unclaimed participant cannot claim: claim with an account of your own (or the master key).', {
@@ -120,15 +118,15 @@ export async function claim(ds: DataSource, cfg: GrantConfig, actor: Principal, 
     if (!rows.length) throw unknownToken();
     const agentId: string = rows[0].agent_id;
     await m.query(`UPDATE agents SET unclaimed = false, claimed_by = $2, claimed_at = now() WHERE id = $1`, [agentId, actor.agentId]);
-    const topUp = await grant(m, agentId, Math.max(0, cfg.SIGNUP_CREDITS - cfg.UNCLAIMED_SIGNUP_CREDITS), 'claim top-up to the full signup grant');
+    const topUp = await grant(m, agentId, Math.max(0, deps.config.SIGNUP_CREDITS - deps.config.UNCLAIMED_SIGNUP_CREDITS), 'claim top-up to the full signup grant');
     return { ok: true, participantId: agentId, creditsToppedUp: toCredits(topUp), workspaces: await workspacesOf(m, agentId) };
   });
 }
 
 /** POST /waitlist: 409 when the address is already registered (compared case-insensitively). */
-export async function joinWaitlist(ds: DataSource, email: string): Promise<{ ok: true; email: string }> {
+export async function joinWaitlist(deps: Deps, email: string): Promise<{ ok: true; email: string }> {
   try {
-    await ds.query(`INSERT INTO waitlist (email) VALUES ($1)`, [email]);
+    await deps.ds.query(`INSERT INTO waitlist (email) VALUES ($1)`, [email]);
   } catch (err) {
     if (pgCode(err) === '23505') throw new DomainError('conflict', 'This email address is already on the waitlist.');
     throw err;

@@ -1,11 +1,11 @@
-import type { DataSource } from 'typeorm';
 import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
+import type { Deps } from '../../deps';
 import { capabilityChangeNotHeld, type Capability, type Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
 import { groupsByIds } from '../access';
 import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from './identity';
-import { positionMetricValue, positionsOf, positionWorth } from '../portfolio';
+import { agentPositions, positionMetricValue, positionWorth } from '../portfolio';
 import { accountId, balanceOf, transfer } from '../ledger';
 import { findWorkspace, type WorkspaceRow } from '../workspaces';
 
@@ -15,12 +15,12 @@ import { findWorkspace, type WorkspaceRow } from '../workspaces';
  * positions at the book's consensus; metric PnL marks them at the metric's current total (positions
  * whose metric has no total are left out of it).
  */
-async function resultsOf(ds: DataSource, agentId: string, workspaceId: string | null) {
-  const positions = await positionsOf(ds, agentId, workspaceId);
+async function resultsOf(deps: Deps, agentId: string, workspaceId: string | null) {
+  const positions = await agentPositions(deps, agentId, workspaceId);
   const metricIds = [...new Set(positions.map((p) => p.market.metricId))];
   const totals = new Map<string, number | null>();
   if (metricIds.length) {
-    for (const r of await ds.query(`SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [metricIds])) totals.set(r.id, r.total);
+    for (const r of await deps.ds.query(`SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [metricIds])) totals.set(r.id, r.total);
   }
   let realized = 0n;
   let open = 0n;
@@ -41,20 +41,20 @@ export interface PnlRow {
   pnlMetric: number;
 }
 
-async function workspacePnl(ds: DataSource, workspaceId: string): Promise<Map<string, PnlRow>> {
-  const holders: Array<{ agent_id: string }> = await ds.query(`SELECT DISTINCT agent_id FROM positions WHERE workspace_id = $1`, [workspaceId]);
+async function workspacePnl(deps: Deps, workspaceId: string): Promise<Map<string, PnlRow>> {
+  const holders: Array<{ agent_id: string }> = await deps.ds.query(`SELECT DISTINCT agent_id FROM positions WHERE workspace_id = $1`, [workspaceId]);
   const out = new Map<string, PnlRow>();
   for (const h of holders) {
-    const r = await resultsOf(ds, h.agent_id, workspaceId);
+    const r = await resultsOf(deps, h.agent_id, workspaceId);
     out.set(h.agent_id, { realizedPnl: toCredits(r.realized), pnlConsensus: toCredits(r.realized + r.open), pnlMetric: toCredits(r.metric) });
   }
   return out;
 }
 
 /** earned = settledEarnings + openEarnings (spec §2.7), over every workspace. */
-async function earningsOf(ds: DataSource, agentId: string) {
-  const r = await resultsOf(ds, agentId, null);
-  const [t] = await ds.query(`SELECT count(*)::int AS n, max(created_at) AS last FROM trades WHERE agent_id = $1`, [agentId]);
+async function earningsOf(deps: Deps, agentId: string) {
+  const r = await resultsOf(deps, agentId, null);
+  const [t] = await deps.ds.query(`SELECT count(*)::int AS n, max(created_at) AS last FROM trades WHERE agent_id = $1`, [agentId]);
   return {
     earned: toCredits(r.realized + r.open),
     settledEarnings: toCredits(r.realized),
@@ -83,8 +83,8 @@ export interface ChildInput {
  * part is refused or unaffordable. `authorize` throws unless the caller holds manage in the
  * workspace, and returns the caller's capabilities there (a group cannot grant more).
  */
-export async function createChild(
-  ds: DataSource,
+export async function createChildParticipant(
+  deps: Deps,
   actor: Principal,
   input: ChildInput,
   authorize: (ws: WorkspaceRow) => Promise<ReadonlySet<Capability>>,
@@ -95,12 +95,12 @@ export async function createChild(
   }
   const wanted: Array<{ ws: WorkspaceRow; held: ReadonlySet<Capability>; groupIds?: string[] }> = [];
   for (const mb of input.memberships ?? []) {
-    const ws = await findWorkspace(ds, mb.workspaceId);
+    const ws = await findWorkspace(deps.ds, mb.workspaceId);
     if (!ws) throw new DomainError('workspace_not_found', `No workspace "${mb.workspaceId}" exists.`);
     if (wanted.some((w) => w.ws.id === ws.id)) throw new DomainError('validation_failed', `Workspace "${mb.workspaceId}" is listed twice in memberships.`);
     wanted.push({ ws, held: await authorize(ws), groupIds: mb.groupIds });
   }
-  return inTransaction(ds, async (m) => {
+  return inTransaction(deps.ds, async (m) => {
     const memberships: Array<{ workspaceId: string; groupIds: string[] }> = [];
     for (const w of wanted) {
       const groups = w.groupIds
@@ -179,8 +179,9 @@ function presentRow(r: AgentListRow) {
 }
 
 /** GET /agents/mine: the caller's own participant first, then the participants it created, claimed or parents. */
-export async function listMine(ds: DataSource, agentId: string, asOf: Date) {
-  const rows: AgentListRow[] = await ds.query(
+export async function participantsOfCaller(deps: Deps, agentId: string) {
+  const asOf = deps.clock.now();
+  const rows: AgentListRow[] = await deps.ds.query(
     `SELECT a.*, coalesce(ac.balance, 0)::text AS balance FROM agents a
        LEFT JOIN accounts ac ON ac.id = 'agent:' || a.id
       WHERE a.id = $1 OR a.parent_id = $1 OR a.created_by = $1 OR a.claimed_by = $1
@@ -188,13 +189,13 @@ export async function listMine(ds: DataSource, agentId: string, asOf: Date) {
     [agentId],
   );
   const out = [];
-  for (const r of rows) out.push({ ...presentRow(r), self: r.id === agentId, ...(await earningsOf(ds, r.id)), earnedAsOf: asOf.toISOString() });
+  for (const r of rows) out.push({ ...presentRow(r), self: r.id === agentId, ...(await earningsOf(deps, r.id)), earnedAsOf: asOf.toISOString() });
   return out;
 }
 
 /** GET /agents (catalog form): the workspace's participants with their groups and PnL columns (0 without positions). */
-export async function listWorkspaceParticipants(ds: DataSource, ws: WorkspaceRow) {
-  const rows: Array<AgentListRow & { groups: string[]; joined_at: Date }> = await ds.query(
+export async function participantsOfWorkspace(deps: Deps, ws: WorkspaceRow) {
+  const rows: Array<AgentListRow & { groups: string[]; joined_at: Date }> = await deps.ds.query(
     `SELECT a.*, coalesce(ac.balance, 0)::text AS balance, mb.joined_at,
             coalesce((SELECT array_agg(g.name ORDER BY g.name) FROM group_members gm JOIN groups g ON g.id = gm.group_id
                        WHERE g.workspace_id = $1 AND gm.agent_id = a.id), '{}') AS groups
@@ -204,7 +205,7 @@ export async function listWorkspaceParticipants(ds: DataSource, ws: WorkspaceRow
       ORDER BY mb.joined_at ASC, a.id ASC`,
     [ws.id],
   );
-  const pnl = await workspacePnl(ds, ws.id);
+  const pnl = await workspacePnl(deps, ws.id);
   return rows.map((r) => ({
     ...presentRow(r),
     joinedWorkspaceAt: r.joined_at.toISOString(),
@@ -222,9 +223,9 @@ export async function listWorkspaceParticipants(ds: DataSource, ws: WorkspaceRow
  * in the same transaction as the deletion, so no credit vanishes. Its keys, memberships, trades and
  * positions go with it; participants owning a workspace must delete it first.
  */
-export async function deleteParticipant(ds: DataSource, actor: Principal, idParam: string, managesIn: (workspaceId: string) => Promise<boolean>) {
+export async function removeParticipant(deps: Deps, actor: Principal, idParam: string, managesIn: (workspaceId: string) => Promise<boolean>) {
   const id = idParam === 'me' ? actor.agentId : idParam;
-  const rows: Array<{ id: string; parent_id: string | null; created_by: string | null; is_platform: boolean }> = await ds.query(
+  const rows: Array<{ id: string; parent_id: string | null; created_by: string | null; is_platform: boolean }> = await deps.ds.query(
     `SELECT id, parent_id, created_by, is_platform FROM agents WHERE id = $1`,
     [id],
   );
@@ -237,14 +238,14 @@ export async function deleteParticipant(ds: DataSource, actor: Principal, idPara
         requiredCapabilities: ['self/owner', 'manage'],
       });
     }
-    const wsIds: string[] = (await ds.query(`SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r: { workspace_id: string }) => r.workspace_id);
+    const wsIds: string[] = (await deps.ds.query(`SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r: { workspace_id: string }) => r.workspace_id);
     let allowed = wsIds.length === 0;
     for (const wsId of wsIds) if (!allowed && (await managesIn(wsId))) allowed = true;
     if (!allowed) {
       throw new DomainError('not_authorized', 'Deleting a participant also needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
     }
   }
-  return inTransaction(ds, async (m) => {
+  return inTransaction(deps.ds, async (m) => {
     const locked = await m.query(`SELECT id, parent_id, created_by FROM agents WHERE id = $1 FOR UPDATE`, [id]);
     if (!locked.length) throw new DomainError('not_found', `Participant "${id}" was not found.`);
     const owned = await m.query(`SELECT slug FROM workspaces WHERE owner_id = $1 ORDER BY created_at LIMIT 5`, [id]);

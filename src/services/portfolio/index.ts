@@ -1,4 +1,3 @@
 export * from './portfolio';
-export * from './agentPositions';
 export * from './marketPnl';
 export * from './tradeHistory';

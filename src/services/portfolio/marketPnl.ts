@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps';
 import { marketPnl, rankByPnl, type MarketPnl } from '../../domain/pnl';
-import { positionMetricValue, positionsOf, positionWorth } from './portfolio';
+import { agentPositions, positionMetricValue, positionWorth } from './portfolio';
 
 export interface MarketPnlRow extends MarketPnl {
   marketId: string;
@@ -13,7 +13,7 @@ export interface MarketPnlRow extends MarketPnl {
  * each metric's current total; open books first, then by |pnlConsensus|.
  */
 export async function marketPnlOf(deps: Deps, agentId: string, workspaceId: string | null): Promise<MarketPnlRow[]> {
-  const positions = await positionsOf(deps.ds, agentId, workspaceId);
+  const positions = await agentPositions(deps, agentId, workspaceId);
   const totals = new Map<string, number | null>();
   if (positions.length) {
     const ids = [...new Set(positions.map((p) => p.market.metricId))];

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { Deps } from '../../deps';
 import { consensusOf, holderPayout, payoutFraction, probability } from '../../domain/lmsr';
 import { toCredits } from '../../domain/money';
 import { displayStatus, MARKET_SELECT, rowToMarket, type MarketRow } from '../markets';
@@ -11,8 +11,9 @@ export interface PositionView {
   payout: bigint | null;
 }
 
-export async function positionsOf(ds: DataSource, agentId: string, workspaceId: string | null): Promise<PositionView[]> {
-  const rows = await ds.query(
+/** A participant's positions, live books first, over every workspace (workspaceId null) or in one. */
+export async function agentPositions(deps: Deps, agentId: string, workspaceId: string | null): Promise<PositionView[]> {
+  const rows = await deps.ds.query(
     `SELECT p.shares_higher, p.shares_lower, p.net_cost, p.payout, sub.* FROM positions p
        JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id) sub ON true
       WHERE p.agent_id = $1 AND ($2::uuid IS NULL OR p.workspace_id = $2::uuid)

@@ -1,8 +1,7 @@
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
-import { addMember, isMember } from './workspaces';
-import { workspaceByIdOrSlug } from './lookUpWorkspace';
+import { addMember, isMember, workspaceByIdOrSlug } from './workspaces';
 
 /** Join a public workspace as a Trader (idempotent); 404 for an unknown one, 403 for a private one. */
 export async function joinPublicWorkspace(deps: Deps, agentId: string, idOrSlug: string): Promise<NonNullable<Awaited<ReturnType<typeof workspaceByIdOrSlug>>>> {

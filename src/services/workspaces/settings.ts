@@ -1,5 +1,5 @@
-import type { DataSource } from 'typeorm';
 import { inTransaction } from '../../db/tx';
+import type { Deps } from '../../deps';
 import { toNano } from '../../domain/money';
 import { Workspace } from '../../entities/workspace';
 import { refundWorkspaceBooks } from '../markets';
@@ -18,7 +18,7 @@ export interface WorkspacePatch {
 export const OWNER_SETTINGS = ['public', 'externalProposals', 'defaultLiquidityCredits', 'defaultProposalLiquidityCredits'] as const;
 
 /** PATCH /workspaces/{id}: fields sent replace the stored ones, in one statement. */
-export async function updateWorkspace(ds: DataSource, workspaceId: string, p: WorkspacePatch): Promise<Workspace> {
+export async function editWorkspaceSettings(deps: Deps, workspaceId: string, p: WorkspacePatch): Promise<Workspace> {
   const changes: Partial<Workspace> = {};
   if (p.name != null) changes.name = p.name;
   if (p.description != null) changes.description = p.description;
@@ -26,7 +26,7 @@ export async function updateWorkspace(ds: DataSource, workspaceId: string, p: Wo
   if (p.externalProposals != null) changes.externalProposals = p.externalProposals;
   if (p.defaultLiquidityCredits != null) changes.defaultLiquidity = toNano(p.defaultLiquidityCredits);
   if (p.defaultProposalLiquidityCredits != null) changes.defaultProposalLiquidity = toNano(p.defaultProposalLiquidityCredits);
-  return inTransaction(ds, async (m) => {
+  return inTransaction(deps.ds, async (m) => {
     if (Object.keys(changes).length) await m.update(Workspace, { id: workspaceId }, changes);
     return (await findWorkspace(m, workspaceId))!;
   });
@@ -37,8 +37,9 @@ export async function updateWorkspace(ds: DataSource, workspaceId: string, p: Wo
  * workspace and everything scoped to it go, in one transaction. Keys that named it lose their
  * default workspace; a key locked to it is locked to nothing and refuses every workspace.
  */
-export async function deleteWorkspace(ds: DataSource, workspaceId: string, now: Date): Promise<void> {
-  await inTransaction(ds, async (m) => {
+export async function closeWorkspace(deps: Deps, workspaceId: string): Promise<void> {
+  const now = deps.clock.now();
+  await inTransaction(deps.ds, async (m) => {
     await m.getRepository(Workspace).findOne({ select: { id: true }, where: { id: workspaceId }, lock: { mode: 'pessimistic_write' } });
     await refundWorkspaceBooks(m, workspaceId, now);
     await m.delete(Workspace, { id: workspaceId });

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { pgCode } from '../../db/tx';
+import type { Deps } from '../../deps';
 import type { Capability } from '../../domain/capabilities';
 import { toNano } from '../../domain/money';
 import { Group, GroupMember, Membership, Workspace } from '../../entities/workspace';
@@ -28,6 +29,11 @@ export async function findWorkspace(m: DataSource | EntityManager, idOrSlug: str
   const repo = m.getRepository(Workspace);
   if (UUID_RE.test(idOrSlug)) return repo.findOneBy({ id: idOrSlug });
   return repo.createQueryBuilder('w').where('lower(w.slug) = lower(:slug)', { slug: idOrSlug }).getOne();
+}
+
+/** A workspace by id or slug (case-insensitive); null when none matches. */
+export async function workspaceByIdOrSlug(deps: Deps, idOrSlug: string): ReturnType<typeof findWorkspace> {
+  return findWorkspace(deps.ds, idOrSlug);
 }
 
 export interface CreateWorkspaceInput {
@@ -89,8 +95,8 @@ export async function isMember(m: DataSource | EntityManager, workspaceId: strin
 }
 
 /** The caller's highest-priority membership: workspaces it owns first, then the earliest joined. */
-export async function defaultWorkspaceFor(ds: DataSource, agentId: string): Promise<Workspace | null> {
-  return ds
+export async function defaultWorkspaceOf(deps: Deps, agentId: string): Promise<Workspace | null> {
+  return deps.ds
     .getRepository(Workspace)
     .createQueryBuilder('w')
     .innerJoin(Membership, 'mb', 'mb.workspaceId = w.id')
@@ -102,6 +108,7 @@ export async function defaultWorkspaceFor(ds: DataSource, agentId: string): Prom
     .getOne();
 }
 
-export async function listPublicWorkspaces(ds: DataSource): Promise<Workspace[]> {
-  return ds.getRepository(Workspace).find({ where: { public: true }, order: { createdAt: 'ASC' }, take: 500 });
+/** The public workspaces, oldest first (at most 500). */
+export async function publicWorkspaces(deps: Deps): Promise<Workspace[]> {
+  return deps.ds.getRepository(Workspace).find({ where: { public: true }, order: { createdAt: 'ASC' }, take: 500 });
 }
