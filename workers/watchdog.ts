@@ -54,15 +54,19 @@ export class Watchdog {
     }
   }
 
+  /** One pipelined read of every lane's setting; a write only where one is wrong. */
   private async assertLaneConcurrency(): Promise<void> {
     const serial = this.deps.config.TRADE_LANES_SERIAL;
-    for (const name of this.deps.hub.queueNames('trade')) {
-      const q = this.deps.hub.queue(name);
-      const current = await q.getGlobalConcurrency();
+    const lanes = this.deps.hub.queueNames('trade').map((name) => this.deps.hub.queue(name));
+    const found = (await this.deps.redis.pipeline(lanes.map((q) => ['hget', q.keys.meta, 'concurrency'])).exec()) ?? [];
+    for (const [i, q] of lanes.entries()) {
+      const [err, raw] = found[i] ?? [new Error('no reply'), null];
+      if (err) throw err;
+      const current = raw === null || raw === undefined ? null : Number(raw);
       if (serial && current !== 1) {
         await q.setGlobalConcurrency(1);
         this.reasserted++;
-        logger.warn({ queue: name, found: current }, 'lane concurrency was not 1; set again');
+        logger.warn({ queue: q.name, found: current }, 'lane concurrency was not 1; set again');
       } else if (!serial && current !== null) {
         await q.removeGlobalConcurrency();
       }

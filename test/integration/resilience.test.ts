@@ -244,6 +244,9 @@ describe('Redis restarted without persistence (items 2 and 6)', () => {
   it('every lane gets its global concurrency back, and trades still apply', async () => {
     const lanes = app.deps.hub.queueNames('trade');
     for (const l of lanes) expect(await app.deps.hub.queue(l).getGlobalConcurrency()).toBe(1);
+    // A healthy lane is read, not written: the watchdog sets nothing while the setting holds.
+    await app.workers!.watchdog.tick();
+    expect(app.workers!.watchdog.reasserted).toBe(0);
     await redis.restart();
     const t0 = Date.now();
     await waitFor('lane concurrency re-asserted', async () => {
@@ -251,6 +254,7 @@ describe('Redis restarted without persistence (items 2 and 6)', () => {
       return true;
     }, 15_000);
     console.log(`lane concurrency back ${Date.now() - t0} ms after the Redis restart`);
+    expect(app.workers!.watchdog.reasserted).toBeGreaterThanOrEqual(lanes.length);
     const s = await bookSetup(app);
     const res = await trade(app, s.ws, { id: s.traderId, key: s.traderKey, nickname: '' }, { marketId: s.marketId, direction: 'higher', amount: 1 }, `k-${randomUUID()}`);
     expect(res.status).toBe(200);
