@@ -40,6 +40,21 @@ export async function startServer(env: Record<string, string>, port: number): Pr
   throw new Error('server did not start');
 }
 
+/** Delete every Redis key a benchmark's queue prefix left behind (jobs, events, locks). */
+export async function dropQueuePrefix(prefix: string, redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'): Promise<number> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(redisUrl);
+  let dropped = 0;
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }) as AsyncIterable<string[]>) {
+      if (keys.length) dropped += await redis.unlink(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return dropped;
+}
+
 export function stopServer(child: ChildProcess): Promise<void> {
   return new Promise((res) => {
     child.once('exit', () => res());

@@ -3,7 +3,7 @@
  * over a 10 s closed loop: what bounds throughput on this machine. npx tsx bench/trade-cpu.ts
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { closedLoop, recreateDatabase, startServer, stopServer, dropDatabase, fmt } from './lib';
+import { closedLoop, recreateDatabase, startServer, stopServer, dropDatabase, dropQueuePrefix, fmt } from './lib';
 const PORT = 3933; const MASTER = 'bench-master-key-0123456789'; const base = `http://127.0.0.1:${PORT}/api`;
 const TICK = 100;
 function cpuOf(pred: (comm: string, pid: number) => boolean): number {
@@ -25,7 +25,8 @@ async function call(method: string, path: string, body: unknown, headers: Record
 }
 async function main() {
   const url = await recreateDatabase('mpps_bench_cpu');
-  const server = await startServer({ DATABASE_URL: url, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
+  const prefix = `cpu${Date.now()}`;
+  const server = await startServer({ DATABASE_URL: url, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
   const owner = await call('POST', '/agents/register', { name: `o${Date.now() % 1e6}` }, {});
   await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, { 'x-api-key': MASTER });
   const ws = await call('POST', '/workspaces', { name: 'p', public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
@@ -42,6 +43,6 @@ async function main() {
   let total = 0;
   for (const k of Object.keys(parts)) { const ms = ((after[k] - before[k]) * 1000) / r.ok; total += ms; console.log(`  ${k.padEnd(9)} ${fmt(ms, 2)}`); }
   console.log(`  total     ${fmt(total, 2)}  (2 cores => ceiling ~${fmt(2000 / total, 0)} trades/s)`);
-  await stopServer(server); await dropDatabase('mpps_bench_cpu');
+  await stopServer(server); await dropDatabase('mpps_bench_cpu'); await dropQueuePrefix(prefix);
 }
 main().catch((e) => { console.error(e); process.exit(1); });

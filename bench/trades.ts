@@ -7,7 +7,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { closedLoop, dropDatabase, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer } from './lib';
+import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer } from './lib';
 
 const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 8;
 const PORT = 3917;
@@ -47,7 +47,8 @@ async function main() {
 
   const dbName = 'mpps_bench_trades';
   const dbUrl = await recreateDatabase(dbName);
-  const server = await startServer({ DATABASE_URL: dbUrl, REDIS_URL: 'redis://127.0.0.1:6379', MASTER_API_KEY: MASTER, QUEUE_PREFIX: `bench${Date.now()}`, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
+  const prefix = `bench${Date.now()}`;
+  const server = await startServer({ DATABASE_URL: dbUrl, REDIS_URL: 'redis://127.0.0.1:6379', MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
   try {
     const master = { 'x-api-key': MASTER };
     const owner = await call('POST', '/agents/register', { name: `owner${Date.now() % 1e6}` }, {});
@@ -98,6 +99,7 @@ async function main() {
   } finally {
     await stopServer(server);
     await dropDatabase(dbName);
+    await dropQueuePrefix(prefix);
   }
 }
 
