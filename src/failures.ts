@@ -33,3 +33,10 @@ export function isConnectionLoss(err: unknown): boolean {
 export function isTransient(err: unknown): boolean {
   return isSerializationFailure(err) || isConnectionLoss(err);
 }
+
+/** Redis (ioredis / BullMQ) connection failures: the queue, not the request, is at fault. */
+const QUEUE_LOST = /Connection is closed|connect ECONNREFUSED|Stream isn't writeable|MaxRetriesPerRequestError|Reached the max retries per request/i;
+
+export function isQueueLoss(err: unknown): boolean {
+  return QUEUE_LOST.test((err as Error)?.message ?? '');
+}

@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError, isRetryable } from '../errors';
-import { isTransient, pgCode } from '../failures';
+import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
@@ -96,7 +96,7 @@ export function createApp(deps: Deps): Koa {
         result = await def.handler(call);
       } catch (err) {
         const status = err instanceof DomainError ? def.errorStatus?.[err.code] : undefined;
-        if (status && err instanceof DomainError) throw new ApiError(err.code, err.message, err.details, status);
+        if (err instanceof DomainError && status) throw new ApiError(err.code, err.message, err.details, status);
         throw err;
       }
       ctx.status = status || (result === undefined ? 204 : 200);
@@ -124,12 +124,9 @@ function bySpecificity<T extends { path: string }>(defs: readonly T[]): T[] {
 /** Postgres refuses NUL bytes and untranslatable characters in text: the client's input, not our failure. */
 const BAD_TEXT_CODES = new Set(['22021', '22P05']);
 
-/** Redis (ioredis / BullMQ) connection failures: the queue, not the request, is at fault. */
-const REDIS_LOST = /Connection is closed|connect ECONNREFUSED|Stream isn't writeable|MaxRetriesPerRequestError|Reached the max retries per request/i;
-
 function toApiError(err: unknown): ApiError {
   if (err instanceof DomainError) return ApiError.from(err);
-  if (isTransient(err) || REDIS_LOST.test((err as Error)?.message ?? '')) {
+  if (isTransient(err) || isQueueLoss(err)) {
     return new ApiError('service_unavailable', 'A database or queue connection failed for a moment and nothing was written; retry in a second (with the same Idempotency-Key for money moves).');
   }
   if (BAD_TEXT_CODES.has(pgCode(err) ?? '')) return new ApiError('validation_failed', 'The request holds a character that cannot be stored (such as a NUL byte).');

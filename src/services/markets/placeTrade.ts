@@ -120,9 +120,10 @@ async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobDa
 }
 
 /**
- * The lane worker's entry. The trade runs in one transaction of two statements: a locked read (the
- * book, the caller's holding, whether this request id already applied) and a write (ledger, book,
- * position, trade rows, event, outcome) that applies only if the balance covers it. Trades already
+ * The lane worker's entry. The trade runs in one transaction of three statements: the book's row
+ * lock, a read that starts after it (the caller's holding, whether this request id already applied),
+ * and a write (ledger, book, position, trade rows, event, outcome) that applies only if the balance
+ * covers it. Trades already
  * queued behind it on the lane (`followers`, in arrival order) ride in the same transaction, each
  * under a savepoint, so one commit (one WAL flush) serves them all; their own jobs then find the
  * stored outcome. A job that runs twice changes nothing. Business refusals are outcomes, not job
