@@ -38,6 +38,14 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * insufficient_balance is 409 on transfers and credit moves). The edge's only status decision.
    */
   errorStatus?: Partial<Record<ErrorCode, number>>;
+  /**
+   * The success body's schema (zod, as the API shows it: credits as numbers, ISO strings). It feeds
+   * the OpenAPI document, and the integration suite checks every response against it. Omit only for
+   * 204 and non-JSON answers.
+   */
+  response?: ZodType;
+  /** The catalog codes this route can answer with, beyond validation_failed and the auth errors. */
+  errors?: readonly ErrorCode[];
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 
