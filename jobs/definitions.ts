@@ -21,6 +21,22 @@ export const queueFamilies = {
       // A batch of due books that all hash to this lane.
       resolve: z.object({ marketIds: z.array(z.string().uuid()).min(1).max(500) }),
       settle: z.object({ marketId: z.string().uuid(), value: z.number(), reason: z.string() }),
+      // Limit orders (issue 14): placed, cancelled and expired on their market's lane.
+      placeOrder: z.object({
+        orderId: z.string().uuid(),
+        agentId: z.string(),
+        workspaceId: z.string().uuid(),
+        marketId: z.string().uuid(),
+        direction,
+        limit: z.number(),
+        shares: nano.optional(),
+        amount: nano.optional(),
+        expiresAt: z.string().optional(),
+        idempotencyKey: z.string().optional(),
+        bodyHash: z.string().optional(),
+      }),
+      cancelOrder: z.object({ orderId: z.string().uuid(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid() }),
+      expireOrder: z.object({ orderId: z.string().uuid(), marketId: z.string().uuid() }),
     },
   },
   horizons: {
@@ -35,14 +51,6 @@ export const queueFamilies = {
     laned: false,
     jobs: {
       relay: z.object({}),
-    },
-  },
-  // Credits and the chain: deposit verification and withdrawals (each re-enqueues itself, delayed, while the chain is not there yet).
-  chain: {
-    laned: false,
-    jobs: {
-      verifyDeposit: z.object({ depositId: z.string().uuid(), check: z.number().int().min(0) }),
-      sendWithdrawal: z.object({ withdrawalId: z.string().uuid(), check: z.number().int().min(0) }),
     },
   },
 } as const;

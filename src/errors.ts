@@ -23,6 +23,8 @@ export const ERROR_CATALOG = {
   workspace_not_public: { status: 400, text: 'Retired, never returned: non-public floors trade for members whose groups grant trade.', retired: true },
   // added by this service
   authentication_required: { status: 401, text: 'No credentials were sent; send X-Agent-Key or X-API-Key.' },
+  order_not_found: { status: 404, text: 'No such limit order of yours in this workspace.' },
+  order_not_open: { status: 409, text: 'The limit order is no longer open (filled, cancelled or expired); the body carries status.' },
   invalid_credentials: { status: 401, text: 'The key sent is unknown or revoked.' },
   scope_denied: { status: 403, text: 'The key is valid but its scopes do not cover this endpoint; the body carries requiredScopes.' },
   workspace_locked: { status: 403, text: 'The key is locked to another workspace.' },
@@ -42,9 +44,6 @@ export const ERROR_CATALOG = {
   rate_limited: { status: 429, text: 'Too many requests; wait for Retry-After seconds.', retryable: true },
   onboarding_paused: { status: 403, text: 'Onboarding is paused; the body carries the waitlist address.' },
   treasury_not_configured: { status: 503, text: 'The treasury is not configured on this instance.' },
-  deposit_duplicate: { status: 409, text: 'This transaction was already submitted as a deposit; the body carries the first record.' },
-  wallet_required: { status: 400, text: 'Register a wallet first (PUT /agents/{id}/wallet): deposits must come from it and withdrawals go to it.' },
-  funds_move_forbidden: { status: 403, text: 'The master key cannot move funds: transfers and spending are by the participant itself.' },
   trade_pending: { status: 503, text: 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key.', retryable: true },
   trade_not_applied: { status: 503, text: 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.', retryable: true },
   service_unavailable: { status: 503, text: 'A database or queue connection failed for a moment; nothing was half-written. Retry after Retry-After seconds (with the same Idempotency-Key for money moves).', retryable: true },

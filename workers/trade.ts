@@ -1,7 +1,7 @@
 import type { Deps } from '../src/deps';
 import { resolveDueBooks, settleBookNow } from '../src/services/markets';
 import { queueFamilies } from '../jobs/definitions';
-import { applyTradeJob, type TradeJobData } from '../src/services/markets';
+import { applyCancelOrder, applyExpireOrder, applyPlaceOrder, applyTradeJob, type TradeJobData } from '../src/services/markets';
 import type { Processors } from './types';
 
 const FOLLOWERS = 31;
@@ -36,4 +36,7 @@ export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
     const r = await settleBookNow(deps, data.marketId, data.value, data.reason);
     return { ...r, payout: r.payout.toString() };
   },
+  placeOrder: async (data) => applyPlaceOrder(deps, data),
+  cancelOrder: async (data) => applyCancelOrder(deps, data),
+  expireOrder: async (data) => applyExpireOrder(deps, data),
 });

@@ -12,6 +12,7 @@ import {
   type Direction,
 } from './lmsr';
 import { minBig, toCredits } from './money';
+import { walkBuy, type Fill, type Wall } from './orderBook';
 
 /** Smallest spend or proceeds a trade may have: 0.000001 credits. */
 export const MIN_TRADE_NANO = 1_000n;
@@ -48,6 +49,8 @@ export interface TradePlan {
   unspent?: bigint;
   sharesSold?: bigint;
   sharesKept?: bigint;
+  /** Resting orders this buy traded against (limitFills), in the order it met them. */
+  fills: Fill[];
 }
 
 const clampP = (p: number) => Math.min(1 - P_FLOOR, Math.max(P_FLOOR, p));
@@ -56,8 +59,20 @@ const clampP = (p: number) => Math.min(1 - P_FLOOR, Math.max(P_FLOOR, p));
  * Price one trade against a locked book: pure, so a dry run and a real trade share every check.
  * Throws DomainError with the trading codes of spec §7.
  */
-export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: number; holding: Holding; spec: TradeSpec; sellOnly: boolean }): TradePlan {
+export function planTrade(input: {
+  book: BookState;
+  rangeMin: number;
+  rangeMax: number;
+  holding: Holding;
+  spec: TradeSpec;
+  sellOnly: boolean;
+  /** Resting orders in reach (see orderBook); a buy trades against the opposing ones. */
+  walls?: readonly Wall[];
+  /** The taker: shares its own resting orders get from this trade count in its holding. */
+  selfId?: string;
+}): TradePlan {
   const { book, rangeMin, rangeMax, holding, spec } = input;
+  const walls = input.walls ?? [];
   const p0 = probability(book);
   const c0 = consensusOf(p0, rangeMin, rangeMax);
   const limitP = spec.limit === undefined ? undefined : clampP(probabilityOf(spec.limit, rangeMin, rangeMax));
@@ -108,11 +123,12 @@ export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: 
       consensusBefore: c0,
       consensusAfter: consensusOf(pAfter, rangeMin, rangeMax),
       ...(limitP !== undefined ? { limited, sharesSold: shares, sharesKept: spec.shares - shares } : {}),
+      fills: [],
     };
   }
 
   let direction: Direction;
-  let bought: { shares: bigint; cost: bigint; book: BookState };
+  let bought: { shares: bigint; cost: bigint; book: BookState; fills?: Fill[] };
   let budget: bigint;
   let limited: boolean | undefined;
   if (spec.mode === 'buy') {
@@ -122,11 +138,11 @@ export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: 
     if (limitP !== undefined) {
       const past = direction === 'higher' ? p0 >= limitP : p0 <= limitP;
       if (past) throw priceMoved();
-      const r = buyToProbability(book, direction, limitP, spec.amount);
+      const r = walls.length ? walkBuy({ book, direction, budget: spec.amount, boundP: limitP, walls }) : buyToProbability(book, direction, limitP, spec.amount);
       limited = r.reachedTarget && r.cost < spec.amount;
       bought = r;
     } else {
-      bought = buyWithSpend(book, direction, spec.amount);
+      bought = walls.length ? walkBuy({ book, direction, budget: spec.amount, walls }) : buyWithSpend(book, direction, spec.amount);
     }
   } else {
     const targetP = clampP(probabilityOf(spec.targetValue, rangeMin, rangeMax));
@@ -136,16 +152,24 @@ export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: 
     const past = direction === 'higher' ? p0 >= boundP : p0 <= boundP;
     if (past) throw priceMoved();
     budget = spec.maxBudget;
-    const r = buyToProbability(book, direction, boundP, spec.maxBudget);
+    const r = walls.length ? walkBuy({ book, direction, budget: spec.maxBudget, boundP, walls }) : buyToProbability(book, direction, boundP, spec.maxBudget);
     limited = r.reachedTarget;
     bought = r;
   }
   if (bought.shares <= 0n || bought.cost < MIN_TRADE_NANO) throw tooSmall();
 
   // One net side: matched pairs are redeemed for exactly 1 credit each; the price does not move.
-  const held: Holding = { ...holding, [direction]: (direction === 'higher' ? holding.higher : holding.lower) + bought.shares };
+  // The taker's own resting orders filled by this buy add their side to its holding too.
+  const fills = bought.fills ?? [];
+  const own = fills.filter((f) => f.agentId === input.selfId).reduce((s, f) => s + f.shares, 0n);
+  const other = direction === 'higher' ? 'lower' : 'higher';
+  const held: Holding = { higher: holding.higher, lower: holding.lower };
+  held[direction] += bought.shares;
+  held[other] += own;
   const redeemed = minBig(held.higher, held.lower);
-  const bookAfter = redeemed > 0n ? redeemPairs(bought.book, redeemed) : bought.book;
+  // Pairs minted at walls are outside the book: it gives up only the pairs it holds.
+  const fromBook = minBig(redeemed, minBig(bought.book.qHigher, bought.book.qLower));
+  const bookAfter = fromBook > 0n ? redeemPairs(bought.book, fromBook) : bought.book;
   const pAfter = probability(bookAfter);
   const details =
     spec.mode === 'target' || limitP !== undefined ? { limited, spent: bought.cost, unspent: budget - bought.cost } : {};
@@ -162,6 +186,7 @@ export function planTrade(input: { book: BookState; rangeMin: number; rangeMax: 
     consensusBefore: c0,
     consensusAfter: consensusOf(pAfter, rangeMin, rangeMax),
     ...details,
+    fills,
   };
 }
 

@@ -10,6 +10,11 @@ export const EVENT_TYPES = [
   'proposal:created',
   'proposal:subsidy_skipped',
   'proposal:status_changed',
+  // Limit orders (issue 14).
+  'order:placed',
+  'order:filled',
+  'order:cancelled',
+  'order:expired',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -10,3 +10,6 @@ export * from './marketHistory';
 export * from './purgeTradeRequests';
 export * from './resolveDueBooks';
 export * from './settleBookNow';
+export * from './orders';
+export * from './placeOrder';
+export * from './orderViews';

@@ -11,6 +11,7 @@ import { maxBig, toCredits } from '../../domain/money';
 import { accountId, balanceOf, leg, ledgerFragment, ledgerOutcome } from '../ledger';
 import { outboxFragment } from '../events';
 import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type MarketRow } from './books';
+import { applyFills, presentFills, wallQuery, wallsOf, wallsSql } from './orders';
 
 const tradeJobSchema = queueFamilies.trade.jobs.trade;
 export type TradeJobData = z.infer<typeof tradeJobSchema>;
@@ -38,7 +39,7 @@ export type TradeOutcome = { ok: true; body: Record<string, unknown> } | { ok: f
 const storedOutcome = (status: string, response: Record<string, unknown>): TradeOutcome => ({ ok: status === 'done', body: response });
 
 /** Refusals that depend on the book's state, shared by dry runs and real trades. */
-function checkTradable(mk: MarketRow, now: Date, isSell: boolean): { sellOnly: boolean } {
+export function checkTradable(mk: MarketRow, now: Date, isSell: boolean): { sellOnly: boolean } {
   // A decided (or past-deadline) proposal's branches answer proposal_closed, voided or not (spec §3.1).
   if (mk.proposalId && (mk.closeReason === 'proposal_closed' || (mk.tradingEndsAt && mk.tradingEndsAt <= now))) {
     throw new DomainError('proposal_closed', 'The proposal was decided or its deadline passed: this branch refuses buys and sells.');
@@ -81,7 +82,9 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   const mk = requireMarket(await findMarket(m, p.workspaceId, p.marketId), p.marketId);
   const { sellOnly } = checkTradable(mk, deps.clock.now(), p.spec.mode === 'sell');
   const holding = await holdingOf(m, mk.id, p.agentId);
-  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec: p.spec, sellOnly });
+  const wq = wallQuery(mk, p.spec);
+  const walls = wq ? wallsOf((await m.query(`SELECT ${wallsSql('$1', '$2', '$3', '$4')} AS walls`, [mk.id, wq.wallSide, wq.bound, deps.clock.now()]))[0].walls) : [];
+  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec: p.spec, sellOnly, walls, selfId: p.agentId });
   const balance = (await balanceOf(m, accountId.agent(p.agentId))) ?? 0n;
   const cost = plan.kind === 'buy' ? plan.cash : 0n;
   return {
@@ -99,6 +102,7 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
     shortfall: toCredits(maxBig(cost - balance, 0n)),
     basis: { tradeCount: mk.tradeCount, liquidity: toCredits(mk.liquidity), consensus: marketConsensus(mk) },
     ...guardDetails(plan),
+    ...(plan.kind === 'buy' ? { limitFills: presentFills(plan.fills, mk) } : {}),
   };
 }
 
@@ -161,26 +165,31 @@ export async function applyTradeJob(
   }
 }
 
-async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
+export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
   const spec = deserializeSpec(job.spec);
   // Lock the book FIRST. Only a statement that starts after the lock is granted sees what the
   // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
   // position and the stored outcome as they were before the wait, and apply a request twice.
   const mk = await lockMarket(m, job.marketId);
   if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
+  const now = deps.clock.now();
+  // The resting orders a buy can meet come with the same read (none for a sell).
+  const wq = wallQuery(mk, spec);
   const [row] = await m.query(
     `SELECT p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
-            tr.status AS prior_status, tr.response AS prior_response
+            tr.status AS prior_status, tr.response AS prior_response,
+            CASE WHEN $4::text IS NULL THEN NULL ELSE ${wallsSql('$1', '$4', '$5', '$6')} END AS walls
        FROM (SELECT 1) one
        LEFT JOIN positions p ON p.market_id = $1 AND p.agent_id = $2
        LEFT JOIN trade_requests tr ON tr.request_id = $3`,
-    [job.marketId, job.agentId, job.requestId],
+    [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now],
   );
   if (row.prior_status && row.prior_status !== 'pending') return storedOutcome(row.prior_status, row.prior_response);
-  const now = deps.clock.now();
   const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
   const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
-  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly });
+  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly, walls: wallsOf(row.walls), selfId: job.agentId });
+  // The orders' side of any fills goes first; the trade's own write below stays one constant statement.
+  if (plan.fills.length) await applyFills(m, mk, plan.fills, job.agentId, plan.probabilityAfter, now);
 
   const tradeId = randomUUID();
   const agentAcc = accountId.agent(job.agentId);
@@ -201,6 +210,7 @@ async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Pr
     balance: null, // the write statement fills it from the updated balance
     position: positionView(plan.holding),
     ...guardDetails(plan),
+    ...(plan.kind === 'buy' ? { limitFills: presentFills(plan.fills, mk) } : {}),
   };
   const event = {
     marketId: mk.id,

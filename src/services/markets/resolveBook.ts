@@ -6,6 +6,7 @@ import { accountId, balanceOf, leg, writeLedger, type Transfer } from '../ledger
 import { lockMarket, marketConsensus, type MarketRow } from './books';
 import { emitEvent } from '../events';
 import { callback } from '../wiring';
+import { closeOrdersOf } from './orders';
 
 interface HolderRow {
   agent_id: string;
@@ -61,6 +62,7 @@ export async function resolveLockedMarket(
   const v = payoutFraction(value, mk.rangeMin, mk.rangeMax);
   const pays = (await holders(m, mk.id)).map((h) => ({ agent: h.agent_id, amount: holderPayout(BigInt(h.shares_higher), BigInt(h.shares_lower), v) }));
   const ledger = batch ?? [];
+  await closeOrdersOf(m, [mk.id], 'cancelled', 'market resolved', now, ledger);
   const total = await payOut(m, mk, pays, 'payout', ledger);
   await recordPayouts(m, mk.id, pays, now);
   await callback('bookResolved')(m, mk, value, marketConsensus(mk), now);
@@ -91,6 +93,7 @@ export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: 
   const pool = (await balanceOf(m, accountId.pool(mk.id))) ?? 0n;
   const pays = owed.map((o) => ({ agent: o.agent, amount: totalOwed <= pool ? o.net : (o.net * pool) / totalOwed }));
   const ledger = batch ?? [];
+  await closeOrdersOf(m, [mk.id], 'cancelled', 'market voided', now, ledger);
   const refunded = await payOut(m, mk, pays, 'refund', ledger, pool);
   await recordPayouts(m, mk.id, pays, now);
   await m.query(`UPDATE markets SET status = 'voided', void_reason = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`, [mk.id, reason, now]);

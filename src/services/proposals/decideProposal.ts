@@ -3,7 +3,7 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
-import { lockMarket, voidLockedMarket, type MarketRow } from '../markets';
+import { closeOrdersOf, lockMarket, voidLockedMarket, type MarketRow } from '../markets';
 import { emitEvent } from '../events';
 import { markScorecardDecision } from './scorecard';
 import { lockProposal, proposalNotFound, type Branch, type ProposalStatus } from './proposalRows';
@@ -56,6 +56,8 @@ export async function decideProposal(deps: Deps, workspaceId: string, proposalId
     const [{ seq }] = await m.query(`SELECT max(seq)::text AS seq FROM trades WHERE market_id = ANY($1::uuid[])`, [books.map((b) => b.id)]);
     if (books.length) {
       await m.query(`UPDATE markets SET close_reason = 'proposal_closed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [books.map((b) => b.id), now]);
+      // Closed branches take no more buys: their resting orders are cancelled, reserves returned.
+      await closeOrdersOf(m, books.map((b) => b.id), 'cancelled', 'proposal decided', now);
     }
     const toVoid = branchesToVoid(d);
     const target = TARGET[d.decision];

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { DomainError } from '../../errors';
+import { toNano } from '../../domain/money';
+import { bodyHash, marketInWorkspace, orderBookOf, orderOf, ordersOf, submitCancelOrder, submitOrder } from '../../services/markets';
+import { auth } from '../auth';
+import { orderSchema, presentOrder } from '../presenters/order';
+import { defineRoute } from '../registry';
+import { limitQuery, positiveCredits } from '../schemas/common';
+
+const orderIdParam = z.object({ id: z.string().uuid('must be an order id (UUID)') });
+
+const placeBody = z
+  .object({
+    marketId: z.string().uuid('must be a market id (UUID)'),
+    direction: z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" }),
+    limit: z.number({ error: 'must be a number on the consensus scale' }),
+    amount: positiveCredits.optional(),
+    shares: positiveCredits.optional(),
+    expiresAt: z.string().datetime({ offset: true, message: 'must be an ISO date-time' }).optional(),
+  })
+  .refine((b) => (b.amount === undefined) !== (b.shares === undefined), { message: 'send exactly one of amount (credits) or shares' });
+
+const placed = orderSchema.extend({
+  immediate: z.object({ shares: z.number(), cost: z.number(), tradeId: z.string().nullable() }),
+  idempotentReplay: z.boolean(),
+});
+
+async function requireMarketHere(deps: Parameters<typeof marketInWorkspace>[0], workspaceId: string, id: string, readable: (metricId: string) => boolean) {
+  const mk = await marketInWorkspace(deps, workspaceId, id);
+  if (!mk || !readable(mk.metricId)) throw new DomainError('market_not_found', `Market "${id}" was not found in this workspace.`);
+  return mk;
+}
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/orders',
+  auth: auth.trade(),
+  summary: 'Place a resting limit buy order { marketId, direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.',
+  body: placeBody,
+  response: placed,
+  errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'trade_pending', 'not_authorized'],
+  handler: async (c) => {
+    const caller = c.identity();
+    const access = c.workspace();
+    const mk = await requireMarketHere(c.deps, access.workspace.id, c.body.marketId, (m) => access.metricReadable(m));
+    if (!access.metricTradable(mk.metricId)) throw new DomainError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
+    const key = c.koa.get('idempotency-key') || undefined;
+    if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
+    const o = await submitOrder(c.deps, {
+      agentId: caller.agentId,
+      workspaceId: access.workspace.id,
+      marketId: mk.id,
+      direction: c.body.direction,
+      limit: c.body.limit,
+      amount: c.body.amount === undefined ? undefined : toNano(c.body.amount),
+      shares: c.body.shares === undefined ? undefined : toNano(c.body.shares),
+      expiresAt: c.body.expiresAt ? new Date(c.body.expiresAt) : undefined,
+      idempotencyKey: key,
+      hash: bodyHash({ path: '/predictions/orders', body: c.body }),
+    });
+    if (!o.ok) throw DomainError.fromBody(o.body);
+    return { ...o.body, idempotentReplay: o.body.idempotentReplay === true };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/predictions/orders',
+  auth: auth.trade(),
+  summary: 'Your limit orders, newest first. Query marketId, status (open|filled|cancelled|expired), limit.',
+  query: z.object({ marketId: z.string().uuid().optional(), status: z.enum(['open', 'filled', 'cancelled', 'expired']).optional(), limit: limitQuery(50, 500) }),
+  response: z.array(orderSchema),
+  handler: async (c) => {
+    const rows = await ordersOf(c.deps, { agentId: c.identity().agentId, workspaceId: c.workspace().workspace.id, ...c.query });
+    return rows.map(presentOrder);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/predictions/orders/:id',
+  auth: auth.trade(),
+  summary: 'One of your limit orders.',
+  params: orderIdParam,
+  response: orderSchema,
+  errors: ['order_not_found'],
+  handler: async (c) => presentOrder(await orderOf(c.deps, { agentId: c.identity().agentId, workspaceId: c.workspace().workspace.id, orderId: c.params.id })),
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/predictions/orders/:id',
+  auth: auth.trade(),
+  summary: 'Cancel one of your open limit orders; its unused reserve comes back.',
+  params: orderIdParam,
+  response: orderSchema.extend({ returned: z.number() }),
+  errors: ['order_not_found', 'order_not_open', 'trade_pending'],
+  handler: async (c) => {
+    const o = await submitCancelOrder(c.deps, { agentId: c.identity().agentId, workspaceId: c.workspace().workspace.id, orderId: c.params.id });
+    if (!o.ok) throw DomainError.fromBody(o.body);
+    return o.body;
+  },
+});
+
+const level = z.object({ limit: z.number(), probability: z.number(), shares: z.number(), orders: z.number() });
+
+defineRoute({
+  method: 'GET',
+  path: '/predictions/markets/:id/orderbook',
+  auth: auth.publicRead(),
+  summary: 'The resting walls of a market by price, aggregated (no owners): buy-higher and buy-lower.',
+  params: z.object({ id: z.string().uuid('must be a market id (UUID)') }),
+  response: z.object({ marketId: z.string(), higher: z.array(level), lower: z.array(level) }),
+  errors: ['market_not_found'],
+  handler: async (c) => {
+    const access = c.workspace();
+    const mk = await requireMarketHere(c.deps, access.workspace.id, c.params.id, (m) => access.metricReadable(m));
+    return orderBookOf(c.deps, mk.id);
+  },
+});
