@@ -53,6 +53,14 @@ export const queueFamilies = {
       relay: z.object({}),
     },
   },
+  // Credits and the chain: deposit verification and withdrawals (each re-enqueues itself, delayed, while the chain is not there yet).
+  chain: {
+    laned: false,
+    jobs: {
+      verifyDeposit: z.object({ depositId: z.string().uuid(), check: z.number().int().min(0) }),
+      sendWithdrawal: z.object({ withdrawalId: z.string().uuid(), check: z.number().int().min(0) }),
+    },
+  },
 } as const;
 
 export type QueueFamilyName = keyof typeof queueFamilies;

@@ -32,6 +32,22 @@ const schema = z.object({
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   SCHEDULER: boolish.default(true),
+  // Credits and the chain (issue 12). With no CHAIN_RPC_URL/USDC_ADDRESS/TREASURY_PRIVATE_KEY the chain routes refuse (503).
+  CHAIN_RPC_URL: z.string().url().optional(),
+  CHAIN_ID: z.coerce.number().int().positive().optional(),
+  USDC_ADDRESS: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'USDC_ADDRESS must be a 0x address').optional(),
+  USDC_DECIMALS: z.coerce.number().int().min(0).max(18).default(6),
+  TREASURY_PRIVATE_KEY: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'TREASURY_PRIVATE_KEY must be 32 bytes of hex').optional(),
+  CONFIRMATIONS: z.coerce.number().int().min(1).max(1000).default(12),
+  // A credited deposit is re-checked until this many confirmations; a block gone by then is flagged.
+  FINALITY_CONFIRMATIONS: z.coerce.number().int().min(1).max(10000).default(64),
+  BUY_FEE_PERCENT: z.coerce.number().min(0).max(100).default(0),
+  WITHDRAW_REVIEW_CREDITS: z.coerce.number().min(0).default(10000),
+  // Re-check delay of a deposit or withdrawal still waiting on the chain: doubles from the first to the cap.
+  CHAIN_RECHECK_MS: z.coerce.number().int().min(10).max(600000).default(2000),
+  CHAIN_RECHECK_MAX_MS: z.coerce.number().int().min(10).max(3600000).default(60000),
+  // Fault harness only: the withdrawal job throws right after its first broadcast (the retry must not pay twice).
+  CHAIN_FAULT_AFTER_BROADCAST: boolish.default(false),
 });
 
 export type Config = z.infer<typeof schema> & { databaseUrl: string; redisUrl: string; explicitServices: boolean };

@@ -4,6 +4,7 @@ import { redisConnection } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
 import { outboxProcessors } from './outbox';
+import { chainProcessors } from './chain';
 import { horizonProcessors } from './horizons';
 import { tradeProcessors } from './trade';
 import { Watchdog } from './watchdog';
@@ -16,6 +17,7 @@ export function processorTable(deps: Deps): Record<QueueFamilyName, AnyProcessor
     trade: tradeProcessors(deps),
     horizons: horizonProcessors(deps),
     outbox: outboxProcessors(deps),
+    chain: chainProcessors(deps),
   };
 }
 

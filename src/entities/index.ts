@@ -6,6 +6,7 @@ import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 import { Market, Position, Trade, TradeRequest } from './market';
 import { LimitOrder } from './order';
 import { Proposal, ProposalComment, ProposalScorecardRow } from './proposal';
+import { AgentWallet, CreditTransfer, Deposit, DepositLog, MoneyRequest, Withdrawal } from './credits';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, LimitOrder];
+export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder];

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
 import { toCredits } from '../../domain/money';
-import { creditParticipant, participantByIdOrNickname, registerParticipant } from '../../services/participants';
+import { participantByIdOrNickname, registerParticipant } from '../../services/participants';
 import { isWorkspaceMember } from '../../services/workspaces';
 import { auth } from '../auth';
 import { limitByAddress } from '../middleware/rateLimit';
 import { presentAgent } from '../presenters/agent';
 import { defineRoute, type Call } from '../registry';
-import { nickname, positiveCredits } from '../schemas/common';
+import { nickname } from '../schemas/common';
 
 const registerBody = z
   .object({
@@ -82,27 +82,5 @@ defineRoute({
   handler: async (c) => {
     const a = await resolveSelfOrAdmin(c);
     return { agentId: a.id, balance: toCredits(a.balance) };
-  },
-});
-
-defineRoute({
-  method: 'POST',
-  path: '/agents/:id/credit',
-  auth: { label: 'admin', identity: true, workspaceOptional: true },
-  errorStatus: { insufficient_balance: 409 },
-  summary: 'Credit a workspace member: the master key issues new credits; a caller with manage moves its own (409 when short).',
-  params: agentIdParam,
-  body: z.object({ amount: positiveCredits, reason: z.string().max(500).optional() }),
-  handler: async (c) => {
-    const caller = c.identity();
-    if (!caller.isMaster) c.require('manage');
-    return creditParticipant(c.deps, {
-      callerId: caller.agentId,
-      isMaster: caller.isMaster,
-      workspaceId: c.access?.workspace.id ?? null,
-      targetId: c.params.id,
-      amount: c.body.amount,
-      reason: c.body.reason,
-    });
   },
 });

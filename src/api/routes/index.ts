@@ -1,5 +1,7 @@
 // Each area registers its routes on import; GET /help is generated from the same registry.
 import './help';
+// credits before agents: its static /agents/... paths must win over /agents/:id.
+import './credits';
 import './agents';
 import './workspaces';
 import './orders';

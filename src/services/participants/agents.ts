@@ -2,10 +2,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
-import { toCredits, toNano } from '../../domain/money';
-import { accountId, transfer } from '../ledger';
 import { createAgent, mintKey, NICKNAME_RE } from './identity';
-import { addMember, findWorkspace, isMember } from '../workspaces';
+import { addMember, findWorkspace } from '../workspaces';
 
 export interface AgentRecord {
   id: string;
@@ -76,32 +74,3 @@ export async function registerParticipant(deps: Deps, input: RegisterInput) {
     return { agentId: id, apiKey: key.apiKey, keyId: key.keyId, nickname: input.nickname, bio: input.bio ?? '', operator: input.operator ?? null, scopes: key.scopes, balance: 0 };
   });
 }
-
-/**
- * POST /agents/{id}/credit: the platform operator issues new credits; anyone else with manage
- * moves its own credits to a member of the workspace (409 when short).
- */
-export async function creditParticipant(
-  deps: Deps,
-  p: { callerId: string; isMaster: boolean; workspaceId: string | null; targetId: string; amount: number; reason?: string },
-) {
-  const amount = toNano(p.amount);
-  if (amount <= 0n) throw new DomainError('validation_failed', 'The amount must be at least one nano-credit (0.000000001).');
-  return inTransaction(deps.ds, async (m) => {
-    const target = await getAgent(m, p.targetId);
-    if (!target || target.id !== p.targetId) throw new DomainError('not_found', `Participant "${p.targetId}" was not found.`);
-    if (!p.isMaster) {
-      if (!p.workspaceId || !(await isMember(m, p.workspaceId, target.id))) {
-        throw new DomainError('not_found', `Participant "${p.targetId}" is not a member of this workspace.`);
-      }
-      if (target.id === p.callerId) throw new DomainError('conflict', 'You cannot credit yourself.');
-    }
-    const from = p.isMaster ? accountId.issuance : accountId.agent(p.callerId);
-    const { toBalance } = await transfer(
-      m,
-      { from, to: accountId.agent(target.id), amount, kind: p.isMaster ? 'mint' : 'credit', ref: p.callerId, memo: p.reason ?? null },
-    );
-    return { ok: true, agentId: target.id, amount: toCredits(amount), balance: toCredits(toBalance), issued: p.isMaster };
-  });
-}
-

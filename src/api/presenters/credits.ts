@@ -1,0 +1,95 @@
+import { formatUnits } from 'ethers';
+import { toCredits } from '../../domain/money';
+import type { AgentWallet, CreditTransfer, Deposit, Withdrawal } from '../../entities/credits';
+import type { CreditRecord, SpendRecord, TransferRecord, depositAddress, treasuryStatus } from '../../services/credits';
+
+const replayFlag = (replay: boolean) => (replay ? { idempotentReplay: true as const } : {});
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const credits = (n: bigint | null) => (n === null ? null : toCredits(n));
+
+/** Spec §2.12 transfer row. */
+export function presentTransfer(t: CreditTransfer | TransferRecord) {
+  return { id: t.id, fromAgent: t.fromAgent, toAgent: t.toAgent, amount: toCredits(t.amount), memo: t.memo, createdAt: t.createdAt.toISOString() };
+}
+
+export function presentTransferResult(t: TransferRecord, replay: boolean) {
+  return { ...presentTransfer(t), balance: toCredits(t.balance), ...replayFlag(replay) };
+}
+
+export function presentSpend(s: SpendRecord, replay: boolean) {
+  return { id: s.id, agentId: s.agentId, amount: toCredits(s.amount), type: s.type, reason: s.reason, balance: toCredits(s.balance), createdAt: s.createdAt.toISOString(), ...replayFlag(replay) };
+}
+
+export function presentCredit(c: CreditRecord, replay: boolean) {
+  return { ok: true as const, agentId: c.agentId, amount: toCredits(c.amount), balance: toCredits(c.balance), issued: c.issued, ...replayFlag(replay) };
+}
+
+export function presentWallet(w: AgentWallet) {
+  return { agentId: w.agentId, walletAddress: w.address, updatedAt: w.updatedAt.toISOString() };
+}
+
+export function presentDeposit(d: Deposit) {
+  return {
+    id: d.id,
+    agentId: d.agentId,
+    chainId: Number(d.chainId),
+    txHash: d.txHash,
+    status: d.status,
+    reason: d.reason,
+    fromAddress: d.fromAddress,
+    amountPaid: d.amountUnits === null ? null : d.amountUnits.toString(),
+    credits: credits(d.credits),
+    fee: credits(d.fee),
+    blockNumber: d.blockNumber === null ? null : Number(d.blockNumber),
+    blockHash: d.blockHash,
+    checks: d.checks,
+    final: d.final,
+    createdAt: d.createdAt.toISOString(),
+    updatedAt: iso(d.updatedAt),
+  };
+}
+
+export function presentWithdrawal(w: Withdrawal, replay = false) {
+  return {
+    id: w.id,
+    agentId: w.agentId,
+    amount: toCredits(w.amount),
+    tokenAmount: w.units.toString(),
+    toAddress: w.toAddress,
+    status: w.status,
+    reason: w.reason,
+    txHash: w.txHash,
+    nonce: w.nonce,
+    blockNumber: w.blockNumber === null ? null : Number(w.blockNumber),
+    createdAt: w.createdAt.toISOString(),
+    updatedAt: iso(w.updatedAt),
+    ...replayFlag(replay),
+  };
+}
+
+export function presentDepositAddress(a: ReturnType<typeof depositAddress>) {
+  return {
+    address: a.address,
+    chainId: a.chainId,
+    asset: a.asset,
+    contract: a.contract,
+    decimals: a.decimals,
+    confirmations: a.confirmations,
+    creditValueUsd: a.creditValueUsd,
+    buyFeePercent: a.buyFeePercent,
+  };
+}
+
+export function presentTreasury(t: Awaited<ReturnType<typeof treasuryStatus>>) {
+  return {
+    address: t.address,
+    chainId: t.chainId,
+    contract: t.contract,
+    tokenBalance: formatUnits(t.tokenUnits, t.decimals),
+    gasBalance: formatUnits(t.gasWei, 18),
+    /** The token balance in credits, for comparing with what is owed. */
+    balance: toCredits((t.tokenUnits * 1_000_000_000n) / t.unitsPerCredit),
+    creditsOutstanding: toCredits(t.creditsOutstanding),
+    withdrawalsPending: toCredits(t.withdrawalsPending),
+  };
+}

@@ -1,0 +1,249 @@
+import { z } from 'zod';
+import { DomainError } from '../../errors';
+import {
+  creditParticipant,
+  decideWithdrawal,
+  depositAddress,
+  depositOf,
+  depositsOf,
+  listTransfers,
+  registerWallet,
+  requestWithdrawal,
+  SPEND_TYPES,
+  spendCredits,
+  submitDeposit,
+  transferCredits,
+  treasuryStatus,
+  withdrawalsOf,
+} from '../../services/credits';
+import { auth } from '../auth';
+import {
+  presentCredit,
+  presentDeposit,
+  presentDepositAddress,
+  presentSpend,
+  presentTransfer,
+  presentTransferResult,
+  presentTreasury,
+  presentWallet,
+  presentWithdrawal,
+} from '../presenters/credits';
+import { defineRoute, type Call } from '../registry';
+import { idParam, limitQuery, positiveCredits } from '../schemas/common';
+import {
+  creditSchema,
+  depositAddressSchema,
+  depositSchema,
+  spendSchema,
+  transferResultSchema,
+  transferRowSchema,
+  treasurySchema,
+  walletSchema,
+  withdrawalSchema,
+} from '../schemas/credits';
+
+// Static /agents/... paths here are registered before agents.ts's /agents/:id (see routes/index.ts).
+
+/** The Idempotency-Key header of a money move (optional; 1 to 200 characters). */
+function idempotencyKey(c: Call<unknown, unknown, unknown>): string | undefined {
+  const key = c.koa.get('idempotency-key') || undefined;
+  if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
+  return key;
+}
+
+const moneyErrors = ['insufficient_balance', 'idempotency_key_reuse', 'not_found'] as const;
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/transfer',
+  auth: auth.identity('account:wallet'),
+  summary: 'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.',
+  body: z.strictObject({ toAgent: z.string().min(1).max(200), amount: positiveCredits, memo: z.string().max(200, 'must be at most 200 characters').optional() }),
+  errorStatus: { insufficient_balance: 409 },
+  response: transferResultSchema,
+  errors: [...moneyErrors, 'funds_move_forbidden'],
+  handler: async (c) => {
+    const { value, replay } = await transferCredits(c.deps, c.identity(), { ...c.body, idempotencyKey: idempotencyKey(c) });
+    return presentTransferResult(value, replay);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/transfers',
+  auth: auth.identity('account:read'),
+  summary: "The caller's transfers, newest first: query direction=in|out|all (default all), limit (default 50, max 200), agentId (master key only).",
+  query: z.object({ direction: z.enum(['in', 'out', 'all']).default('all'), limit: limitQuery(50, 200), agentId: z.string().min(1).max(200).optional() }),
+  response: z.array(transferRowSchema),
+  errors: ['not_authorized'],
+  handler: async (c) => (await listTransfers(c.deps, c.identity(), c.query)).map(presentTransfer),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/deposit-address',
+  auth: auth.none(),
+  summary: 'Where to deposit: treasury address, chainId, asset, token contract, decimals, confirmations required, creditValueUsd, buyFeePercent. 503 treasury_not_configured without a chain.',
+  response: depositAddressSchema,
+  errors: ['treasury_not_configured'],
+  handler: async (c) => presentDepositAddress(depositAddress(c.deps)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/treasury',
+  auth: { label: 'admin', identity: true, workspaceOptional: true },
+  summary: 'The treasury: address, on-chain token and gas balances, credits outstanding (held by participants plus withdrawals pending). Master key, or manage in the named workspace.',
+  response: treasurySchema,
+  errors: ['treasury_not_configured'],
+  handler: async (c) => {
+    if (!c.identity().isMaster) c.require('manage');
+    return presentTreasury(await treasuryStatus(c.deps));
+  },
+});
+
+for (const decision of ['approve', 'reject'] as const) {
+  defineRoute({
+    method: 'POST',
+    path: `/agents/withdrawals/:id/${decision}`,
+    auth: auth.platform(),
+    summary:
+      decision === 'approve'
+        ? 'Approve a withdrawal waiting for review (above WITHDRAW_REVIEW_CREDITS): it is sent. Platform operator only.'
+        : 'Reject a withdrawal waiting for review { reason? }: its credits are restored. Platform operator only.',
+    params: idParam,
+    body: z.strictObject({ reason: z.string().max(500).optional() }).optional(),
+    response: withdrawalSchema,
+    errors: ['not_found', 'conflict', 'treasury_not_configured'],
+    handler: async (c) => presentWithdrawal(await decideWithdrawal(c.deps, c.identity(), c.params.id, decision, c.body?.reason)),
+  });
+}
+
+const agentParam = z.object({ id: z.string().min(1).max(200) });
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/:id/credit',
+  auth: { label: 'admin', identity: true, workspaceOptional: true },
+  errorStatus: { insufficient_balance: 409 },
+  summary: 'Credit a workspace member: the master key issues new credits; a caller with manage moves its own (409 when short). Idempotency-Key header.',
+  params: agentParam,
+  body: z.object({ amount: positiveCredits, reason: z.string().max(500).optional() }),
+  response: creditSchema,
+  errors: [...moneyErrors, 'conflict'],
+  handler: async (c) => {
+    const caller = c.identity();
+    if (!caller.isMaster) c.require('manage');
+    const { value, replay } = await creditParticipant(c.deps, {
+      callerId: caller.agentId,
+      isMaster: caller.isMaster,
+      workspaceId: c.access?.workspace.id ?? null,
+      targetId: c.params.id,
+      amount: c.body.amount,
+      reason: c.body.reason,
+      idempotencyKey: idempotencyKey(c),
+    });
+    return presentCredit(value, replay);
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/:id/spend',
+  auth: auth.selfOwner('account:wallet'),
+  errorStatus: { insufficient_balance: 409 },
+  summary: 'Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type\'s sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.',
+  params: agentParam,
+  body: z.strictObject({ amount: positiveCredits, type: z.enum(SPEND_TYPES), reason: z.string().min(1).max(500) }),
+  response: spendSchema,
+  errors: [...moneyErrors, 'not_authorized', 'funds_move_forbidden'],
+  handler: async (c) => {
+    const { value, replay } = await spendCredits(c.deps, c.identity(), { idParam: c.params.id, ...c.body, idempotencyKey: idempotencyKey(c) });
+    return presentSpend(value, replay);
+  },
+});
+
+defineRoute({
+  method: 'PUT',
+  path: '/agents/:id/wallet',
+  auth: auth.selfOwner('account:wallet'),
+  summary: 'Register the wallet { walletAddress } (stored checksummed): deposits must come from it, withdrawals are sent to it.',
+  params: agentParam,
+  body: z.strictObject({ walletAddress: z.string().min(1).max(100) }),
+  response: walletSchema,
+  errors: ['not_found', 'not_authorized'],
+  handler: async (c) => presentWallet(await registerWallet(c.deps, c.identity(), c.params.id, c.body.walletAddress)),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/:id/deposit',
+  auth: auth.selfOwner('account:wallet'),
+  summary:
+    'Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate with the first record.',
+  params: agentParam,
+  body: z.strictObject({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x and 64 hex digits') }),
+  response: depositSchema,
+  errors: ['deposit_duplicate', 'treasury_not_configured', 'not_found', 'not_authorized'],
+  handler: async (c) => {
+    const r = await submitDeposit(c.deps, c.identity(), c.params.id, c.body.txHash);
+    if (r.duplicate) {
+      throw new DomainError('deposit_duplicate', 'This transaction was already submitted as a deposit; each transaction credits once.', { deposit: presentDeposit(r.deposit) });
+    }
+    c.status(202);
+    return presentDeposit(r.deposit);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id/deposits',
+  auth: auth.selfOwner('account:read'),
+  summary: "A participant's deposits, newest first: pending, credited (block number and hash), rejected (reason) or flagged (its block left the chain). Query limit (default 50, max 200).",
+  params: agentParam,
+  query: z.object({ limit: limitQuery(50, 200) }),
+  response: z.array(depositSchema),
+  errors: ['not_found', 'not_authorized'],
+  handler: async (c) => (await depositsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map(presentDeposit),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id/deposits/:depositId',
+  auth: auth.selfOwner('account:read'),
+  summary: 'One deposit record.',
+  params: z.object({ id: z.string().min(1).max(200), depositId: z.string().uuid('must be a deposit id') }),
+  response: depositSchema,
+  errors: ['not_found', 'not_authorized'],
+  handler: async (c) => presentDeposit(await depositOf(c.deps, c.identity(), c.params.id, c.params.depositId)),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/:id/withdraw',
+  auth: auth.selfOwner('account:wallet'),
+  errorStatus: { insufficient_balance: 409 },
+  summary:
+    'Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header.',
+  params: agentParam,
+  body: z.strictObject({ amount: positiveCredits }),
+  response: withdrawalSchema,
+  errors: [...moneyErrors, 'wallet_required', 'treasury_not_configured', 'not_authorized'],
+  handler: async (c) => {
+    const { value, replay } = await requestWithdrawal(c.deps, c.identity(), { idParam: c.params.id, amount: c.body.amount, idempotencyKey: idempotencyKey(c) });
+    c.status(202);
+    return presentWithdrawal(value, replay);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id/withdrawals',
+  auth: auth.selfOwner('account:read'),
+  summary: "A participant's withdrawals, newest first: review, queued, signed (sent, waiting for confirmations), confirmed, failed (credits restored, reason) or rejected. Query limit (default 50, max 200).",
+  params: agentParam,
+  query: z.object({ limit: limitQuery(50, 200) }),
+  response: z.array(withdrawalSchema),
+  errors: ['not_found', 'not_authorized'],
+  handler: async (c) => (await withdrawalsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map((w) => presentWithdrawal(w)),
+});

@@ -1,0 +1,8 @@
+export * from './accounts';
+export * from './idempotency';
+export * from './moveCredits';
+export * from './wallets';
+export * from './deposits';
+export * from './withdrawals';
+export * from './treasury';
+export { walletOf } from './chainAccess';
