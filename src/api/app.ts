@@ -8,13 +8,29 @@ import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
-import { parseWith, registeredRoutes, type Call } from './registry';
+import { parseWith, registeredRoutes, type Call, type RouteDef } from './registry';
+import { serveReference } from './reference';
 import './routes';
 
 const BODY_LIMIT = '1mb';
 
+/** One answer as the contract check sees it: the route that matched (null when none did) and the body sent. */
+export interface ObservedResponse {
+  method: string;
+  path: string;
+  route: Pick<RouteDef, 'method' | 'path'> | null;
+  status: number;
+  type: string;
+  body: unknown;
+}
+
+export interface AppOptions {
+  /** Called after every request with what was answered (the integration suite checks it against the OpenAPI document). */
+  onResponse?: (r: ObservedResponse) => void;
+}
+
 /** Koa app factory (no listen): used by main and by the tests through real HTTP. */
-export function createApp(deps: Deps): Koa {
+export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const app = new Koa({ proxy: true });
   app.context.deps = deps;
 
@@ -35,6 +51,7 @@ export function createApp(deps: Deps): Koa {
       if (apiErr.code === 'service_unavailable') logger.warn({ err, requestId, path: ctx.path }, 'request hit an infrastructure blip');
       else if (apiErr.status >= 500) logger.error({ err, requestId, path: ctx.path }, 'request failed');
     } finally {
+      opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
       logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
     }
   });
@@ -47,10 +64,12 @@ export function createApp(deps: Deps): Koa {
     await next();
   });
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8' }));
+  app.use(serveReference);
 
   const router = new Router({ prefix: '/api' });
   for (const def of bySpecificity(registeredRoutes())) {
     router.register(def.path, [def.method], async (ctx) => {
+      ctx.state.route = def;
       const caller = await resolveCaller(deps, ctx.headers);
       await limitRequest(deps, caller, ctx);
       if (def.auth.identity && !caller) {
@@ -67,6 +86,7 @@ export function createApp(deps: Deps): Koa {
       const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, ctx.headers, def.auth, pathWorkspace) : null;
       if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
       let status = 0;
+      const warnings: string[] = [];
       const call: Call<unknown, unknown, unknown> = {
         deps,
         body,
@@ -90,6 +110,9 @@ export function createApp(deps: Deps): Koa {
         status: (code) => {
           status = code;
         },
+        deprecate: (warning) => {
+          if (!warnings.includes(warning)) warnings.push(warning);
+        },
       };
       let result: unknown;
       try {
@@ -98,6 +121,14 @@ export function createApp(deps: Deps): Koa {
         const status = err instanceof DomainError ? def.errorStatus?.[err.code] : undefined;
         if (err instanceof DomainError && status) throw new ApiError(err.code, err.message, err.details, status);
         throw err;
+      }
+      if (warnings.length) {
+        ctx.set('Deprecation', 'true');
+        ctx.set('Link', '</api/guides/compatibility>; rel="deprecation"; type="text/markdown"');
+        if (result && typeof result === 'object' && !Array.isArray(result)) {
+          const prior = (result as { warnings?: unknown }).warnings;
+          result = { ...result, warnings: [...(Array.isArray(prior) ? prior : []), ...warnings] };
+        }
       }
       ctx.status = status || (result === undefined ? 204 : 200);
       if (result !== undefined) ctx.body = result;

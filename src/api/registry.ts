@@ -23,6 +23,11 @@ export interface Call<B, Q, P> {
   workspace(): WorkspaceAccess;
   require(cap: Capability): void;
   status(code: number): void;
+  /**
+   * The request used a superseded parameter: the answer carries a Deprecation header and, when
+   * its body is an object, this sentence in `warnings`.
+   */
+  deprecate(warning: string): void;
 }
 
 export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
@@ -46,6 +51,12 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   response?: ZodType;
   /** The catalog codes this route can answer with, beyond validation_failed and the auth errors. */
   errors?: readonly ErrorCode[];
+  /** The success status when it is not 200 (201 on creation); routes without a response schema answer 204. */
+  successStatus?: number;
+  /** The success body's media type when it is not JSON (a guide is text/markdown). */
+  responseType?: string;
+  /** The whole route is superseded (its replacement is named in the summary). */
+  deprecated?: boolean;
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 

@@ -8,6 +8,7 @@ import { bootDeps, closeDeps } from '../../src/runtime';
 import { ensurePlatform } from '../../src/services/participants';
 import { checkLedgerInvariant } from '../../src/services/ledger';
 import { startWorkers, type WorkerSet } from '../../workers';
+import { ContractRecorder } from './contract';
 
 export interface TestApp {
   deps: Deps;
@@ -18,6 +19,8 @@ export interface TestApp {
   prefix: string;
   /** In-process workers (undefined when started with workers: false and not started since). */
   readonly workers: WorkerSet | undefined;
+  /** Answers that broke the OpenAPI contract since the last call (the harness fails the test on any). */
+  contractViolations(): string[];
   startWorkers(): Promise<WorkerSet>;
   close(): Promise<void>;
 }
@@ -45,7 +48,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   const deps = await bootDeps(config, { migrate: false, clock, poolSize: 10 });
   await ensurePlatform(deps.ds, masterKey);
   let workers: WorkerSet | undefined = opts.workers === false ? undefined : await startWorkers(deps);
-  const server = createApp(deps).listen(0, '127.0.0.1');
+  const contract = new ContractRecorder();
+  const server = createApp(deps, { onResponse: contract.observe }).listen(0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
   const http = request.agent(server);
   return {
@@ -58,6 +62,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     get workers() {
       return workers;
     },
+    contractViolations: () => contract.take(),
     startWorkers: async () => {
       workers ??= await startWorkers(deps);
       return workers;
@@ -68,6 +73,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
       const keys = await deps.redis.keys(`${prefix}:*`);
       if (keys.length) await deps.redis.del(...keys);
       await closeDeps(deps);
+      const broken = contract.take();
+      if (broken.length) throw new Error(`Responses broke the OpenAPI contract:\n${broken.join('\n')}`);
     },
   };
 }
@@ -98,6 +105,10 @@ export function useTestApp(assign: (app: TestApp) => void, env: Record<string, s
   beforeAll(async () => {
     app = await startTestApp(env, opts);
     assign(app);
+  });
+  afterEach(() => {
+    // Every answer of the test matched the OpenAPI document (see helpers/contract.ts).
+    expect(app?.contractViolations() ?? []).toEqual([]);
   });
   afterAll(async () => {
     if (!app) return;

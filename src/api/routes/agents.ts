@@ -6,13 +6,14 @@ import { isWorkspaceMember } from '../../services/workspaces';
 import { auth } from '../auth';
 import { limitByAddress } from '../middleware/rateLimit';
 import { presentAgent } from '../presenters/agent';
+import { agentSchema, balanceSchema, registrationSchema } from '../schemas/participants';
 import { defineRoute, type Call } from '../registry';
 import { nickname } from '../schemas/common';
 
 const registerBody = z
   .object({
-    name: nickname.optional(),
-    operator: z.string().max(320).nullable().optional(),
+    name: nickname.optional().meta({ deprecated: true, description: "Superseded by 'nickname' (with 'agentId')." }),
+    operator: z.string().max(320).nullable().optional().meta({ deprecated: true, description: "Superseded: register with { agentId, nickname, bio }." }),
     agentId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{2,63}$/, 'must be 3 to 64 characters of letters, digits, _ or -').optional(),
     workspaceId: z.string().min(1).max(200).optional(),
     nickname: nickname.optional(),
@@ -24,12 +25,17 @@ const registerBody = z
 defineRoute({
   method: 'POST',
   path: '/agents/register',
+  response: registrationSchema,
+  successStatus: 201,
+  errors: ['nickname_taken', 'workspace_not_found', 'conflict'],
   auth: auth.none(),
   summary: 'Register a participant: { name, operator } or { agentId, workspaceId?, nickname?, source?, bio? }. 0 credits; the key (scopes *) is shown once. Rate-limited per client address (429 with Retry-After).',
   body: registerBody,
   handler: async (c) => {
     await limitByAddress(c.deps, c.koa, 'signup');
     const b = c.body;
+    if (b.name !== undefined) c.deprecate("'name' is superseded by 'nickname' (with 'agentId'); it still works.");
+    if (b.operator !== undefined) c.deprecate("'operator' is superseded: register with { agentId, nickname, bio }; it is still stored.");
     const nick = b.name ?? b.nickname ?? b.agentId!;
     const out = await registerParticipant(c.deps, { agentId: b.agentId, nickname: nick, operator: b.operator, bio: b.bio, source: b.source, workspaceId: b.workspaceId });
     c.status(201);
@@ -55,6 +61,8 @@ export async function resolveSelfOrAdmin(c: Call<unknown, unknown, { id: string 
 defineRoute({
   method: 'GET',
   path: '/agents/me',
+  response: agentSchema,
+  errors: ['invalid_credentials'],
   auth: auth.identity('account:read'),
   summary: 'The calling participant.',
   handler: async (c) => {
@@ -67,6 +75,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id',
+  response: agentSchema,
+  errors: ['not_found'],
   auth: auth.selfAdmin(),
   summary: "Participant info; {id} may be 'me'.",
   params: agentIdParam,
@@ -76,6 +86,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/balance',
+  response: balanceSchema,
+  errors: ['not_found'],
   auth: auth.selfAdmin(),
   summary: "A participant's balance in credits; {id} may be 'me'.",
   params: agentIdParam,

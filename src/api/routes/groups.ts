@@ -11,6 +11,7 @@ import {
   type GroupRecord,
 } from '../../services/access';
 import { auth } from '../auth';
+import { groupSchema } from '../schemas/workspaces';
 import { defineRoute } from '../registry';
 import { idParam } from '../schemas/common';
 
@@ -45,6 +46,8 @@ function presentGroup(g: GroupRecord, withMembers: boolean) {
 defineRoute({
   method: 'GET',
   path: '/groups',
+  response: z.array(groupSchema),
+  errors: [],
   auth: auth.read(),
   summary: "The workspace's permission groups: capabilities, per-metric {read, trade} and per-source {read} permissions; members for holders of manage. Always needs an identity.",
   handler: async (c) => {
@@ -56,6 +59,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/groups/:id',
+  response: groupSchema,
+  errors: ['not_found'],
   auth: auth.read(),
   summary: 'One permission group.',
   params: idParam,
@@ -68,6 +73,9 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/groups',
+  response: groupSchema,
+  successStatus: 201,
+  errors: ['conflict', 'not_found'],
   auth: auth.manage(),
   summary:
     'Create a group { name, capabilities, metricPermissions?, sourcePermissions?, members?: [agentId] }. Nobody grants a capability it does not hold; manage_workspace only by a holder. 409 on a taken name.',
@@ -83,6 +91,8 @@ defineRoute({
 defineRoute({
   method: 'PUT',
   path: '/groups/:id',
+  response: groupSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary: 'Update a group { name?, capabilities?, metricPermissions?, sourcePermissions? }; fields sent replace the stored ones. System group names (Public, Trader, Admin) are fixed.',
   params: idParam,
@@ -96,6 +106,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/groups/:id',
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary: 'Delete a custom group (204); system groups cannot be deleted (409).',
   params: idParam,
@@ -108,6 +119,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/groups/:id/members',
+  response: groupSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary: "Add a participant { agentId } to a group (and to the workspace); the caller must hold every capability the group grants.",
   params: idParam,
@@ -121,6 +134,8 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/groups/:id/members/:agentId',
+  response: groupSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary: 'Remove a participant from a group; the caller must hold every capability the group grants. The workspace membership stays.',
   params: memberParams,

@@ -3,6 +3,7 @@ import { DomainError, ERROR_CATALOG } from '../../errors';
 import { AUTH_LEGEND, requirementOf } from '../auth';
 import { defineRoute, registeredRoutes, type RouteDef } from '../registry';
 import { GUIDE_CATEGORIES, guideIndex, guideText } from '../guides';
+import { openApiDocument } from '../openapi';
 
 const APP = 'metric-priced-proposals';
 
@@ -27,6 +28,40 @@ export function describeRoute(r: RouteDef<unknown, unknown, unknown>) {
   };
 }
 
+const endpointSchema = z.object({
+  method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+  path: z.string(),
+  auth: z.string(),
+  capability: z.string(),
+  scope: z.string(),
+  description: z.string(),
+  body: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the body.'),
+  query: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the query.'),
+});
+const authLegendSchema = z.record(z.string(), z.string());
+const helpSchema = z.union([
+  z.object({
+    app: z.string(),
+    primer: z.array(z.string()),
+    guides: z.string(),
+    authentication: authLegendSchema,
+    sections: z.array(z.string()),
+    errors: z.record(z.string(), z.object({ status: z.number().int(), text: z.string(), retired: z.boolean().optional(), retryable: z.boolean().optional() })),
+    endpoints: z.array(endpointSchema),
+  }),
+  z.object({
+    app: z.string(),
+    filter: z.object({ section: z.string().nullable(), q: z.string().nullable() }),
+    matched: z.number().int(),
+    of: z.number().int(),
+    endpoints: z.array(endpointSchema),
+    authentication: authLegendSchema,
+    hint: z.string(),
+  }),
+]);
+const guideSchema = z.object({ id: z.string(), title: z.string(), description: z.string(), path: z.string(), category: z.string(), order: z.number().int() });
+const categorySchema = z.object({ id: z.string(), title: z.string(), description: z.string(), order: z.number().int() });
+
 const sectionOf = (r: RouteDef<unknown, unknown, unknown>) => r.path.split('/')[1];
 
 const PRIMER = [
@@ -35,6 +70,7 @@ const PRIMER = [
   'consensus = rangeMin + probability * (rangeMax - rangeMin); the headline impact of a proposal is approved minus declined consensus.',
   'Credits are whole-credit JSON numbers (at most 9 decimals); internally 1 credit = 1,000,000,000 nano-units.',
   'Send X-Agent-Key (or X-API-Key for the master key) and X-Workspace-Id (id or slug) on workspace-scoped requests.',
+  'Guides: GET /api/guides lists them (start with /api/guides/overview, then /api/guides/build-agent); GET /api/openapi.json is the machine-readable contract and /api/reference renders it.',
 ];
 
 defineRoute({
@@ -43,12 +79,14 @@ defineRoute({
   auth: { label: '-' },
   summary: 'The live catalog of every endpoint, the concept primer and the auth legend. Query section=<first path segment>, q=<terms, all must match>.',
   query: z.object({ section: z.string().max(100).optional(), q: z.string().max(500).optional() }),
+  response: helpSchema,
+  errors: ['unknown_help_section'],
   handler: async (c) => {
     const all = registeredRoutes();
     const sections = [...new Set(all.map(sectionOf))].sort();
     const { section, q } = c.query;
     if (section === undefined && q === undefined) {
-      return { app: APP, primer: PRIMER, authentication: AUTH_LEGEND, sections, errors: ERROR_CATALOG, endpoints: all.map(describeRoute) };
+      return { app: APP, primer: PRIMER, guides: '/api/guides', authentication: AUTH_LEGEND, sections, errors: ERROR_CATALOG, endpoints: all.map(describeRoute) };
     }
     if (section !== undefined && !sections.includes(section)) {
       throw new DomainError('unknown_help_section', `There is no help section "${section}"; the sections are: ${sections.join(', ')}.`, { sections });
@@ -75,6 +113,15 @@ defineRoute({
   path: '/public-config',
   auth: { label: '-' },
   summary: 'Instance flags; no credentials are returned.',
+  response: z.object({
+    managed: z.boolean(),
+    instanceName: z.string(),
+    homeFloor: z.null(),
+    otto: z.boolean(),
+    usdcSettlementEnabled: z.boolean(),
+    store: z.boolean(),
+    preview: z.boolean(),
+  }),
   handler: async (c) => ({
     managed: false,
     instanceName: c.deps.config.INSTANCE_NAME,
@@ -91,6 +138,7 @@ defineRoute({
   path: '/guides',
   auth: { label: '-' },
   summary: 'Guide index: [{ id, title, description, path, category, order }].',
+  response: z.array(guideSchema),
   handler: async () => guideIndex(),
 });
 
@@ -99,6 +147,7 @@ defineRoute({
   path: '/guides/_categories',
   auth: { label: '-' },
   summary: 'Guide categories: [{ id, title, description, order }].',
+  response: z.array(categorySchema),
   handler: async () => GUIDE_CATEGORIES,
 });
 
@@ -107,6 +156,9 @@ defineRoute({
   path: '/guides/:section',
   auth: { label: '-' },
   summary: 'One guide as Markdown.',
+  response: z.string(),
+  responseType: 'text/markdown',
+  errors: ['not_found'],
   params: z.object({ section: z.string().max(100) }),
   handler: async (c) => {
     const text = guideText(c.params.section);
@@ -114,4 +166,13 @@ defineRoute({
     c.koa.type = 'text/markdown';
     return text;
   },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/openapi.json',
+  auth: { label: '-' },
+  summary: 'The OpenAPI 3.1 document of every route, generated from the same registry as GET /help; /api/reference renders it.',
+  response: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()), components: z.looseObject({}) }),
+  handler: async () => openApiDocument(),
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SCOPES } from '../../domain/capabilities';
 import { editParticipantKey, keysOfParticipant, mintParticipantKey, revokeParticipantKey } from '../../services/access';
 import { auth } from '../auth';
+import { keyEditSchema, keyRowSchema, mintedKeySchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
 import { agentIdParam } from './agents';
 
@@ -17,6 +18,8 @@ const keyParams = z.object({ id: z.string().min(1).max(200), keyId: z.string().m
 defineRoute({
   method: 'GET',
   path: '/agents/:id/keys',
+  response: z.array(keyRowSchema),
+  errors: ['not_found', 'not_authorized', 'workspace_locked'],
   auth: auth.selfOwner('account:keys'),
   summary: "A participant's keys: [{ keyId, label, scopes, workspaceId, workspaceLocked, createdAt, lastUsedAt, hashPrefix }]. {id} may be 'me'; the participant itself or its creator.",
   params: agentIdParam,
@@ -26,6 +29,9 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/agents/:id/keys',
+  response: mintedKeySchema,
+  successStatus: 201,
+  errors: ['not_found', 'workspace_not_found', 'not_authorized', 'workspace_locked'],
   auth: auth.selfOwner('account:keys'),
   summary:
     'Mint a key { label?, scopes?, workspaceId?, workspaceLocked? }; the value is shown once. Scopes default to the caller key\'s own and can never be broader. A locked key pins X-Workspace-Id (another workspace: 403).',
@@ -41,6 +47,8 @@ defineRoute({
 defineRoute({
   method: 'PATCH',
   path: '/agents/:id/keys/:keyId',
+  response: keyEditSchema,
+  errors: ['not_found', 'not_authorized', 'workspace_locked'],
   auth: auth.selfOwner('account:keys'),
   summary: 'Edit a key { label?, scopes?, workspaceLocked? }; omitted fields are kept. A workspace-locked caller key cannot remove restrictions.',
   params: keyParams,
@@ -53,6 +61,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/agents/:id/keys/:keyId',
+  errors: ['not_found', 'conflict', 'not_authorized', 'workspace_locked'],
   auth: auth.selfOwner('account:keys'),
   summary: 'Revoke a key (204); later requests with it get 401. The key authorizing this request cannot revoke itself (409).',
   params: keyParams,

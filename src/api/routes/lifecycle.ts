@@ -4,11 +4,14 @@ import { toCredits } from '../../domain/money';
 import { refreshNow, resolveDueNow } from '../../services/markets';
 import { settleMetric } from '../../services/metrics';
 import { auth } from '../auth';
+import { refreshSchema, resolveSchema, settleSchema } from '../schemas/metrics';
 import { defineRoute } from '../registry';
 
 defineRoute({
   method: 'POST',
   path: '/metrics/:id/settle',
+  response: settleSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary:
     'Settle early: { value (clamped to each book), reason (required), asOf? (at most 1 minute ahead; default now) }. Files the reading and settles every open book of the metric, whatever its date. Returns { settled, count, totalPayout }.',
@@ -31,6 +34,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/predictions/markets/refresh',
+  response: refreshSchema,
+  errors: ['trade_pending'],
   auth: auth.manage(),
   summary: 'Run the horizon pass for this workspace now: open missing books, retire stale dates. Body { force?: true, metricId? }; minute floors call it every minute with force.',
   body: z.object({ force: z.boolean().optional(), metricId: z.string().uuid().optional() }),
@@ -44,6 +49,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/predictions/resolve',
+  response: resolveSchema,
+  errors: [],
   auth: auth.manage(),
   summary: "Resolve this workspace's due books now (minute floors call it once a minute): each on its lane, by the last reading inside its period.",
   body: z.object({}).optional(),

@@ -8,6 +8,8 @@ import { bodyHash, dryRunTrade, submitTrade } from '../../services/markets';
 import { auth } from '../auth';
 import { presentMarket } from '../presenters/market';
 import type { WorkspaceAccess } from '../access';
+import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas/markets';
+import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
 import { limitQuery, positiveCredits } from '../schemas/common';
 
@@ -18,6 +20,8 @@ const marketIdParam = z.object({ id: z.string().uuid('must be a market id (UUID)
 defineRoute({
   method: 'GET',
   path: '/predictions/markets',
+  response: z.array(marketSchema),
+  errors: [],
   auth: auth.publicRead(),
   summary: 'Open markets. Query metricId, proposalId, limit (1 to 200, default 50).',
   query: z.object({ metricId: z.string().max(100).optional(), proposalId: z.string().max(100).optional(), limit: limitQuery(50, 200) }),
@@ -32,6 +36,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/predictions/markets/:id',
+  response: marketSchema,
+  errors: ['market_not_found'],
   auth: auth.publicRead(),
   summary: 'One market with shares, prediction and probability.',
   params: marketIdParam,
@@ -41,6 +47,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/predictions/markets/:id/history',
+  response: marketHistorySchema,
+  errors: ['market_not_found'],
   auth: auth.publicRead(),
   summary: 'Consensus and probability after each trade, oldest first. Query limit (default 500, max 5000).',
   params: marketIdParam,
@@ -85,7 +93,7 @@ const tradeBody = z.object({
   direction: direction.optional(),
   amount: positiveCredits.optional(),
   targetValue: finite.optional(),
-  value: finite.optional(),
+  value: finite.optional().meta({ deprecated: true, description: "Superseded by 'targetValue'." }),
   maxBudget: positiveCredits.optional(),
   sellShares: positiveCredits.optional(),
   limit: finite.optional(),
@@ -105,6 +113,7 @@ export function tradeSpecOf(b: TradeBody): { spec: TradeSpec; warnings: string[]
   }
   if (target !== undefined) {
     const budget = b.maxBudget ?? b.amount;
+    if (b.maxBudget === undefined && b.amount !== undefined) warnings.push("'amount' as the budget of a targetValue trade is superseded by 'maxBudget'; it still works.");
     if (budget === undefined) throw new DomainError('validation_failed', 'A targetValue trade needs maxBudget: the most credits it may spend.');
     if (b.limit !== undefined && !b.direction) throw new DomainError('validation_failed', 'A targetValue trade with a limit must say its direction.');
     return { spec: { mode: 'target', direction: b.direction, targetValue: target, maxBudget: toNano(budget), limit: b.limit }, warnings };
@@ -131,6 +140,7 @@ async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspac
     throw err;
   }
   const branch = b.proposalId ? (b.branch ?? 'approved') : null;
+  if (b.proposalId && !b.branch) c.deprecate("A proposal's market named without 'branch' defaults to 'approved'; send branch: 'approved' or 'declined'.");
   const mk = await marketByTargetDate(c.deps, { workspaceId, targetDate, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch });
   if (!mk || !c.workspace().metricReadable(mk.metricId)) {
     throw new DomainError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.`);
@@ -141,6 +151,8 @@ async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspac
 defineRoute({
   method: 'POST',
   path: '/predictions/trade',
+  response: tradeResultSchema,
+  errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'insufficient_shares', 'trade_too_small', 'price_moved', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
   auth: auth.trade(),
   summary:
     'Trade (catalog form): market by marketId or metric+targetDate; modes {direction, amount}, {targetValue, maxBudget}, {direction, sellShares}; limit price guard; dryRun; Idempotency-Key header.',
@@ -155,9 +167,8 @@ defineRoute({
     const mk = direct ? null : await resolveTradeMarket(c, ws.id);
     if (mk) requireTradable(c as Call<unknown, unknown, unknown>, mk);
     const marketId = mk?.id ?? c.body.marketId!;
-    if (warnings.length) c.koa.set('Deprecation', 'true');
-    const extra = warnings.length ? { warnings } : {};
-    if (c.body.dryRun) return { ...(await dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId, spec })), ...extra };
+    for (const w of warnings) c.deprecate(w);
+    if (c.body.dryRun) return dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId, spec });
     const key = c.koa.get('idempotency-key') || undefined;
     if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
     const outcome = await submitTrade(c.deps, {
@@ -169,20 +180,24 @@ defineRoute({
       hash: bodyHash({ path: '/predictions/trade', body: c.body }),
     });
     if (!outcome.ok) throw DomainError.fromBody(outcome.body);
-    return { ...outcome.body, idempotentReplay: outcome.body.idempotentReplay === true, ...extra };
+    return { ...outcome.body, idempotentReplay: outcome.body.idempotentReplay === true };
   },
 });
 
 defineRoute({
   method: 'POST',
   path: '/predictions/markets/:id/trade',
+  response: marketSchema.extend({ warnings }),
+  errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
   auth: auth.trade(),
-  summary: 'Trade (condensed form): { side: higher|lower, credits } buys that side; returns the updated Market.',
+  summary: 'Trade (condensed form, superseded by POST /predictions/trade with { marketId, direction, amount }): { side: higher|lower, credits } buys that side; returns the updated Market.',
+  deprecated: true,
   params: marketIdParam,
   body: z.object({ side: direction, credits: positiveCredits }),
   handler: async (c) => {
     const caller = c.identity();
     const ws = c.workspace().workspace;
+    c.deprecate('The condensed trade form { side, credits } is superseded by POST /predictions/trade with { marketId, direction, amount }; it still works.');
     const mk = await readableMarket(c as Call<unknown, unknown, unknown>, c.params.id);
     requireTradable(c as Call<unknown, unknown, unknown>, mk);
     const key = c.koa.get('idempotency-key') || undefined;

@@ -18,6 +18,7 @@ import {
 import { MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/metrics';
 import { auth } from '../auth';
 import { presentMetric, presentReading, presentUpdate } from '../presenters/metric';
+import { backfillSchema, metricSchema, purgeSchema, readingPageSchema, updatedSchema, updateSchema } from '../schemas/metrics';
 import { defineRoute, type Call } from '../registry';
 import { credits, idParam, limitQuery } from '../schemas/common';
 
@@ -90,6 +91,8 @@ const actorId = (c: Call<unknown, unknown, unknown>): string | null => c.caller?
 defineRoute({
   method: 'GET',
   path: '/metrics',
+  response: z.array(metricSchema),
+  errors: [],
   auth: auth.publicRead(),
   summary: 'Metrics with computed totals and depth, sorted by depth then order.',
   handler: async (c) => (await metricsOfWorkspace(c.deps, c.workspace().workspace.id)).filter((r) => c.workspace().metricReadable(r.id)).map(presentMetric),
@@ -98,6 +101,9 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics',
+  response: metricSchema,
+  successStatus: 201,
+  errors: ['formula_invalid', 'formula_cycle', 'conflict'],
   auth: auth.manage(),
   summary:
     'Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }.',
@@ -113,6 +119,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics/reorder',
+  response: updatedSchema,
+  errors: [],
   auth: auth.manage(),
   summary: 'Body { ids: [string] }: order is 1-based by index; ids outside the workspace are ignored. Returns { updated }.',
   body: z.object({ ids: z.array(z.string({ error: 'must hold metric ids' }).max(200), { error: 'must be a list of metric ids' }).max(10_000, 'must hold at most 10000 ids') }),
@@ -122,6 +130,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics/migrate-leaf-types',
+  response: updatedSchema,
+  errors: [],
   auth: auth.manage(),
   summary: 'Idempotent repair of leaf versus computed typing (and depths) from the stored formulas. Returns { updated }.',
   handler: async (c) => ({ updated: await repairLeafTypes(c.deps, c.workspace().workspace.id) }),
@@ -130,6 +140,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics/logs/purge',
+  response: purgeSchema,
+  errors: ['not_found'],
   auth: auth.manage(),
   summary: 'Body { metricId? }: delete the readings of one metric, or of every metric in the workspace. Returns { deleted, scope }.',
   body: z.object({ metricId: z.string({ error: 'must be a metric id' }).min(1).max(200).optional() }),
@@ -139,6 +151,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/metrics/:id',
+  response: metricSchema,
+  errors: ['not_found'],
   auth: auth.publicRead(),
   summary: 'One metric, by id or by name. 404 if unknown.',
   params: idParam,
@@ -152,6 +166,8 @@ defineRoute({
 defineRoute({
   method: 'PUT',
   path: '/metrics/:id',
+  response: metricSchema,
+  errors: ['not_found', 'formula_invalid', 'formula_cycle', 'conflict'],
   auth: auth.manage(),
   summary:
     'Update a metric (spec §2.2). value files a reading (asOf?, never in the future) and recalculates dependants; na: true or value: null files an N/A reading. Update only: liquidityCredits, marketTitle, settlementLagMinutes, oldValue, updateNote.',
@@ -166,6 +182,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/metrics/:id',
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary: "Delete a metric: 204. 409 while another metric's formula references it, or while an open market on it has trades.",
   params: idParam,
@@ -177,6 +194,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/metrics/:id/logs',
+  response: readingPageSchema,
+  errors: ['not_found'],
   auth: auth.read(),
   summary: 'Readings, newest first by asOf: { metricId, logs: [{ id, at, asOf, value, na, kind, note }], nextCursor }. Query limit (default 100, max 1000), cursor.',
   params: idParam,
@@ -191,6 +210,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics/:id/logs/backfill',
+  response: backfillSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary: `Body { readings: [{ at, value }] }, at most ${MAX_BACKFILL}, unique instants, all strictly older than the oldest reading. The current value does not move. Returns { written, oldest, newest }.`,
   params: idParam,
@@ -211,6 +232,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/updates',
+  response: z.array(updateSchema),
+  errors: [],
   auth: auth.manage(),
   summary: 'Value-change history of the workspace metrics, newest first. Query limit (default 50, max 500).',
   query: z.object({ limit: limitQuery(50, 500) }),

@@ -3,6 +3,7 @@ import { DomainError } from '../../errors';
 import { claimParticipant, claimTokenInfo, joinWaitlist, onboardParticipant } from '../../services/participants';
 import { limitByAddress } from '../middleware/rateLimit';
 import { auth } from '../auth';
+import { claimInfoSchema, claimSchema, onboardSchema, waitlistSchema } from '../schemas/participants';
 import { defineRoute, parseWith } from '../registry';
 import { nickname } from '../schemas/common';
 
@@ -22,6 +23,9 @@ const tokenSchema = z.string().min(1).max(200);
 defineRoute({
   method: 'POST',
   path: '/onboard',
+  response: onboardSchema,
+  successStatus: 201,
+  errors: ['onboarding_paused', 'nickname_taken', 'conflict'],
   auth: auth.none(),
   summary:
     'Key-first onboarding. While paused: always 403 onboarding_paused with { waitlist }. When open: body { workspace: { name, template?, templateParams?, visibility? }, agentId?, nickname?, bio? }; 201 { participantId, nickname, apiKey, keyId, scopes, credits, creditsAfterClaim, workspace { id, name, slug, ownerHandle, visibility, template, metricsCreated, starterProposalId }, claimUrl }. Rate-limited per client address together with registration.',
@@ -39,6 +43,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/onboard/claim/:token',
+  response: claimInfoSchema,
+  errors: ['not_found'],
   auth: auth.none(),
   summary: 'Who a claim token claims: { participantId, nickname, workspaces: [{ id, name, slug }] }; 404 for an unknown or used token.',
   params: z.object({ token: tokenSchema }),
@@ -48,6 +54,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/onboard/claim',
+  response: claimSchema,
+  errors: ['not_found', 'conflict', 'not_authorized'],
   auth: { label: 'session', identity: true, scope: 'account:write' },
   summary:
     'Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.',
@@ -58,6 +66,9 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/waitlist',
+  response: waitlistSchema,
+  successStatus: 201,
+  errors: ['conflict'],
   auth: auth.none(),
   summary: 'Join the waitlist { email }: 201, or 409 when the address is already registered.',
   body: z.strictObject({ email: z.email({ error: 'must be an email address' }).max(320) }),

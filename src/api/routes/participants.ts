@@ -5,6 +5,7 @@ import { refuseBroaderScopes } from '../../services/access';
 import { workspaceByIdOrSlug } from '../../services/workspaces';
 import { accessForWorkspace, requireCapability } from '../access';
 import { auth } from '../auth';
+import { childSchema, myParticipantSchema, removalSchema, workspaceParticipantSchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
 import { credits, flag, nickname } from '../schemas/common';
 import { agentIdParam } from './agents';
@@ -15,6 +16,9 @@ const DEFAULT_CHILD_SCOPES = ['workspace:read', 'workspace:trade'];
 defineRoute({
   method: 'POST',
   path: '/agents',
+  response: childSchema,
+  successStatus: 201,
+  errors: ['nickname_taken', 'insufficient_balance', 'conflict', 'not_found', 'not_authorized', 'workspace_not_found'],
   auth: { label: 'identity', identity: true, scope: 'account:agents' },
   errorStatus: { insufficient_balance: 409 },
   summary:
@@ -51,16 +55,23 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/mine',
+  response: z.array(myParticipantSchema),
+  errors: [],
   auth: { label: 'identity', identity: true, scope: 'account:read' },
   summary:
     'Participants tied to the caller: its own participant, then the bots it created or claimed. Rows carry earned, settledEarnings, openEarnings, totalTrades, lastTradeAt, earnedAsOf. fresh=1 is accepted and changes nothing.',
-  query: z.object({ fresh: flag }),
-  handler: async (c) => participantsOfCaller(c.deps, c.identity().agentId),
+  query: z.object({ fresh: flag.meta({ deprecated: true, description: 'Accepted and ignored: earnings are always current.' }) }),
+  handler: async (c) => {
+    if (c.query.fresh !== undefined) c.deprecate("'fresh' is superseded: earnings are always current; it is ignored.");
+    return participantsOfCaller(c.deps, c.identity().agentId);
+  },
 });
 
 defineRoute({
   method: 'GET',
   path: '/agents',
+  response: z.array(workspaceParticipantSchema),
+  errors: [],
   auth: auth.manage(),
   summary: "The workspace's participants with groups, a display role, and realizedPnl, pnlConsensus, pnlMetric.",
   handler: async (c) => participantsOfWorkspace(c.deps, c.workspace().workspace),
@@ -69,6 +80,8 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/agents/:id',
+  response: removalSchema,
+  errors: ['not_found', 'conflict', 'not_authorized'],
   auth: { label: 'admin', identity: true, scope: 'account:agents' },
   summary:
     'Delete a participant with its keys, memberships, trades and positions. The participant itself, its creator, or the master key, plus manage in a workspace it belongs to. Its balance goes to its parent (else creator, else the treasury): { ok, agentId, creditsReturned, returnedTo }.',

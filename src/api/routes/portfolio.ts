@@ -4,6 +4,7 @@ import { mostLiquidMarkets } from '../../services/markets';
 import { agentPositions, marketPnlOf, presentPosition, tradeHistoryOf } from '../../services/portfolio';
 import { auth } from '../auth';
 import { presentMarketSummary } from '../presenters/market';
+import { dashboardSchema, marketPnlSchema, positionSchema, tradeRowSchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
 import { limitQuery } from '../schemas/common';
 import { agentIdParam, resolveSelfOrAdmin } from './agents';
@@ -15,6 +16,8 @@ const viewScope = (c: { caller: { agentId: string } | null; access: { workspace:
 defineRoute({
   method: 'GET',
   path: '/agents/:id/trades',
+  response: z.array(tradeRowSchema),
+  errors: ['not_found'],
   auth: auth.selfAdmin(),
   summary: 'Trade history, newest first: { id, marketId, metricName, targetDate, direction, kind, shares, cost (signed), marketStatus, createdAt }. Query limit (default 100, max 500).',
   params: agentIdParam,
@@ -29,6 +32,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/positions',
+  response: z.array(positionSchema),
+  errors: ['not_found'],
   auth: auth.selfAdmin(),
   summary: 'Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, voided).',
   params: agentIdParam,
@@ -43,6 +48,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/market-pnl',
+  response: z.array(marketPnlSchema),
+  errors: ['not_found'],
   auth: auth.selfAdmin(),
   summary: 'Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets first, then by |pnlConsensus|.',
   params: agentIdParam,
@@ -66,6 +73,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/dashboard',
+  response: dashboardSchema,
+  errors: ['not_found'],
   auth: auth.selfAdmin(),
   summary: 'Balance and the most liquid active markets of the workspace, compact. Query limit (default 10, max 100).',
   params: agentIdParam,

@@ -13,6 +13,7 @@ import { parseInstant } from '../../services/metrics';
 import { scorecardOfWorkspace } from '../../services/proposals';
 import { auth } from '../auth';
 import { presentComment, presentProposal, presentWorkspaceScorecard } from '../presenters/proposal';
+import { commentSchema, proposalSchema, workspaceScorecardSchema } from '../schemas/proposals';
 import { defineRoute, type Call } from '../registry';
 import { credits, limitQuery } from '../schemas/common';
 
@@ -42,6 +43,8 @@ async function presentOne(c: Call<unknown, unknown, { id: string }>) {
 defineRoute({
   method: 'POST',
   path: '/proposals',
+  response: proposalSchema,
+  errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found'],
   auth: auth.trade(),
   summary:
     'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal.',
@@ -68,6 +71,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/proposals',
+  response: z.array(proposalSchema),
+  errors: [],
   auth: auth.publicRead(),
   summary:
     'Proposals with their conditional markets and impact. Query status (pending|approved|declined|withdrawn), sort (created: newest first, default; impact: largest |headline impact| first, nulls last), limit (1 to 200, default 50), offset. X-Total-Count carries the number matching.',
@@ -89,6 +94,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/proposals/scorecard',
+  response: workspaceScorecardSchema,
+  errors: [],
   auth: auth.publicRead(),
   summary:
     'Decision scorecard of the workspace: for resolved branch books, how often the branch taken predicted the realised value within tolerance (a fraction of the range) and how far off, overall and by decision; entries newest first. Query limit (default 50, max 200), offset.',
@@ -103,6 +110,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/proposals/:id',
+  response: proposalSchema,
+  errors: ['not_found'],
   auth: auth.publicRead(),
   summary: 'One Proposal including its conditional markets, impact per metric and date, and scorecard.',
   params: proposalIdParam,
@@ -126,6 +135,8 @@ function decisionRoute(decision: Decision) {
 defineRoute({
   method: 'POST',
   path: '/proposals/:id/approve',
+  response: proposalSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary: 'Approve a pending proposal: the declined branch is voided and refunded; the approved branch closes to trading and resolves at its date. 409 once decided.',
   params: proposalIdParam,
@@ -135,6 +146,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/proposals/:id/decline',
+  response: proposalSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.manage(),
   summary:
     'Decline a pending proposal: the approved branch is voided and refunded; the declined branch closes to trading and resolves at its date. Body { spam: true } voids both branches. 409 once decided.',
@@ -146,6 +159,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/proposals/:id/withdraw',
+  response: proposalSchema,
+  errors: ['not_found', 'conflict'],
   auth: auth.trade(),
   summary: 'Withdraw a pending proposal (the proposer, or a holder of manage): both branches are voided and refunded. 409 once decided.',
   params: proposalIdParam,
@@ -155,6 +170,9 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/proposals/:id/comments',
+  response: commentSchema,
+  successStatus: 201,
+  errors: ['not_found', 'proposal_closed'],
   auth: auth.trade(),
   summary: 'Comment on a proposal: { body (1 to 5000 characters), parentId? (a comment to reply to) }. Returns the comment.',
   params: proposalIdParam,
@@ -173,6 +191,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/proposals/:id/comments',
+  response: z.array(commentSchema),
+  errors: ['not_found'],
   auth: auth.publicRead(),
   summary: 'The discussion of a proposal, oldest first (newest last). Query limit (default 100, max 500), offset. X-Total-Count carries the total.',
   params: proposalIdParam,

@@ -3,12 +3,15 @@ import { workspaceStatus } from '../../services/metrics';
 import { auth } from '../auth';
 import { presentMarketSummary } from '../presenters/market';
 import { presentStatusMetric } from '../presenters/metric';
+import { statusSchema } from '../schemas/metrics';
 import { defineRoute } from '../registry';
 import { flag, limitQuery } from '../schemas/common';
 
 defineRoute({
   method: 'GET',
   path: '/status',
+  response: statusSchema,
+  errors: [],
   auth: auth.publicRead(),
   summary:
     'Status summary: { ok, creditValueUsd, metrics: [{ id, name, description, value, total }] }. Query trends=1 adds trend [unixTs, value] pairs (trendsLimit, default 20, max 90); markets=1 adds open baseline markets per metric.',

@@ -6,12 +6,16 @@ import { joinPublicWorkspace, openWorkspace, publicWorkspaces, SLUG_RE } from '.
 import { auth } from '../auth';
 import { presentMetric } from '../presenters/metric';
 import { presentWorkspace } from '../presenters/workspace';
+import { currentWorkspaceSchema, joinSchema, viewLinkSchema, workspaceSchema } from '../schemas/workspaces';
 import { defineRoute } from '../registry';
 import { credits } from '../schemas/common';
 
 defineRoute({
   method: 'POST',
   path: '/workspaces',
+  response: workspaceSchema,
+  successStatus: 201,
+  errors: ['conflict'],
   auth: auth.identity('account:write'),
   summary: 'Create a workspace; the creator holds every capability. Public, Trader and Admin groups are created with it.',
   body: z.object({
@@ -34,6 +38,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/workspaces/current',
+  response: currentWorkspaceSchema,
+  errors: [],
   auth: auth.publicRead(),
   summary: 'The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.',
   handler: async (c) => {
@@ -45,6 +51,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/marketplace/workspaces/public',
+  response: z.array(workspaceSchema),
+  errors: [],
   auth: auth.identity(),
   summary: 'Public workspaces.',
   handler: async (c) => (await publicWorkspaces(c.deps)).map((w) => presentWorkspace(w)),
@@ -53,6 +61,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/marketplace/:workspaceId/join',
+  response: joinSchema,
+  errors: ['workspace_not_found', 'conflict'],
   auth: auth.identity(),
   summary: 'Join a public workspace as a Trader (read, trade).',
   params: z.object({ workspaceId: z.string().min(1).max(200) }),
@@ -71,6 +81,8 @@ const workspaceParam = z.object({ id: z.string().min(1).max(200) });
 defineRoute({
   method: 'PATCH',
   path: '/workspaces/:id',
+  response: workspaceSchema,
+  errors: ['conflict'],
   auth: { ...auth.manage(), workspaceParam: 'id' },
   summary:
     'Edit workspace settings { name?, description? (manage); public? or visibility?, externalProposals?, defaultLiquidityCredits?, defaultProposalLiquidityCredits? (manage_workspace) }.',
@@ -99,6 +111,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id',
+  errors: [],
   auth: { ...auth.manageWorkspace(), workspaceParam: 'id' },
   summary: 'Delete the workspace (204): every open book is refunded first, then its metrics, groups, memberships and view links go.',
   params: workspaceParam,
@@ -110,6 +123,8 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/workspaces/:id/view-link',
+  response: viewLinkSchema,
+  errors: [],
   auth: { ...auth.manage(), workspaceParam: 'id' },
   summary: "The workspace's view link, minted on first call: { token, url, workspaceId, createdAt }. Header X-View-Link: <token> grants read on this workspace only, with no key.",
   params: workspaceParam,
@@ -123,6 +138,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id/view-link',
+  errors: [],
   auth: { ...auth.manage(), workspaceParam: 'id' },
   summary: 'Revoke the view link (204); requests carrying it lose read at once. The next GET mints a new token.',
   params: workspaceParam,

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { metricSchema } from './metrics';
+import { capability, count, creditAmount, instant } from './output';
+
+const workspaceFields = {
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  description: z.string(),
+  public: z.boolean(),
+  ownerId: z.string(),
+  externalProposals: z.boolean(),
+  defaultLiquidityCredits: creditAmount,
+  defaultProposalLiquidityCredits: creditAmount,
+  createdAt: instant,
+};
+
+/** presentWorkspace without metrics (they are listed only by GET /workspaces/current). */
+export const workspaceSchema = z.object({ ...workspaceFields, metrics: z.array(metricSchema).max(0) }).meta({ id: 'Workspace' });
+export const currentWorkspaceSchema = z.object({ ...workspaceFields, metrics: z.array(metricSchema), capabilities: z.array(capability) });
+export const joinSchema = z.object({ ok: z.boolean(), workspaceId: z.string(), slug: z.string(), group: z.string() });
+export const viewLinkSchema = z.object({
+  token: z.string(),
+  url: z.string(),
+  header: z.literal('X-View-Link'),
+  workspaceId: z.string(),
+  createdAt: instant,
+  created: z.boolean(),
+});
+
+const permissions = (fields: z.ZodRawShape) => z.record(z.string(), z.object(fields));
+export const groupSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    system: z.boolean(),
+    capabilities: z.array(z.string()),
+    metricPermissions: permissions({ read: z.boolean().optional(), trade: z.boolean().optional() }),
+    sourcePermissions: permissions({ read: z.boolean().optional() }),
+    memberCount: count,
+    members: z.array(z.object({ id: z.string(), nickname: z.string() })).optional().describe('Listed for holders of manage.'),
+    createdAt: instant,
+  })
+  .meta({ id: 'Group' });

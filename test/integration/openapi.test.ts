@@ -1,0 +1,85 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { registeredRoutes } from '../../src/api/registry';
+import { errorCodesOf, openApiPath } from '../../src/api/openapi';
+import { describeRoute } from '../../src/api/routes/help';
+import { contractViolation } from '../helpers/contract';
+import { useTestApp, type TestApp } from '../helpers/harness';
+
+let app: TestApp;
+useTestApp((a) => (app = a), {}, { workers: false });
+
+describe('GET /api/openapi.json', () => {
+  let doc: Record<string, any>;
+
+  beforeAll(async () => {
+    const res = await app.http.get('/api/openapi.json').expect(200);
+    doc = res.body;
+  });
+
+  it('passes the OpenAPI 3.1 validator (swagger-parser) with no errors', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    // swagger-parser is ESM-only: it runs in its own node process (the same script as npm run openapi:validate).
+    const out = execFileSync(process.execPath, [join(__dirname, '..', '..', 'scripts', 'validate-openapi.mjs')], { input: JSON.stringify(doc), encoding: 'utf8' });
+    expect(out).toMatch(/^valid: OpenAPI 3\.1\.0/);
+  });
+
+  it('documents every registered route, with a success body schema on every route that answers with one', () => {
+    const routes = registeredRoutes();
+    const missing: string[] = [];
+    for (const r of routes) {
+      const op = doc.paths[openApiPath(r.path)]?.[r.method.toLowerCase()];
+      if (!op) missing.push(`${r.method} ${r.path} absent`);
+      else if (!r.response && !op.responses['204']) missing.push(`${r.method} ${r.path} declares no response schema`);
+    }
+    expect(missing).toEqual([]);
+    const documented = Object.values(doc.paths).reduce((n: number, p) => n + Object.keys(p as object).length, 0);
+    expect(documented).toBe(routes.length);
+  });
+
+  it('agrees with GET /api/help: same routes, same auth, same scopes, and the declared error codes', async () => {
+    const help = (await app.http.get('/api/help').expect(200)).body;
+    expect(help.guides).toBe('/api/guides');
+    for (const e of help.endpoints as ReturnType<typeof describeRoute>[]) {
+      const op = doc.paths[e.path.replace(/^\/api/, '')][e.method.toLowerCase()];
+      expect(op['x-auth']).toEqual({ label: e.auth, capability: e.capability, scope: e.scope });
+    }
+    const trade = registeredRoutes().find((r) => r.method === 'POST' && r.path === '/predictions/trade')!;
+    const op = doc.paths['/predictions/trade'].post;
+    expect(op['x-error-codes']).toEqual(errorCodesOf(trade));
+    expect(op.responses['409'].description).toContain('price_moved');
+    expect(op.responses['503'].headers['Retry-After']).toBeDefined();
+    expect(op.security).toEqual([{ agentKey: ['workspace:trade'] }, { apiKey: ['workspace:trade'] }]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['agentKey', 'apiKey', 'viewLink']);
+  });
+
+  it('the committed client types (examples/api.d.ts, which examples/build-agent.ts compiles against) match the document', () => {
+    const root = join(__dirname, '..', '..');
+    const out = execFileSync(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'scripts', 'generate-client.ts'), '--check'], { encoding: 'utf8' });
+    expect(out).toContain('up to date');
+  });
+
+  it('describes requests from the input side of the schemas (coerced query numbers, flags as strings)', () => {
+    const status = doc.paths['/status'].get;
+    const trends = status.parameters.find((p: { name: string }) => p.name === 'trends');
+    expect(trends.schema.enum).toEqual(expect.arrayContaining(['1', 'true']));
+    const limit = doc.paths['/predictions/markets'].get.parameters.find((p: { name: string }) => p.name === 'limit');
+    expect(limit.schema).toMatchObject({ type: 'integer', maximum: 200, default: 50 });
+    expect(doc.paths['/predictions/markets/{id}'].get.parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true });
+  });
+});
+
+describe('the contract check', () => {
+  it('fails a success body that does not match its route schema, and an undeclared error code', () => {
+    const route = { method: 'GET' as const, path: '/agents/:id/balance' };
+    const base = { method: 'GET', path: '/api/agents/me/balance', route, type: 'application/json' };
+    expect(contractViolation({ ...base, status: 200, body: { agentId: 'a', balance: 3 } })).toBeNull();
+    expect(contractViolation({ ...base, status: 200, body: { agentId: 'a', balance: '3' } })).toMatch(/does not match/);
+    expect(contractViolation({ ...base, status: 200, body: { agentId: 'a', balance: 3, extra: 1 } })).toMatch(/does not match/);
+    const refusal = (code: string) => ({ error: 'x', code, doc_url: `/api/guides/api-reference#error-${code}` });
+    expect(contractViolation({ ...base, status: 404, body: refusal('not_found') })).toBeNull();
+    expect(contractViolation({ ...base, status: 400, body: refusal('price_moved') })).toMatch(/not among the route's declared errors/);
+    expect(contractViolation({ ...base, status: 400, body: { error: 'x' } })).toMatch(/Error schema/);
+    expect(contractViolation({ ...base, status: 201, body: { agentId: 'a', balance: 3 } })).toMatch(/not documented/);
+  });
+});
