@@ -96,17 +96,26 @@ export function planTrade(input: {
     let shares = spec.shares;
     let limited: boolean | undefined;
     let r: { proceeds: bigint; book: BookState };
+    // Shares bought at walls are outside the book, so a holder may sell more of a side than the
+    // book holds. Lift both sides by the deficit first: C(q + k(1,1)) = C(q) + k, so prices and
+    // proceeds are those of the same sale, and the pool's cover is unchanged (decisions.md).
+    const side = spec.direction === 'higher' ? book.qHigher : book.qLower;
+    const lift = spec.shares > side ? spec.shares - side : 0n;
+    const lifted = lift > 0n ? { ...book, qHigher: book.qHigher + lift, qLower: book.qLower + lift } : book;
     if (limitP !== undefined) {
       // Selling higher pushes p down: the limit is the lowest call it may leave (and vice versa).
       const past = spec.direction === 'higher' ? p0 <= limitP : p0 >= limitP;
       if (past) throw priceMoved();
-      const s = sellToProbability(book, spec.direction, limitP, spec.shares);
+      const s = sellToProbability(lifted, spec.direction, limitP, spec.shares);
       shares = s.shares;
       limited = s.shares < spec.shares;
       r = { proceeds: s.proceeds, book: s.book };
     } else {
-      r = sellShares(book, spec.direction, shares);
+      r = sellShares(lifted, spec.direction, shares);
     }
+    // Give back what the sale did not need of the lift (the book keeps its smallest form).
+    const drop = minBig(lift, minBig(r.book.qHigher, r.book.qLower));
+    if (drop > 0n) r = { ...r, book: redeemPairs(r.book, drop) };
     if (shares <= 0n || r.proceeds < MIN_TRADE_NANO) throw tooSmall();
     const pAfter = probability(r.book);
     const next: Holding = { ...holding, [spec.direction]: available - shares };

@@ -1,5 +1,5 @@
 import { inTransaction } from '../../src/db/tx';
-import { expireDueOrders, voidMarketById } from '../../src/services/markets';
+import { expireDueOrders, lockMarket, resolveLockedMarket, voidMarketById } from '../../src/services/markets';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
@@ -129,5 +129,38 @@ describe('limit orders', () => {
     await inTransaction(app.deps.ds, (m) => voidMarketById(m, marketId, 'test', app.clock.now()));
     expect((await getOrder(a, rest.id)).body).toMatchObject({ status: 'cancelled', closeReason: 'market voided' });
     expect(await balanceOf(app, a)).toBeCloseTo(100, 9);
+  });
+
+  it('shares bought at a wall can all be sold back to the book (no 500): priced as the same sale, the pool still covers every holder', async () => {
+    const marketId = await book();
+    const a = await trader(app, ws, 100);
+    const b = await trader(app, ws, 100);
+    await place(a, { marketId, direction: 'lower', limit: 600, shares: 10 });
+    const t = await trade(app, ws, b, { marketId, direction: 'higher', amount: 50, limit: 600 });
+    expect(t.body.limitFills).toEqual([expect.objectContaining({ shares: 10, price: 600 })]);
+    const held = t.body.position.shares;
+    // More higher shares than the book ever sold: the market maker takes them all at its prices.
+    const dry = await trade(app, ws, b, { marketId, direction: 'higher', sellShares: held, dryRun: true });
+    expect(dry.status).toBe(200);
+    const sold = await trade(app, ws, b, { marketId, direction: 'higher', sellShares: held });
+    expect(sold.status).toBe(200);
+    expect(sold.body).toMatchObject({ kind: 'sell', shares: held, position: { direction: null, shares: 0 }, proceeds: dry.body.proceeds });
+    // Net of the wall's 10 shares the book is 10 higher short of where it opened: p = 1/(1 + e^(10/b)), b = 100/ln 2.
+    expect(sold.body.probability).toBeCloseTo(1 / (1 + 2 ** 0.1), 9);
+    expect(sold.body.proceeds).toBeLessThan(t.body.cost);
+    // A limited sell of wall shares stops at its guard like any sell.
+    const c = await trader(app, ws, 100);
+    await place(a, { marketId, direction: 'lower', limit: 520, shares: 10 });
+    const t2 = await trade(app, ws, c, { marketId, direction: 'higher', amount: 30, limit: 520 });
+    expect(t2.body.limitFills).toHaveLength(1);
+    const guarded = await trade(app, ws, c, { marketId, direction: 'higher', sellShares: t2.body.position.shares, limit: 490 });
+    expect(guarded.status).toBe(200);
+    expect(guarded.body.consensus).toBeCloseTo(490, 4);
+    expect(guarded.body.sharesKept).toBeGreaterThan(0);
+    await expectLedgerSound(app.deps);
+    // The wall's owner holds 20 lower; resolving at the low end pays them in full from the pool.
+    const before = await balanceOf(app, a);
+    await inTransaction(app.deps.ds, async (m) => resolveLockedMarket(m, (await lockMarket(m, marketId))!, 0, app.clock.now()));
+    expect((await balanceOf(app, a)) - before).toBeCloseTo(20, 9);
   });
 });
