@@ -14,4 +14,5 @@ export const cronTable: Array<{ name: string; schedule: string; fire: (hub: JobH
   { name: 'resolve-due', schedule: '10 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'resolveDue', {}, { jobId: `resolve-due-${minuteKey(at)}` }) },
   { name: 'purge-requests', schedule: '0 17 * * * *', fire: (hub, at) => hub.enqueue('horizons', 'purgeRequests', {}, { jobId: `purge-${hourKey(at)}` }) },
   { name: 'outbox-relay', schedule: '*/2 * * * * *', fire: (hub) => hub.enqueue('outbox', 'relay', {}, { jobId: 'relay' }) },
+  { name: 'purge-events', schedule: '0 23 * * * *', fire: (hub, at) => hub.enqueue('outbox', 'purge', {}, { jobId: `purge-events-${hourKey(at)}` }) },
 ];

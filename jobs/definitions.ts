@@ -51,6 +51,16 @@ export const queueFamilies = {
     laned: false,
     jobs: {
       relay: z.object({}),
+      // Events past EVENT_RETENTION_DAYS (and delivery log rows as old) are deleted.
+      purge: z.object({}),
+    },
+  },
+  // Webhook delivery: one run drains one endpoint in log order (a lease on its row keeps it to one worker).
+  webhooks: {
+    laned: false,
+    concurrency: 16,
+    jobs: {
+      deliver: z.object({ hookId: z.string().uuid() }),
     },
   },
   // Credits and the chain: deposit verification and withdrawals (each re-enqueues itself, delayed, while the chain is not there yet).

@@ -5,8 +5,9 @@ import { Markets1763700003000 } from './1763700003000-Markets';
 import { Proposals1763700004000 } from './1763700004000-Proposals';
 import { TradeJournal1763700005000 } from './1763700005000-TradeJournal';
 import { TradeOutcomeByCode1763700006000 } from './1763700006000-TradeOutcomeByCode';
-import { LimitOrders1763800300000 } from './1763800300000-LimitOrders';
+import { EventsAndHooks1763800200000 } from './1763800200000-EventsAndHooks';
 import { Credits1763800100000 } from './1763800100000-Credits';
+import { LimitOrders1763800300000 } from './1763800300000-LimitOrders';
 
 /** Explicit list (no glob): the same code loads under tsx and jest. Append new migrations. */
-export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000, Proposals1763700004000, TradeJournal1763700005000, TradeOutcomeByCode1763700006000, Credits1763800100000, LimitOrders1763800300000];
+export const migrations = [Foundation1763700000000, Metrics1763700001000, Access1763700002000, Markets1763700003000, Proposals1763700004000, TradeJournal1763700005000, TradeOutcomeByCode1763700006000, EventsAndHooks1763800200000, Credits1763800100000, LimitOrders1763800300000];

@@ -32,6 +32,17 @@ const schema = z.object({
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   SCHEDULER: boolish.default(true),
+  // Events and webhooks (issue 13).
+  EVENT_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  EVENTS_POLL_MS: z.coerce.number().int().min(5).max(10000).default(20),
+  SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600000).default(15000),
+  WEBHOOK_ALLOW_HTTP: boolish.default(false),
+  WEBHOOK_ALLOW_PRIVATE: boolish.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(15000),
+  // Multiplies the retry schedule (tests run it in milliseconds); Retry-After is honoured as sent.
+  WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
+  // An endpoint failing without a success for this long is disabled (5 days).
+  WEBHOOK_DISABLE_AFTER_MS: z.coerce.number().int().min(1000).default(432_000_000),
   // Credits and the chain (issue 12). With no CHAIN_RPC_URL/USDC_ADDRESS/TREASURY_PRIVATE_KEY the chain routes refuse (503).
   CHAIN_RPC_URL: z.string().url().optional(),
   CHAIN_ID: z.coerce.number().int().positive().optional(),

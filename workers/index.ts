@@ -3,7 +3,8 @@ import { queueFamilies, type QueueFamilyName } from '../jobs/definitions';
 import { redisConnection } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
-import { outboxProcessors } from './outbox';
+import { EventPump, outboxProcessors } from './outbox';
+import { webhookProcessors } from './webhooks';
 import { chainProcessors } from './chain';
 import { horizonProcessors } from './horizons';
 import { tradeProcessors } from './trade';
@@ -17,6 +18,7 @@ export function processorTable(deps: Deps): Record<QueueFamilyName, AnyProcessor
     trade: tradeProcessors(deps),
     horizons: horizonProcessors(deps),
     outbox: outboxProcessors(deps),
+    webhooks: webhookProcessors(deps),
     chain: chainProcessors(deps),
   };
 }
@@ -56,7 +58,7 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
             stalledInterval: deps.config.TRADE_LANE_STALLED_CHECK_MS,
             maxStalledCount: 3,
           }
-        : { concurrency: 4 };
+        : { concurrency: 'concurrency' in def ? def.concurrency : 4 };
       const w = new Worker(
         name,
         async (job) => {
@@ -74,10 +76,13 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   await watchdog.start();
+  const pump = new EventPump(deps);
+  pump.start();
   return {
     watchdog,
     close: async () => {
       await watchdog.stop();
+      await pump.stop();
       await Promise.all(workers.map((w) => w.close()));
     },
   };

@@ -1,8 +1,77 @@
 import type { Deps } from '../src/deps';
-import { relayOutbox } from '../src/services/events';
+import { logger } from '../src/logger';
+import { purgeEvents, sequenceEvents } from '../src/services/events';
+import { kickHooks, sweepHooks } from '../src/services/hooks';
 import type { Processors } from './types';
 
-/** outbox: publish committed events to the live feed (Redis stream per workspace). */
+/** One sequencer pass, then a delivery run for the endpoints of the workspaces that got events. */
+async function relayOnce(deps: Deps): Promise<number> {
+  const pass = await sequenceEvents(deps);
+  if (pass.sequenced) await kickHooks(deps, pass.workspaceIds, pass.lastSeq ?? '0');
+  return pass.sequenced;
+}
+
+/** outbox: the cron's relay is the backstop of the pump below (a process without workers running, a stalled loop). */
 export const outboxProcessors = (deps: Deps): Processors<'outbox'> => ({
-  relay: async () => relayOutbox(deps),
+  relay: async () => {
+    const sequenced = await relayOnce(deps);
+    const swept = await sweepHooks(deps, String(Math.floor(Date.now() / 2000)));
+    return { sequenced, swept };
+  },
+  purge: async () => purgeEvents(deps, deps.config.EVENT_RETENTION_DAYS),
 });
+
+const SWEEP_EVERY_MS = 5000;
+
+/**
+ * The worker's event loop: sequences committed events every EVENTS_POLL_MS (at once again while
+ * there are more) and kicks their endpoints; every few seconds it sweeps for endpoints with work
+ * and no job (a job lost with Redis). All state is in Postgres, so a restart of either loses nothing.
+ */
+export class EventPump {
+  private stopped = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  constructor(private readonly deps: Deps) {}
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((r) => {
+      const t = setTimeout(r, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        r();
+      };
+    });
+  }
+
+  private async run(): Promise<void> {
+    let lastSweep = 0;
+    let failures = 0;
+    while (!this.stopped) {
+      let busy = false;
+      try {
+        busy = (await relayOnce(this.deps)) > 0;
+        if (Date.now() - lastSweep >= SWEEP_EVERY_MS) {
+          lastSweep = Date.now();
+          await sweepHooks(this.deps, String(Math.floor(lastSweep / SWEEP_EVERY_MS)));
+        }
+        failures = 0;
+      } catch (err) {
+        failures++;
+        if (failures === 1 || failures % 50 === 0) logger.warn({ err, failures }, 'event pump pass failed; retrying');
+      }
+      if (this.stopped) break;
+      await this.sleep(busy ? 0 : failures ? Math.min(1000, this.deps.config.EVENTS_POLL_MS * 2 ** Math.min(failures, 6)) : this.deps.config.EVENTS_POLL_MS);
+    }
+  }
+}

@@ -30,6 +30,8 @@ export class Agent {
   @JoinColumn({ name: 'claimed_by', foreignKeyConstraintName: 'agents_claimed_by_fkey' })
   claimer?: Agent | null;
   @Column({ type: 'timestamptz', name: 'claimed_at', nullable: true }) claimedAt!: Date | null;
+  /** Notification switches (spec §2.7; null: the defaults), migration 1763800200000. */
+  @Column({ type: 'jsonb', nullable: true }) notifications!: Record<string, boolean> | null;
 }
 
 @Entity('api_keys')

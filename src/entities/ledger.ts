@@ -36,6 +36,8 @@ export class LedgerEntry {
 @Entity('outbox')
 @Index('outbox_unpublished', ['id'], { where: 'published_at IS NULL' })
 @Index('outbox_workspace', ['workspaceId', 'id'])
+@Index('outbox_seq', ['seq'], { unique: true })
+@Index('outbox_workspace_seq', ['workspaceId', 'seq'])
 export class OutboxEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
   @Column({ type: 'uuid', name: 'workspace_id', nullable: true }) workspaceId!: string | null;
@@ -43,6 +45,16 @@ export class OutboxEvent {
   @Column({ type: 'jsonb' }) data!: Record<string, unknown>;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'published_at', nullable: true }) publishedAt!: Date | null;
+  /** Position in the event log, set by the sequencer after commit (migration 1763800200000). */
+  @Column({ type: 'bigint', nullable: true }) seq!: string | null;
+  /** The one participant this event is for (null: everyone who sees the workspace). */
+  @Column({ type: 'text', name: 'agent_id', nullable: true }) agentId!: string | null;
+}
+
+@Entity('event_sequencer')
+export class EventSequencer {
+  @PrimaryColumn({ type: 'integer' }) id!: number;
+  @Column({ type: 'bigint', name: 'last_seq' }) lastSeq!: string;
 }
 
 @Entity('settings')

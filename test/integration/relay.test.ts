@@ -1,6 +1,6 @@
 import { cronTable } from '../../jobs/cron';
 import { JobHub } from '../../jobs/hub';
-import { relayOutbox } from '../../src/services/events';
+import { sequenceEvents } from '../../src/services/events';
 import { buildWorkspace } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
@@ -8,27 +8,27 @@ import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 let app: TestApp;
 useTestApp((a) => (app = a));
 
-describe('the outbox relay', () => {
-  it('publishes committed events to the workspace stream once, in order, and marks them', async () => {
+describe('the event sequencer', () => {
+  it('gives committed events their place in the log once, in order, and marks them', async () => {
     const ws = await buildWorkspace(app, { public: true });
     const metric = await createMetric(app, ws, { value: 300 });
     const [book] = await marketsOf(app, ws, metric.id);
     const t = await trader(app, ws, 20);
     const done = await trade(app, ws, t, { marketId: book.id, direction: 'higher', amount: 2 });
     expect(done.status).toBe(200);
-    const pending = await app.deps.ds.query(`SELECT id, type FROM outbox WHERE workspace_id = $1 AND published_at IS NULL ORDER BY id`, [ws.id]);
-    expect(pending.map((r: any) => r.type)).toEqual(expect.arrayContaining(['market:created', 'trade:executed']));
-    await relayOutbox(app.deps);
-    const stream = `${app.prefix}:events:${ws.id}`;
-    const entries = await app.deps.redis.xrange(stream, '-', '+');
-    const fields = entries.map(([, f]) => Object.fromEntries(Array.from({ length: f.length / 2 }, (_, i) => [f[2 * i], f[2 * i + 1]])));
-    expect(fields.map((f) => f.id)).toEqual(pending.map((r: any) => String(r.id)));
-    const tradeEvent = fields.find((f) => f.type === 'trade:executed')!;
-    expect(JSON.parse(tradeEvent.data)).toMatchObject({ marketId: book.id, agentId: t.id, direction: 'higher' });
-    const left = await app.deps.ds.query(`SELECT count(*)::int AS n FROM outbox WHERE workspace_id = $1 AND published_at IS NULL`, [ws.id]);
-    expect(left[0].n).toBe(0);
-    await relayOutbox(app.deps);
-    expect(await app.deps.redis.xlen(stream)).toBe(entries.length);
+    await sequenceEvents(app.deps);
+    const rows = await app.deps.ds.query(`SELECT id, seq::text AS seq, type, data, published_at FROM outbox WHERE workspace_id = $1 ORDER BY id`, [ws.id]);
+    expect(rows.map((r: any) => r.type)).toEqual(expect.arrayContaining(['market:created', 'trade:executed']));
+    // Every row sequenced, seqs increase with the insert order here (one writer at a time).
+    expect(rows.every((r: any) => r.seq !== null && r.published_at !== null)).toBe(true);
+    const seqs = rows.map((r: any) => BigInt(r.seq));
+    expect([...seqs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual(seqs);
+    const tradeEvent = rows.find((r: any) => r.type === 'trade:executed')!;
+    expect(tradeEvent.data).toMatchObject({ marketId: book.id, agentId: t.id, direction: 'higher' });
+    const again = await sequenceEvents(app.deps);
+    const after = await app.deps.ds.query(`SELECT seq::text AS seq FROM outbox WHERE workspace_id = $1 ORDER BY id`, [ws.id]);
+    expect(after.map((r: any) => r.seq)).toEqual(rows.map((r: any) => r.seq));
+    expect(again.workspaceIds).not.toContain(ws.id);
   });
 });
 
@@ -53,6 +53,6 @@ describe('the cron table', () => {
       const keys = await app.deps.redis.keys(`${prefix}:*`);
       if (keys.length) await app.deps.redis.del(...keys);
     }
-    expect(cronTable.map((e) => e.name).sort()).toEqual(['horizons-hourly', 'horizons-minute', 'outbox-relay', 'purge-requests', 'resolve-due']);
+    expect(cronTable.map((e) => e.name).sort()).toEqual(['horizons-hourly', 'horizons-minute', 'outbox-relay', 'purge-events', 'purge-requests', 'resolve-due']);
   });
 });

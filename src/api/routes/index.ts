@@ -15,3 +15,5 @@ import './participants';
 import './onboarding';
 import './lifecycle';
 import './proposals';
+import './events';
+import './hooks';

@@ -1,2 +1,4 @@
 export * from './outbox';
-export * from './relay';
+export * from './sequencer';
+export * from './feed';
+export * from './stream';

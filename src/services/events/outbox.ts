@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'proposal:created',
   'proposal:subsidy_skipped',
   'proposal:status_changed',
+  // To one participant (the hook's owner): its endpoint was disabled.
+  'endpoint:disabled',
   // Limit orders (issue 14).
   'order:placed',
   'order:filled',
@@ -24,21 +26,33 @@ export interface PendingEvent {
   workspaceId: string | null;
   type: EventType;
   data: Record<string, unknown>;
+  /** Only this participant sees the event (its feed, stream and hooks); absent: every reader of the workspace. */
+  agentId?: string | null;
 }
 
 /**
  * The one INSERT INTO outbox, rows in the order given (the relay publishes in id order): one event
  * as plain parameters (the trade's, on the hot path), several as arrays.
  */
-function insertSql(count: number, firstParam: number, when?: string): string {
-  const [w, t, d] = [0, 1, 2].map((i) => `$${firstParam + i}`);
-  const source =
-    count === 1 ? `(SELECT ${w}::uuid, ${t}::text, ${d}::jsonb) AS x(w, t, d)` : `unnest(${w}::uuid[], ${t}::text[], ${d}::jsonb[]) AS x(w, t, d)`;
-  return `INSERT INTO outbox (workspace_id, type, data) SELECT x.w, x.t, x.d FROM ${source}${when ? ` WHERE ${when}` : ''}`;
+function insertSql(count: number, firstParam: number, when?: string, recipients = false): string {
+  const [w, t, d, a] = [0, 1, 2, 3].map((i) => `$${firstParam + i}`);
+  const source = recipients
+    ? count === 1
+      ? `(SELECT ${w}::uuid, ${t}::text, ${d}::jsonb, ${a}::text) AS x(w, t, d, a)`
+      : `unnest(${w}::uuid[], ${t}::text[], ${d}::jsonb[], ${a}::text[]) AS x(w, t, d, a)`
+    : count === 1
+      ? `(SELECT ${w}::uuid, ${t}::text, ${d}::jsonb) AS x(w, t, d)`
+      : `unnest(${w}::uuid[], ${t}::text[], ${d}::jsonb[]) AS x(w, t, d)`;
+  const cols = recipients ? 'workspace_id, type, data, agent_id' : 'workspace_id, type, data';
+  const vals = recipients ? 'x.w, x.t, x.d, x.a' : 'x.w, x.t, x.d';
+  return `INSERT INTO outbox (${cols}) SELECT ${vals} FROM ${source}${when ? ` WHERE ${when}` : ''}`;
 }
 
+const hasRecipients = (events: readonly PendingEvent[]) => events.some((e) => e.agentId);
+
 function paramsOf(events: readonly PendingEvent[]): unknown[] {
-  const cols = [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+  const cols: unknown[][] = [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+  if (hasRecipients(events)) cols.push(events.map((e) => e.agentId ?? null));
   return events.length === 1 ? cols.map((c) => c[0]) : cols;
 }
 
@@ -49,16 +63,16 @@ function paramsOf(events: readonly PendingEvent[]): unknown[] {
  */
 export function outboxFragment(events: readonly PendingEvent[], firstParam: number, when?: string): { cte: string; params: unknown[] } {
   if (!events.length) throw new RangeError('an outbox fragment needs at least one event');
-  return { cte: `outbox_rows AS (${insertSql(events.length, firstParam, when)})`, params: paramsOf(events) };
+  return { cte: `outbox_rows AS (${insertSql(events.length, firstParam, when, hasRecipients(events))})`, params: paramsOf(events) };
 }
 
-/** Write events in the caller's transaction, in one statement whatever their number; the relay publishes them after commit. */
+/** Write events in the caller's transaction, in one statement whatever their number; the sequencer logs them after commit. */
 export async function writeEvents(m: EntityManager, events: readonly PendingEvent[]): Promise<void> {
   if (!events.length) return;
-  await m.query(insertSql(events.length, 1), paramsOf(events));
+  await m.query(insertSql(events.length, 1, undefined, hasRecipients(events)), paramsOf(events));
 }
 
 /** One event (see `writeEvents`). */
-export async function emitEvent(m: EntityManager, workspaceId: string | null, type: EventType, data: Record<string, unknown>): Promise<void> {
-  await writeEvents(m, [{ workspaceId, type, data }]);
+export async function emitEvent(m: EntityManager, workspaceId: string | null, type: EventType, data: Record<string, unknown>, agentId?: string | null): Promise<void> {
+  await writeEvents(m, [{ workspaceId, type, data, agentId }]);
 }

@@ -1,0 +1,74 @@
+import type { Deps } from '../../deps';
+import { inTransaction } from '../../db/tx';
+
+/** One sequencer at a time, whatever the number of processes (a transaction-scoped advisory lock). */
+const SEQUENCER_LOCK = 727301;
+/** Postgres NOTIFY channel: "the log grew up to seq <payload>" (one notify per pass, never on the hot path). */
+export const EVENTS_CHANNEL = 'mpps_events';
+
+export interface SequencedPass {
+  sequenced: number;
+  lastSeq: string | null;
+  /** Workspaces that got events in this pass (their hooks have work). */
+  workspaceIds: string[];
+}
+
+/**
+ * Give committed outbox rows their place in the event log. A bigserial id is taken at INSERT, not at
+ * COMMIT, so a reader paging on it could skip a row that commits late with a lower id; instead this
+ * one serialized pass numbers the rows it can see (committed ones) from a counter only it touches,
+ * and commits before the next pass starts. A row committed late simply gets a later seq, so `seq > cursor`
+ * never skips. The writers' transactions (the trade hot path among them) touch no shared counter.
+ */
+export async function sequenceEvents(deps: Deps, batch = 2000): Promise<SequencedPass> {
+  const none: SequencedPass = { sequenced: 0, lastSeq: null, workspaceIds: [] };
+  // Idle passes are one index probe, with no transaction and no write.
+  const [pending] = await deps.ds.query(`SELECT 1 AS x FROM outbox WHERE published_at IS NULL LIMIT 1`);
+  if (!pending) return none;
+  return inTransaction(deps.ds, async (m) => {
+    const [{ got }] = await m.query(`SELECT pg_try_advisory_xact_lock($1) AS got`, [SEQUENCER_LOCK]);
+    if (!got) return none;
+    // A fresh statement: its snapshot sees everything the previous pass committed.
+    const rows: Array<{ seq: string; workspace_id: string | null }> = await m.query(
+      `WITH c AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1),
+            s AS (UPDATE event_sequencer SET last_seq = last_seq + (SELECT count(*) FROM c) WHERE id = 1
+                  RETURNING last_seq - (SELECT count(*) FROM c) AS base),
+            u AS (UPDATE outbox o SET seq = s.base + c.rn, published_at = now() FROM c, s WHERE o.id = c.id
+                  RETURNING o.seq, o.workspace_id)
+       SELECT seq::text AS seq, workspace_id FROM u`,
+      [batch],
+    );
+    if (!rows.length) return none;
+    let last = 0n;
+    for (const r of rows) if (BigInt(r.seq) > last) last = BigInt(r.seq);
+    await m.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, last.toString()]);
+    const ws = [...new Set(rows.map((r) => r.workspace_id).filter((w): w is string => !!w))];
+    return { sequenced: rows.length, lastSeq: last.toString(), workspaceIds: ws };
+  });
+}
+
+/** Delete log entries older than the retention (and delivery log rows of the same age), in batches. */
+export async function purgeEvents(deps: Deps, retentionDays: number): Promise<{ events: number; deliveries: number }> {
+  const cutoff = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000);
+  let events = 0;
+  let deliveries = 0;
+  for (;;) {
+    const [{ n }] = await deps.ds.query(
+      `WITH d AS (DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE created_at < $1 AND seq IS NOT NULL LIMIT 5000) RETURNING 1)
+       SELECT count(*)::int AS n FROM d`,
+      [cutoff],
+    );
+    events += n;
+    if (n < 5000) break;
+  }
+  for (;;) {
+    const [{ n }] = await deps.ds.query(
+      `WITH d AS (DELETE FROM hook_deliveries WHERE id IN (SELECT id FROM hook_deliveries WHERE created_at < $1 LIMIT 5000) RETURNING 1)
+       SELECT count(*)::int AS n FROM d`,
+      [cutoff],
+    );
+    deliveries += n;
+    if (n < 5000) break;
+  }
+  return { events, deliveries };
+}

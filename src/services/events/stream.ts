@@ -1,0 +1,118 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { Client } from 'pg';
+import type { Deps } from '../../deps';
+import { logger } from '../../logger';
+import { logHead, readFeed, type FeedEvent, type FeedScope } from './feed';
+import { EVENTS_CHANNEL } from './sequencer';
+
+/** Without a notification (a dropped LISTEN connection), streams still look this often. */
+const FALLBACK_POLL_MS = 1000;
+
+/**
+ * Per process: one LISTEN connection wakes every open stream when the sequencer extends the log
+ * (Postgres, not Redis: nothing is lost when Redis restarts); a slow timer is the fallback.
+ */
+class LogWaker {
+  private readonly listeners = new Set<() => void>();
+  private client: Client | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  constructor(private readonly deps: Deps) {}
+
+  subscribe(wake: () => void): () => void {
+    this.listeners.add(wake);
+    if (this.listeners.size === 1) this.open();
+    return () => {
+      this.listeners.delete(wake);
+      if (!this.listeners.size) this.close();
+    };
+  }
+
+  private wakeAll = () => {
+    for (const l of this.listeners) l();
+  };
+
+  private open(): void {
+    this.timer = setInterval(this.wakeAll, FALLBACK_POLL_MS);
+    this.timer.unref();
+    const client = new Client({ connectionString: this.deps.config.databaseUrl });
+    this.client = client;
+    client.on('error', (err) => {
+      logger.warn({ err }, 'event stream LISTEN connection lost; polling until a stream reopens it');
+      if (this.client === client) this.client = null;
+    });
+    client.on('notification', this.wakeAll);
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${EVENTS_CHANNEL}`))
+      .catch((err) => logger.warn({ err }, 'event stream LISTEN failed; polling'));
+  }
+
+  private close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const c = this.client;
+    this.client = null;
+    c?.end().catch(() => undefined);
+  }
+}
+
+const wakers = new WeakMap<Deps, LogWaker>();
+function wakerOf(deps: Deps): LogWaker {
+  let w = wakers.get(deps);
+  if (!w) wakers.set(deps, (w = new LogWaker(deps)));
+  return w;
+}
+
+export function sseFrame(e: FeedEvent): string {
+  return `id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ ...e, timestamp: e.timestamp.toISOString() })}\n\n`;
+}
+
+/**
+ * A Server-Sent Events body: every event after `after` (a Last-Event-ID), then each new one as the
+ * log grows, with a heartbeat comment; a reconnecting client sends its last id and misses nothing.
+ * No `after`: from the head (new events only).
+ */
+export async function openEventStream(deps: Deps, scope: FeedScope, opts: { after: string | null; types?: string[] }): Promise<Readable> {
+  let cursor = opts.after ?? (await logHead(deps));
+  const out = new PassThrough();
+  let closed = false;
+  let running = false;
+  let again = false;
+  const pump = async () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        for (;;) {
+          const batch = await readFeed(deps, scope, { after: cursor, types: opts.types, limit: 500 });
+          if (closed) return;
+          for (const e of batch) out.write(sseFrame(e));
+          if (batch.length) cursor = batch[batch.length - 1].id;
+          if (batch.length < 500) break;
+        }
+      } while (again && !closed);
+    } catch (err) {
+      logger.warn({ err }, 'event stream read failed; the next wake retries');
+    } finally {
+      running = false;
+    }
+  };
+  const unsubscribe = wakerOf(deps).subscribe(() => void pump());
+  const heartbeat = setInterval(() => out.write(': heartbeat\n\n'), deps.config.SSE_HEARTBEAT_MS);
+  heartbeat.unref();
+  const stop = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    unsubscribe();
+  };
+  out.on('close', stop);
+  out.on('error', stop);
+  out.write(`retry: 2000\n: stream from ${cursor}\n\n`);
+  void pump();
+  return out;
+}

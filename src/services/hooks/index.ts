@@ -1,0 +1,5 @@
+export * from './hooks';
+export * from './send';
+export * from './deliver';
+export * from './deliveries';
+export * from './notifications';
