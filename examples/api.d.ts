@@ -3174,7 +3174,7 @@ export interface operations {
         };
         responses: {
             /** @description Success. */
-            200: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4929,7 +4929,7 @@ export interface operations {
         };
         responses: {
             /** @description Success. */
-            200: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6419,12 +6419,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done; no body. */
-            204: {
+            /** @description Success. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/event-stream": unknown;
+                };
             };
             /** @description `validation_failed`, `malformed_json`, `workspace_required` */
             400: {

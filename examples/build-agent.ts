@@ -3,7 +3,7 @@
  * GET /api/openapi.json (examples/api.d.ts). Run: AGENT_KEY=... WORKSPACE=... npx tsx examples/build-agent.ts
  *
  * Strategy: a metric's latest reading is the forecast; where a funded book's consensus sits more than
- * `edge` of its range away from it, move the price toward it with { targetValue, maxBudget }, after
+ * `edge` (2%) of its range away from it, move the price toward it with { targetValue, maxBudget }, after
  * a dry run shows what it would cost.
  */
 import type { components, operations } from './api';
@@ -43,7 +43,7 @@ export async function call<T>(method: string, path: string, body?: unknown, idem
 }
 
 /** The price this agent would move a book to, or null when the book is close enough. */
-export function targetFor(market: Market, metric: Metric | undefined, edge = 0.05): number | null {
+export function targetFor(market: Market, metric: Metric | undefined, edge = 0.02): number | null {
   if (!metric || metric.total === null || market.consensus === null || market.status !== 'open') return null;
   const width = market.rangeMax - market.rangeMin;
   const forecast = Math.min(market.rangeMax, Math.max(market.rangeMin, metric.total));

@@ -83,3 +83,62 @@ describe('the contract check', () => {
     expect(contractViolation({ ...base, status: 201, body: { agentId: 'a', balance: 3 } })).toMatch(/not documented/);
   });
 });
+
+describe('guides (spec §4.1)', () => {
+  const SECTIONS = [
+    'agent-api', 'agent-telemetry', 'api-reference', 'auth-and-keys', 'build-agent', 'compatibility', 'connect', 'creating', 'credits', 'feedback', 'formulas',
+    'get-paid', 'limit-orders', 'markets', 'metric-design', 'onboarding', 'overview', 'proposals', 'recipes', 'seasons', 'sources', 'time-preference',
+  ];
+
+  it('indexes every section with { id, title, description, path, category, order } in known categories', async () => {
+    const index = (await app.http.get('/api/guides').expect(200)).body as Array<{ id: string; path: string; category: string; order: number }>;
+    expect(index.map((g) => g.id).sort()).toEqual(SECTIONS);
+    const categories = (await app.http.get('/api/guides/_categories').expect(200)).body as Array<{ id: string }>;
+    for (const g of index) {
+      expect(g.path).toBe(`/api/guides/${g.id}`);
+      expect(categories.map((c) => c.id)).toContain(g.category);
+    }
+    expect(index.map((g) => g.order)).toEqual(index.map((_, i) => i + 1));
+  });
+
+  it('answers every section with real Markdown whose guide links all resolve', async () => {
+    const ids = new Set(SECTIONS);
+    const problems: string[] = [];
+    for (const id of SECTIONS) {
+      const res = await app.http.get(`/api/guides/${id}`).expect(200);
+      expect(res.headers['content-type']).toMatch(/text\/markdown/);
+      const text = res.text;
+      if (!/^# \S/.test(text)) problems.push(`${id}: no title`);
+      // Not a stub (the index's one-line fallback): concepts, an example, the codes.
+      if (text.length < 700 || !text.includes('```')) problems.push(`${id}: ${text.length} characters, no example`);
+      if (text.includes('{{example:')) problems.push(`${id}: an example is missing`);
+      for (const [, target] of text.matchAll(/\/api\/guides\/([a-z-]+)/g)) if (!ids.has(target)) problems.push(`${id} links to ${target}`);
+    }
+    expect(problems).toEqual([]);
+    await app.http.get('/api/guides/nope').expect(404);
+  });
+
+  it('build-agent and recipes carry the compiled examples, and the help primer links the guides', async () => {
+    expect((await app.http.get('/api/guides/build-agent')).text).toContain("operations['postPredictionsTrade']");
+    expect((await app.http.get('/api/guides/recipes')).text).toContain('export async function tradeProposals');
+    const help = (await app.http.get('/api/help').expect(200)).body;
+    expect(help.primer.join(' ')).toContain('/api/guides');
+  });
+});
+
+describe('superseded parameters', () => {
+  it('answer with a Deprecation header and a warnings entry, and are marked deprecated in the document', async () => {
+    const res = await app.http.post('/api/agents/register').send({ name: `legacy-${Date.now().toString(36)}`, operator: 'ops@example.com' }).expect(201);
+    expect(res.headers.deprecation).toBe('true');
+    expect(res.headers.link).toContain('/api/guides/compatibility');
+    expect(res.body.warnings).toEqual([expect.stringContaining("'name' is superseded"), expect.stringContaining("'operator' is superseded")]);
+    const plain = await app.http.post('/api/agents/register').send({ agentId: `fresh-${Date.now().toString(36)}` }).expect(201);
+    expect(plain.headers.deprecation).toBeUndefined();
+    expect(plain.body.warnings).toBeUndefined();
+    const doc = (await app.http.get('/api/openapi.json')).body;
+    const body = doc.paths['/agents/register'].post.requestBody.content['application/json'].schema;
+    expect(body.properties.name.deprecated).toBe(true);
+    expect(doc.paths['/predictions/trade'].post.requestBody.content['application/json'].schema.properties.value.deprecated).toBe(true);
+    expect(doc.paths['/predictions/markets/{id}/trade'].post.deprecated).toBe(true);
+  });
+});
