@@ -12,6 +12,7 @@ export const cronTable: Array<{ name: string; schedule: string; fire: (hub: JobH
   { name: 'horizons-hourly', schedule: '0 0 * * * *', fire: (hub, at) => hub.enqueue('horizons', 'refresh', {}, { jobId: `refresh-hourly-${hourKey(at)}` }) },
   { name: 'horizons-minute', schedule: '5 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'refresh', { minuteOnly: true }, { jobId: `refresh-minute-${minuteKey(at)}` }) },
   { name: 'resolve-due', schedule: '10 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'resolveDue', {}, { jobId: `resolve-due-${minuteKey(at)}` }) },
+  { name: 'expire-orders', schedule: '20 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'expireOrders', {}, { jobId: `expire-orders-${minuteKey(at)}` }) },
   { name: 'purge-requests', schedule: '0 17 * * * *', fire: (hub, at) => hub.enqueue('horizons', 'purgeRequests', {}, { jobId: `purge-${hourKey(at)}` }) },
   { name: 'outbox-relay', schedule: '*/2 * * * * *', fire: (hub) => hub.enqueue('outbox', 'relay', {}, { jobId: 'relay' }) },
   { name: 'purge-events', schedule: '0 23 * * * *', fire: (hub, at) => hub.enqueue('outbox', 'purge', {}, { jobId: `purge-events-${hourKey(at)}` }) },

@@ -45,6 +45,8 @@ export const queueFamilies = {
       refresh: z.object({ workspaceId: z.string().uuid().optional(), metricId: z.string().uuid().optional(), minuteOnly: z.boolean().optional() }),
       resolveDue: z.object({ workspaceId: z.string().uuid().optional() }),
       purgeRequests: z.object({}),
+      // Limit orders whose delayed expiry job was lost (issue 14).
+      expireOrders: z.object({}),
     },
   },
   outbox: {

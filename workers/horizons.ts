@@ -1,6 +1,6 @@
 import type { Deps } from '../src/deps';
 import { refreshHorizons } from '../src/services/markets';
-import { purgeTradeRequests, resolveDueNow } from '../src/services/markets';
+import { expireDueOrders, purgeTradeRequests, resolveDueNow } from '../src/services/markets';
 import type { Processors } from './types';
 
 /** horizons: spawn/retire books by date, find due books and resolve them on their lanes, housekeeping. */
@@ -9,4 +9,6 @@ export const horizonProcessors = (deps: Deps): Processors<'horizons'> => ({
   resolveDue: async (data) => resolveDueNow(deps, data.workspaceId ?? null),
   // Idempotency records are kept at least 24 hours (spec §4.5); older ones go.
   purgeRequests: async () => purgeTradeRequests(deps),
+  // The sweep behind each order's delayed expiry job.
+  expireOrders: async () => ({ expired: await expireDueOrders(deps) }),
 });

@@ -1,5 +1,5 @@
 import { inTransaction } from '../../src/db/tx';
-import { expireDueOrders, lockMarket, resolveLockedMarket, voidMarketById } from '../../src/services/markets';
+import { expireDueOrders, lockMarket, resolveLockedMarket, retireBooks, voidMarketById, type LiveBook } from '../../src/services/markets';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
@@ -162,5 +162,52 @@ describe('limit orders', () => {
     const before = await balanceOf(app, a);
     await inTransaction(app.deps.ds, async (m) => resolveLockedMarket(m, (await lockMarket(m, marketId))!, 0, app.clock.now()));
     expect((await balanceOf(app, a)) - before).toBeCloseTo(20, 9);
+  });
+
+  it('an order expires by its own delayed job; the scheduled sweep expires one whose job is not due', async () => {
+    const marketId = await book();
+    const a = await trader(app, ws, 100);
+    const soon = (await place(a, { marketId, direction: 'higher', limit: 400, shares: 10, expiresAt: new Date(app.clock.now().getTime() + 800).toISOString() })).body;
+    expect(soon.status).toBe('open');
+    // Polled, not timed: the delayed job on the market's lane closes it (nothing else runs the sweep here).
+    let status = soon.status;
+    for (let i = 0; i < 100 && status === 'open'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await getOrder(a, soon.id)).body.status;
+    }
+    expect(status).toBe('expired');
+    expect(await balanceOf(app, a)).toBeCloseTo(100, 9);
+    // An order whose delayed job is an hour away: the cron's sweep job expires it once the clock passes.
+    const later = (await place(a, { marketId, direction: 'higher', limit: 400, shares: 10, expiresAt: new Date(app.clock.now().getTime() + 3_600_000).toISOString() })).body;
+    app.clock.advance(3_600_001);
+    const swept = await app.deps.hub.enqueueAndWait('horizons', 'expireOrders', {}, { jobId: `expire-orders-test-${later.id}`, waitMs: 10_000 });
+    expect(swept).toEqual({ finished: true, result: { expired: 1 } });
+    expect((await getOrder(a, later.id)).body).toMatchObject({ status: 'expired', reserved: 0 });
+    expect(await balanceOf(app, a)).toBeCloseTo(100, 9);
+  });
+
+  it('a deactivated book and a deleted workspace cancel their resting orders and return the reserves', async () => {
+    const marketId = await book();
+    const a = await trader(app, ws, 100);
+    const b = await trader(app, ws, 100);
+    await trade(app, ws, b, { marketId, direction: 'higher', amount: 1 }); // traded: retiring deactivates rather than voids
+    const o = (await place(a, { marketId, direction: 'lower', limit: 700, shares: 10 })).body;
+    expect(await balanceOf(app, a)).toBeCloseTo(97, 9);
+    const r = await inTransaction(app.deps.ds, (m) => retireBooks(m, [{ id: marketId } as LiveBook], app.clock.now()));
+    expect(r).toEqual({ deactivated: 1, voided: 0 });
+    expect((await getOrder(a, o.id)).body).toMatchObject({ status: 'cancelled', closeReason: 'market deactivated', reserved: 0 });
+    expect(await balanceOf(app, a)).toBeCloseTo(100, 9);
+
+    const other = await buildWorkspace(app, { public: true, ownerCredits: 1000 });
+    const metric = await createMetric(app, other, { value: 500 });
+    const otherMarket = (await marketsOf(app, other, metric.id))[0].id;
+    const c = await trader(app, other, 50);
+    const res = await app.http.post('/api/predictions/orders').set('X-Agent-Key', c.key).set('X-Workspace-Id', other.id).send({ marketId: otherMarket, direction: 'higher', limit: 300, shares: 10 });
+    expect(res.status).toBe(200);
+    expect(await balanceOf(app, c)).toBeCloseTo(47, 9);
+    expect((await app.http.delete(`/api/workspaces/${other.id}`).set('X-Agent-Key', other.owner.key)).status).toBe(204);
+    expect(await balanceOf(app, c)).toBeCloseTo(50, 9);
+    const [acc] = await app.deps.ds.query(`SELECT balance::text AS b FROM accounts WHERE id = $1`, [`reserve:${otherMarket}`]);
+    expect(acc.b).toBe('0');
   });
 });

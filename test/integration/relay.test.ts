@@ -53,6 +53,6 @@ describe('the cron table', () => {
       const keys = await app.deps.redis.keys(`${prefix}:*`);
       if (keys.length) await app.deps.redis.del(...keys);
     }
-    expect(cronTable.map((e) => e.name).sort()).toEqual(['horizons-hourly', 'horizons-minute', 'outbox-relay', 'purge-events', 'purge-requests', 'resolve-due']);
+    expect(cronTable.map((e) => e.name).sort()).toEqual(['expire-orders', 'horizons-hourly', 'horizons-minute', 'outbox-relay', 'purge-events', 'purge-requests', 'resolve-due']);
   });
 });

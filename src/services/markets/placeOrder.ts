@@ -194,7 +194,7 @@ export async function submitOrder(
     throw err;
   }
   if (o.ok && p.expiresAt && o.body.status === 'open') {
-    const delay = Math.max(0, p.expiresAt.getTime() - Date.now());
+    const delay = Math.max(0, p.expiresAt.getTime() - deps.clock.now().getTime());
     await deps.hub.enqueue('trade', 'expireOrder', { orderId, marketId: p.marketId }, { jobId: `expire-${orderId}`, laneKey: p.marketId, delay, ...ORDER_JOB_OPTS }).catch(() => undefined); // the sweep covers a lost one
   }
   return o;

@@ -4,6 +4,7 @@ import { consensusOf, probability } from '../../domain/lmsr';
 import { toNano } from '../../domain/money';
 import { openBooks, type MarketRow, type OpenBookInput } from './books';
 import { voidLockedMarket } from './resolveBook';
+import { closeOrdersOf } from './orders';
 import { lockMarket } from './books';
 
 export interface SpawnMetric {
@@ -140,6 +141,8 @@ export async function retireBooks(m: EntityManager, stale: LiveBook[], now: Date
       voided++;
     } else {
       await m.query(`UPDATE markets SET close_reason = 'deactivated', updated_at = $2 WHERE id = $1`, [mk.id, now]);
+      // Closed to buys, so no wall there can fill: its resting orders go, reserves back.
+      await closeOrdersOf(m, [mk.id], 'cancelled', 'market deactivated', now);
       deactivated++;
     }
   }
