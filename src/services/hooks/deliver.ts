@@ -12,6 +12,7 @@ import { postWebhook, type SendResult } from './send';
 /** A delivering worker holds its endpoint this long past its last step (renewed on every delivery). */
 const LEASE_MS = 30_000;
 const BATCH = 200;
+const FLUSH_EVERY = 50;
 
 interface LogRow {
   seq: string;
@@ -42,6 +43,17 @@ export function webhookBody(e: { id: string; type: string; workspaceId: string |
   return JSON.stringify({ id: e.id, type: e.type, timestamp: e.timestamp.toISOString(), workspaceId: e.workspaceId, data: e.data });
 }
 
+const signers = new Map<string, Webhook>();
+/** One decoded signer per secret (a small cache: secrets change only on rotation). */
+function signerOf(secret: string): Webhook {
+  let w = signers.get(secret);
+  if (!w) {
+    if (signers.size > 1000) signers.clear();
+    signers.set(secret, (w = new Webhook(secret)));
+  }
+  return w;
+}
+
 /** Sign and send one message; during a rotation both secrets sign (space-separated signatures). */
 export async function sendSigned(
   deps: Deps,
@@ -51,7 +63,7 @@ export async function sendSigned(
 ): Promise<SendResult> {
   const at = new Date();
   const signature = signingSecrets(hook, at)
-    .map((s) => new Webhook(s).sign(msgId, at, body))
+    .map((s) => signerOf(s).sign(msgId, at, body))
     .join(' ');
   const headers = { 'webhook-id': msgId, 'webhook-timestamp': Math.floor(at.getTime() / 1000).toString(), 'webhook-signature': signature };
   return postWebhook(hook.url, headers, body, {
@@ -126,6 +138,35 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
   const types = hook.events.map((s) => s.type);
   let cursor = hook.cursor_seq;
   let delivered = 0;
+  // Successes are written in groups (log rows, cursor, lease renewal in one statement): a crash in
+  // between re-sends them with the same webhook-id (at least once), never skips one.
+  const done: Array<{ seq: string; type: string; attempt: number; r: SendResult }> = [];
+  const flush = async (): Promise<boolean> => {
+    if (!done.length) return true;
+    const rows = done.splice(0);
+    const [ok] = await deps.ds.query(
+      `WITH l AS (INSERT INTO hook_deliveries (hook_id, event_seq, event_type, attempt, status, http_status, latency_ms, response)
+                  SELECT $1, x.seq, x.type, x.attempt, 'delivered', x.http, x.ms, x.resp
+                    FROM unnest($2::bigint[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[]) AS x(seq, type, attempt, http, ms, resp) RETURNING 1),
+            u AS (UPDATE hooks SET cursor_seq = $8, attempt = 0, failing_since = NULL, next_attempt_at = NULL,
+                                   lease_until = now() + $10 * interval '1 millisecond'
+                   WHERE id = $1 AND lease_token = $9 RETURNING 1)
+       SELECT (SELECT count(*) FROM u)::int AS held, (SELECT count(*) FROM l)::int AS logged`,
+      [
+        hook.id,
+        rows.map((d) => d.seq),
+        rows.map((d) => d.type),
+        rows.map((d) => d.attempt),
+        rows.map((d) => d.r.status),
+        rows.map((d) => d.r.latencyMs),
+        rows.map((d) => d.r.snippet),
+        rows[rows.length - 1].seq,
+        token,
+        LEASE_MS,
+      ],
+    );
+    return ok.held > 0; // false: the lease went to another worker
+  };
   for (;;) {
     // Visible seqs are always a prefix of the log (the sequencer commits in order), so after a short
     // page the endpoint has settled everything up to the head read in the same snapshot.
@@ -148,24 +189,19 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
       const r = await sendSigned(deps, asHook(hook), e.seq, body);
       const cls = classifyAnswer(r.status);
       if (cls === 'delivered') {
-        const [ok] = await deps.ds.query(
-          `WITH l AS (${LOG_INSERT}),
-                u AS (UPDATE hooks SET cursor_seq = $2, attempt = 0, failing_since = NULL, next_attempt_at = NULL,
-                                       lease_until = now() + $12 * interval '1 millisecond'
-                       WHERE id = $1 AND lease_token = $11 RETURNING 1)
-           SELECT (SELECT count(*) FROM u)::int AS held, (SELECT count(*) FROM l)::int AS logged`,
-          [...logParams(hook.id, e.seq, e.type, attempt, cls, r), token, LEASE_MS],
-        );
+        done.push({ seq: e.seq, type: e.type, attempt, r });
         hook.attempt = 0;
         hook.failing_since = null;
         cursor = e.seq;
         delivered++;
-        if (!ok.held) return { delivered, stop: true }; // the lease went to another worker
+        if (done.length >= FLUSH_EVERY && !(await flush())) return { delivered, stop: true };
         continue;
       }
+      if (!(await flush())) return { delivered, stop: true };
       await failed(deps, hook, e, attempt, cls, r);
       return { delivered, stop: true };
     }
+    if (!(await flush())) return { delivered, stop: true };
     if (events.length < BATCH) {
       if (BigInt(page.head) > BigInt(cursor)) cursor = page.head;
       await deps.ds.query(`UPDATE hooks SET cursor_seq = $2 WHERE id = $1 AND lease_token = $3 AND cursor_seq < $2`, [hook.id, cursor, token]);
