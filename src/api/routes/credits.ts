@@ -183,6 +183,7 @@ defineRoute({
     'Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate with the first record.',
   params: agentParam,
   body: z.strictObject({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x and 64 hex digits') }),
+  successStatus: 202,
   response: depositSchema,
   errors: ['deposit_duplicate', 'treasury_not_configured', 'not_found', 'not_authorized'],
   handler: async (c) => {
@@ -227,6 +228,7 @@ defineRoute({
     'Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header.',
   params: agentParam,
   body: z.strictObject({ amount: positiveCredits }),
+  successStatus: 202,
   response: withdrawalSchema,
   errors: [...moneyErrors, 'wallet_required', 'treasury_not_configured', 'not_authorized'],
   handler: async (c) => {

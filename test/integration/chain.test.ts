@@ -1,0 +1,236 @@
+import type { Contract, Wallet } from 'ethers';
+import { closeChains } from '../../src/chain/client';
+import { startChain, type TestChain } from '../helpers/chain';
+import { registerAgent, type TestAgent } from '../helpers/factories';
+import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
+import { waitFor } from '../helpers/services';
+
+/**
+ * Deposits and withdrawals against a real in-process chain (Hardhat Network + MockUSDC, 6 decimals).
+ * 1 credit = 0.01 USD = 10,000 units; the buy fee is 2%; 3 confirmations. After every scenario the
+ * ledger is sound and the treasury's on-chain token balance equals the ledger's chain account.
+ */
+let chain: TestChain;
+let app: TestApp;
+const CONFIRMATIONS = 3;
+const env = () => ({
+  CHAIN_RPC_URL: chain.url,
+  CHAIN_ID: String(chain.chainId),
+  USDC_ADDRESS: chain.usdc.target as string,
+  TREASURY_PRIVATE_KEY: chain.treasuryKey,
+  CONFIRMATIONS: String(CONFIRMATIONS),
+  FINALITY_CONFIRMATIONS: '6',
+  BUY_FEE_PERCENT: '2',
+  CREDIT_VALUE_USD: '0.01',
+  WITHDRAW_REVIEW_CREDITS: '5000',
+  CHAIN_RECHECK_MS: '25',
+  CHAIN_RECHECK_MAX_MS: '100',
+});
+const TREASURY_FLOAT = 50_000_000_000n; // 50,000 USDC minted to the treasury for withdrawals
+/** Payments that reached the treasury but were rightly not credited (a sender that is not the wallet). */
+let unclaimed = 0n;
+
+beforeAll(async () => {
+  chain = await startChain();
+  await (await chain.usdc.getFunction('mint')(chain.treasury.address, TREASURY_FLOAT)).wait();
+  app = await startTestApp(env());
+}, 60_000);
+afterAll(async () => {
+  await app?.close();
+  closeChains();
+  await chain?.stop();
+});
+
+/** Ledger sound, and the treasury holds its float plus what the ledger's chain account says came in. */
+async function expectBooksMatchChain(): Promise<void> {
+  await expectLedgerSound(app.deps);
+  const [{ b }] = await app.deps.ds.query(`SELECT balance::text AS b FROM accounts WHERE id = 'onchain:usdc'`);
+  const onchainUnits = (-BigInt(b) * 10_000n) / 1_000_000_000n;
+  const held = (await chain.usdc.getFunction('balanceOf')(chain.treasury.address)) as bigint;
+  expect(held - TREASURY_FLOAT - unclaimed).toBe(onchainUnits);
+}
+
+async function depositor(): Promise<{ agent: TestAgent; wallet: Wallet }> {
+  const agent = await registerAgent(app);
+  const wallet = await chain.wallet();
+  await app.http.put(`/api/agents/${agent.id}/wallet`).set('X-Agent-Key', agent.key).send({ walletAddress: wallet.address }).expect(200);
+  return { agent, wallet };
+}
+
+async function pay(wallet: Wallet, units: bigint, opts: { token?: Contract; to?: string; gasLimit?: bigint } = {}): Promise<string> {
+  const token = (opts.token ?? chain.usdc).connect(wallet) as Contract;
+  const tx = await token.getFunction('transfer')(opts.to ?? chain.treasury.address, units, { gasLimit: opts.gasLimit ?? 100_000n });
+  return tx.hash as string;
+}
+
+const submit = (a: TestAgent, txHash: string) => app.http.post(`/api/agents/${a.id}/deposit`).set('X-Agent-Key', a.key).send({ txHash });
+
+async function settled(a: TestAgent, depositId: string, mineEach = 0) {
+  return waitFor(`deposit ${depositId} to settle`, async () => {
+    if (mineEach) await chain.mine(mineEach);
+    const r = await app.http.get(`/api/agents/${a.id}/deposits/${depositId}`).set('X-Agent-Key', a.key);
+    return r.body.status !== 'pending' ? r.body : null;
+  });
+}
+const balance = async (a: TestAgent) => (await app.http.get(`/api/agents/${a.id}/balance`).set('X-Agent-Key', a.key)).body.balance as number;
+
+describe('deposits', () => {
+  it('deposit-address describes the chain', async () => {
+    const r = await app.http.get('/api/agents/deposit-address').expect(200);
+    expect(r.body).toEqual({ address: chain.treasury.address, chainId: 31337, asset: 'USDC', contract: chain.usdc.target, decimals: 6, confirmations: 3, creditValueUsd: 0.01, buyFeePercent: 2 });
+  });
+
+  it('credits a real deposit once (floor(paid / (value x 1.02)) credits, the rest to the fee account); the same txHash again is 409 with the first record', async () => {
+    const { agent, wallet } = await depositor();
+    const hash = await pay(wallet, 10_000_000n); // 10 USDC = 1000 credits gross -> 980 issued, 20 fee
+    const first = await submit(agent, hash);
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({ status: 'pending', txHash: hash });
+    const done = await settled(agent, first.body.id, 1);
+    expect(done).toMatchObject({ status: 'credited', credits: 980, fee: 20, amountPaid: '10000000', fromAddress: wallet.address });
+    expect(typeof done.blockHash).toBe('string');
+    const again = await submit(agent, hash);
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'deposit_duplicate', deposit: { id: first.body.id, status: 'credited' } });
+    expect(await balance(agent)).toBe(980);
+    const list = await app.http.get(`/api/agents/${agent.id}/deposits`).set('X-Agent-Key', agent.key).expect(200);
+    expect(list.body.map((d: { id: string }) => d.id)).toEqual([first.body.id]);
+    await expectBooksMatchChain();
+  });
+
+  it('rejects with a reason: another token, another recipient, a sender that is not the wallet, a reverted tx, no registered wallet', async () => {
+    const { agent, wallet } = await depositor();
+    const stranger = await chain.wallet();
+    const noWallet = await registerAgent(app);
+    const cases: Array<[TestAgent, string, RegExp]> = [
+      [agent, await pay(wallet, 1_000_000n, { token: chain.otherToken }), /no Transfer of the configured token/],
+      [agent, await pay(wallet, 1_000_000n, { to: stranger.address }), /no Transfer of the configured token/],
+      [agent, await pay(stranger, 1_000_000n), /not from the registered wallet/],
+      [agent, await pay(wallet, 10n ** 18n), /reverted/],
+      [noWallet, await pay(stranger, 2_000_000n), /No wallet is registered/],
+    ];
+    for (const [who, hash, reason] of cases) {
+      const r = await submit(who, hash);
+      expect(r.status).toBe(202);
+      const done = await settled(who, r.body.id, 1);
+      expect(done.status).toBe('rejected');
+      expect(done.reason).toMatch(reason);
+    }
+    unclaimed += 3_000_000n;
+    expect([await balance(agent), await balance(noWallet)]).toEqual([0, 0]);
+    await expectBooksMatchChain();
+  });
+
+  it('keeps an unconfirmed tx pending (re-checked, never rejected) and credits it once the blocks are there', async () => {
+    const { agent, wallet } = await depositor();
+    const hash = await pay(wallet, 5_100_000n); // 510 gross -> floor(500) issued, 10 fee
+    const r = await submit(agent, hash);
+    await waitFor('a few checks', async () => (await app.http.get(`/api/agents/${agent.id}/deposits/${r.body.id}`).set('X-Agent-Key', agent.key)).body.checks >= 3);
+    expect((await app.http.get(`/api/agents/${agent.id}/deposits/${r.body.id}`).set('X-Agent-Key', agent.key)).body.status).toBe('pending');
+    await chain.mine(CONFIRMATIONS);
+    const done = await settled(agent, r.body.id);
+    expect(done).toMatchObject({ status: 'credited', credits: 500, fee: 10 });
+    await expectBooksMatchChain();
+  });
+
+  it('credits two Transfer logs of one tx, each (chain, tx, log) once', async () => {
+    const { agent, wallet } = await depositor();
+    const tx = await (chain.usdc.connect(wallet) as Contract).getFunction('transferTwice')(chain.treasury.address, 1_020_000n, 2_040_000n, { gasLimit: 200_000n });
+    const r = await submit(agent, tx.hash);
+    const done = await settled(agent, r.body.id, 1);
+    expect(done).toMatchObject({ status: 'credited', credits: 300, amountPaid: '3060000' });
+    const logs = await app.deps.ds.query(`SELECT log_index FROM deposit_logs WHERE tx_hash = $1 ORDER BY log_index`, [tx.hash.toLowerCase()]);
+    expect(logs).toHaveLength(2);
+    await expectBooksMatchChain();
+  });
+});
+
+describe('withdrawals', () => {
+  async function funded(credits: number) {
+    const d = await depositor();
+    await app.http.post(`/api/agents/${d.agent.id}/credit`).set('X-API-Key', app.masterKey).send({ amount: credits }).expect(200);
+    return d;
+  }
+  const withdrawalsOf = async (a: TestAgent) => (await app.http.get(`/api/agents/${a.id}/withdrawals`).set('X-Agent-Key', a.key)).body;
+  async function finished(a: TestAgent, id: string) {
+    return waitFor(`withdrawal ${id}`, async () => {
+      await chain.mine(1);
+      const w = (await withdrawalsOf(a)).find((x: { id: string }) => x.id === id);
+      return ['confirmed', 'failed', 'rejected'].includes(w?.status) ? w : null;
+    });
+  }
+  const usdcOf = async (addr: string) => (await chain.usdc.getFunction('balanceOf')(addr)) as bigint;
+
+  it('sends amount x creditValueUsd to the wallet once confirmed; Idempotency-Key replays; no wallet is 400', async () => {
+    const { agent, wallet } = await funded(100);
+    const before = await usdcOf(wallet.address);
+    const send = () => app.http.post(`/api/agents/${agent.id}/withdraw`).set('X-Agent-Key', agent.key).set('Idempotency-Key', 'w-1').send({ amount: 40 });
+    const r = await send();
+    expect(r.status).toBe(202);
+    expect((await send()).body).toMatchObject({ id: r.body.id, idempotentReplay: true });
+    expect(await balance(agent)).toBe(60);
+    const done = await finished(agent, r.body.id);
+    expect(done).toMatchObject({ status: 'confirmed', tokenAmount: '400000', toAddress: wallet.address });
+    expect((await usdcOf(wallet.address)) - before).toBe(400_000n);
+    const bare = await registerAgent(app);
+    const nw = await app.http.post(`/api/agents/${bare.id}/withdraw`).set('X-Agent-Key', bare.key).send({ amount: 1 });
+    expect([nw.status, nw.body.code]).toEqual([400, 'wallet_required']);
+    await expectBooksMatchChain();
+  });
+
+  it('a transfer that reverts on chain restores the credits exactly once, with the reason', async () => {
+    const { agent, wallet } = await funded(100);
+    await (await chain.usdc.getFunction('setBlocked')(wallet.address, true)).wait();
+    const r = await app.http.post(`/api/agents/${agent.id}/withdraw`).set('X-Agent-Key', agent.key).send({ amount: 25 });
+    const done = await finished(agent, r.body.id);
+    expect(done.status).toBe('failed');
+    expect(done.reason).toMatch(/reverted/);
+    expect(await balance(agent)).toBe(100);
+    const restores = await app.deps.ds.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'withdrawal_restore' AND ref = $1 AND account_id = $2`, [r.body.id, `agent:${agent.id}`]);
+    expect(restores[0].n).toBe(1);
+    await expectBooksMatchChain();
+  });
+
+  it('above the review threshold waits for the operator: reject restores, approve sends', async () => {
+    const { agent } = await funded(12_000);
+    const a = await app.http.post(`/api/agents/${agent.id}/withdraw`).set('X-Agent-Key', agent.key).send({ amount: 6000 });
+    const b = await app.http.post(`/api/agents/${agent.id}/withdraw`).set('X-Agent-Key', agent.key).send({ amount: 5500 });
+    expect([a.body.status, b.body.status]).toEqual(['review', 'review']);
+    expect((await app.http.post(`/api/agents/withdrawals/${a.body.id}/approve`).set('X-Agent-Key', agent.key)).status).toBe(403);
+    const rej = await app.http.post(`/api/agents/withdrawals/${a.body.id}/reject`).set('X-API-Key', app.masterKey).send({ reason: 'check identity' });
+    expect(rej.body).toMatchObject({ status: 'rejected', reason: 'check identity' });
+    await app.http.post(`/api/agents/withdrawals/${b.body.id}/approve`).set('X-API-Key', app.masterKey).expect(200);
+    expect((await finished(agent, b.body.id)).status).toBe('confirmed');
+    expect(await balance(agent)).toBe(6500);
+    const t = await app.http.get('/api/agents/treasury').set('X-API-Key', app.masterKey).expect(200);
+    expect(t.body).toMatchObject({ address: chain.treasury.address, chainId: 31337 });
+    expect(JSON.stringify(t.body)).not.toContain(chain.treasuryKey.slice(2));
+    await expectBooksMatchChain();
+  });
+
+  it('a job killed right after its broadcast and retried pays once (the retry finds the signed tx, never signs again)', async () => {
+    const faulty = await startTestApp({ ...env(), CHAIN_FAULT_AFTER_BROADCAST: 'true' });
+    try {
+      const agent = await registerAgent(faulty);
+      const wallet = await chain.wallet();
+      await faulty.http.put(`/api/agents/${agent.id}/wallet`).set('X-Agent-Key', agent.key).send({ walletAddress: wallet.address }).expect(200);
+      await faulty.http.post(`/api/agents/${agent.id}/credit`).set('X-API-Key', faulty.masterKey).send({ amount: 30 }).expect(200);
+      const before = await usdcOf(wallet.address);
+      const r = await faulty.http.post(`/api/agents/${agent.id}/withdraw`).set('X-Agent-Key', agent.key).send({ amount: 30 });
+      const done = await waitFor('the faulted withdrawal', async () => {
+        await chain.mine(1);
+        const w = (await faulty.http.get(`/api/agents/${agent.id}/withdrawals`).set('X-Agent-Key', agent.key)).body[0];
+        return w.status === 'confirmed' ? w : null;
+      });
+      expect(done.id).toBe(r.body.id);
+      const job = await faulty.deps.hub.queue('chain').getJob(`withdrawal-${r.body.id}-0`);
+      expect(job?.attemptsMade).toBeGreaterThanOrEqual(2); // the first attempt died after broadcasting
+      const logs = await chain.usdc.queryFilter(chain.usdc.filters.Transfer(chain.treasury.address, wallet.address));
+      expect(logs).toHaveLength(1);
+      expect((await usdcOf(wallet.address)) - before).toBe(300_000n);
+      await expectBooksMatchChain();
+    } finally {
+      await faulty.close();
+    }
+  });
+});
