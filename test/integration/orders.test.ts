@@ -210,4 +210,19 @@ describe('limit orders', () => {
     const [acc] = await app.deps.ds.query(`SELECT balance::text AS b FROM accounts WHERE id = $1`, [`reserve:${otherMarket}`]);
     expect(acc.b).toBe('0');
   });
+
+  it('an order names its market like a trade: metric (id or name) + targetDate', async () => {
+    const metric = await createMetric(app, ws, { value: 500 });
+    const mk = (await marketsOf(app, ws, metric.id))[0];
+    const a = await trader(app, ws, 100);
+    const byName = await place(a, { metricName: metric.name, targetDate: mk.targetDate, direction: 'higher', limit: 400, shares: 5 });
+    expect(byName.status).toBe(200);
+    expect(byName.body).toMatchObject({ marketId: mk.id, status: 'open' });
+    const byId = await place(a, { metricId: metric.id, targetDate: mk.targetDate, direction: 'lower', limit: 600, shares: 5 });
+    expect(byId.body.marketId).toBe(mk.id);
+    const missing = await place(a, { metricId: metric.id, targetDate: '1999-01', direction: 'higher', limit: 400, shares: 5 });
+    expect([missing.status, missing.body.code]).toEqual([404, 'market_not_found']);
+    const unnamed = await place(a, { direction: 'higher', limit: 400, shares: 5 });
+    expect([unnamed.status, unnamed.body.code]).toEqual([400, 'validation_failed']);
+  });
 });

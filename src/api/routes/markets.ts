@@ -125,8 +125,11 @@ export function tradeSpecOf(b: TradeBody): { spec: TradeSpec; warnings: string[]
   );
 }
 
+/** The body fields that name a market (POST /predictions/orders names its market the same way). */
+export const marketRef = tradeBody.pick({ marketId: true, metricId: true, metricName: true, targetDate: true, proposalId: true, branch: true });
+
 /** Market by marketId, or by metric (id or name) plus targetDate (plus proposalId and branch). */
-async function resolveTradeMarket(c: Call<TradeBody, unknown, unknown>, workspaceId: string): Promise<MarketRow> {
+export async function resolveTradeMarket(c: Call<z.infer<typeof marketRef>, unknown, unknown>, workspaceId: string): Promise<MarketRow> {
   const b = c.body;
   if (b.marketId) return readableMarket(c as Call<unknown, unknown, unknown>, b.marketId);
   if (!(b.metricId || b.metricName) || !b.targetDate) {

@@ -6,12 +6,12 @@ import { auth } from '../auth';
 import { orderSchema, presentOrder } from '../presenters/order';
 import { defineRoute } from '../registry';
 import { limitQuery, positiveCredits } from '../schemas/common';
+import { marketRef, resolveTradeMarket } from './markets';
 
 const orderIdParam = z.object({ id: z.string().uuid('must be an order id (UUID)') });
 
-const placeBody = z
-  .object({
-    marketId: z.string().uuid('must be a market id (UUID)'),
+const placeBody = marketRef
+  .extend({
     direction: z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" }),
     limit: z.number({ error: 'must be a number on the consensus scale' }),
     amount: positiveCredits.optional(),
@@ -35,14 +35,15 @@ defineRoute({
   method: 'POST',
   path: '/predictions/orders',
   auth: auth.trade(),
-  summary: 'Place a resting limit buy order { marketId, direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.',
+  summary: 'Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.',
   body: placeBody,
   response: placed,
   errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'trade_pending', 'not_authorized'],
   handler: async (c) => {
     const caller = c.identity();
     const access = c.workspace();
-    const mk = await requireMarketHere(c.deps, access.workspace.id, c.body.marketId, (m) => access.metricReadable(m));
+    // Named as on POST /predictions/trade: marketId, or metric + targetDate (+ proposalId, branch).
+    const mk = await resolveTradeMarket(c, access.workspace.id);
     if (!access.metricTradable(mk.metricId)) throw new DomainError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
     const key = c.koa.get('idempotency-key') || undefined;
     if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
