@@ -1,7 +1,9 @@
 /**
  * Trades per second and latency over HTTP, one hot market and 100 markets, several concurrencies,
  * against Postgres's own ceiling measured in the same run with pgbench. Not part of npm test.
- *   npx tsx bench/trades.ts [--seconds 8]
+ *   npx tsx bench/trades.ts [--seconds 8] [--orders 100]   (or BENCH_ORDERS=100)
+ * With --orders N, N resting limit orders are then placed on the hot market (walls every trade
+ * loads but does not reach) and its trades/s at 16 clients is measured without and with them.
  */
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +11,9 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer } from './lib';
 
-const SECONDS = Number(process.argv[process.argv.indexOf('--seconds') + 1]) || 8;
+const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+const SECONDS = Number(arg('--seconds')) || 8;
+const ORDERS = Number(arg('--orders') ?? process.env.BENCH_ORDERS) || 0;
 const PORT = 3917;
 const MASTER = 'bench-master-key-0123456789';
 const base = `http://127.0.0.1:${PORT}/api`;
@@ -96,6 +100,20 @@ async function main() {
     console.log(`\nat half the saturating rate: 1 market ${fmt(bestHot / 2)}/s -> p50 ${fmt(halfHot.p50)} ms, p99 ${fmt(halfHot.p99)} ms; 100 markets ${fmt(bestSpread / 2)}/s -> p50 ${fmt(halfSpread.p50)} ms, p99 ${fmt(halfSpread.p99)} ms`);
     console.log(`ratio 1 market / pgbench hot row: ${fmt(bestHot / ceiling.hot, 2)} (target >= 0.8)`);
     console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.5)`);
+    if (ORDERS > 0) {
+      const without = await closedLoop(16, SECONDS, hot);
+      // Walls on both sides, beyond where these small trades move the price: every buy loads them.
+      for (let i = 0; i < ORDERS; i++) {
+        const higher = i % 2 === 0;
+        const step = Math.floor(i / 2) % 30;
+        await call('POST', '/predictions/orders', { marketId: hundred[0], direction: higher ? 'higher' : 'lower', limit: higher ? 100 + step * 10 : 900 - step * 10, shares: 10 }, traders[i % traders.length]);
+      }
+      const book = await call('GET', `/predictions/markets/${hundred[0]}/orderbook`, undefined, ownerH);
+      const resting = [...book.higher, ...book.lower].reduce((n: number, l: { orders: number }) => n + l.orders, 0);
+      const withOrders = await closedLoop(16, SECONDS, hot);
+      console.log(`\nhot market, 16 clients: ${fmt(without.tps)} tps without orders, ${fmt(withOrders.tps)} tps with ${resting} resting orders (p50 ${fmt(without.p50)} -> ${fmt(withOrders.p50)} ms, p99 ${fmt(without.p99)} -> ${fmt(withOrders.p99)} ms, failed ${without.failed + withOrders.failed})`);
+      console.log(`ratio with / without orders: ${fmt(withOrders.tps / without.tps, 2)} (target >= 0.8)`);
+    }
   } finally {
     await stopServer(server);
     await dropDatabase(dbName);
