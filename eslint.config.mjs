@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 // Import bans by layer. ESLint keeps only the last `no-restricted-imports` that matches a file, so
 // each block below lists every ban that applies to its files.
@@ -15,6 +16,12 @@ export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**', '*.config.js', '*.config.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // CommonJS helpers run by node directly (the test chain's child process).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   {
     files: ['**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
