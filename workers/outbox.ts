@@ -1,6 +1,6 @@
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
-import { purgeEvents, sequenceEvents } from '../src/services/events';
+import { logAdvance, logHead, purgeEvents, sequenceEvents } from '../src/services/events';
 import { kickHooks, sweepHooks } from '../src/services/hooks';
 import type { Processors } from './types';
 
@@ -57,10 +57,18 @@ export class EventPump {
   private async run(): Promise<void> {
     let lastSweep = 0;
     let failures = 0;
+    // What this process has kicked up to: another process may have sequenced the events (the backlog at start is the sweep's).
+    let seen: string | null = null;
     while (!this.stopped) {
       let busy = false;
       try {
-        busy = (await relayOnce(this.deps)) > 0;
+        busy = (await sequenceEvents(this.deps)).sequenced > 0;
+        seen ??= await logHead(this.deps);
+        const moved = await logAdvance(this.deps, seen);
+        if (moved.head !== seen) {
+          await kickHooks(this.deps, moved.workspaceIds, moved.head);
+          seen = moved.head;
+        }
         if (Date.now() - lastSweep >= SWEEP_EVERY_MS) {
           lastSweep = Date.now();
           await sweepHooks(this.deps, String(Math.floor(lastSweep / SWEEP_EVERY_MS)));

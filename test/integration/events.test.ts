@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { inTransaction } from '../../src/db/tx';
-import { emitEvent, readFeed, sequenceEvents } from '../../src/services/events';
+import { emitEvent, purgeEvents, readFeed, sequenceEvents } from '../../src/services/events';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, startTestApp, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
@@ -140,6 +140,22 @@ function openStream(path: string, headers: Record<string, string>) {
   req.on('error', () => undefined);
   return { frames, comments, status: () => status, close: () => req.destroy() };
 }
+
+describe('retention', () => {
+  it('the purge deletes events older than the retention and keeps the rest', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    await inTransaction(app.deps.ds, async (m) => {
+      await emitEvent(m, ws.id, 'metric:updated', { age: 'old' });
+      await emitEvent(m, ws.id, 'metric:updated', { age: 'new' });
+    });
+    await sequenceEvents(app.deps);
+    await app.deps.ds.query(`UPDATE outbox SET created_at = now() - interval '31 days' WHERE workspace_id = $1 AND data->>'age' = 'old'`, [ws.id]);
+    const r = await purgeEvents(app.deps, 30);
+    expect(r.events).toBeGreaterThanOrEqual(1);
+    const left = await readFeed(app.deps, { workspaceIds: [ws.id], agentId: null }, { after: '0', limit: 10 });
+    expect(left.map((e) => e.data.age)).toEqual(['new']);
+  });
+});
 
 describe('GET /events/stream', () => {
   it('streams new events with heartbeats, and a reconnect with Last-Event-ID gets everything after it, once', async () => {

@@ -262,3 +262,44 @@ describe('no server-side request forgery', () => {
     expect(target.attempts).toHaveLength(0);
   });
 });
+
+describe('an endpoint that keeps failing', () => {
+  let own: TestApp;
+  // "5 days" shortened to 1 s; the schedule's fifth attempt comes about 1.9 s after the first.
+  useTestApp((a) => (own = a), { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_SCALE: '0.0002', WEBHOOK_DISABLE_AFTER_MS: '1000' });
+
+  it('is disabled once its failures outlast the limit, and its owner gets endpoint:disabled', async () => {
+    const broken = await listening();
+    const watcher = await listening();
+    broken.answer = () => ({ status: 500, body: 'x'.repeat(5000) });
+    const ws = await buildWorkspace(own, { public: true });
+    const post = async (r: Receiver, events: string[]) => {
+      const res = await own.http.post('/api/hooks').set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id).send({ url: r.url, events });
+      expect(res.status).toBe(201);
+      r.secret = res.body.secret;
+      return res.body;
+    };
+    const h = await post(broken, ['market:created']);
+    await post(watcher, ['endpoint:disabled']);
+    await createMetric(own, ws, { value: 300 });
+    await watcher.until(() => watcher.got.length > 0, 'endpoint:disabled');
+    expect(watcher.got[0].body.data).toMatchObject({ hookId: h.id, reason: expect.stringMatching(/kept failing/) });
+    const state = (await own.http.get(`/api/hooks/${h.id}`).set('X-Agent-Key', ws.owner.key)).body;
+    expect(state.status).toBe('disabled');
+    // Every attempt was for the same (head) event, at growing intervals; the log keeps 1 KB of each answer.
+    expect(new Set(broken.attempts.map((a) => a.id)).size).toBe(1);
+    expect(broken.attempts.length).toBeGreaterThanOrEqual(3);
+    const gaps = broken.attempts.slice(1).map((a, i) => a.at - broken.attempts[i].at);
+    expect(gaps[gaps.length - 1]).toBeGreaterThan(gaps[0]);
+    const log = (await own.http.get(`/api/hooks/${h.id}/deliveries`).set('X-Agent-Key', ws.owner.key)).body;
+    expect(log.map((d: any) => d.attempt)).toEqual(broken.attempts.map((_, i) => broken.attempts.length - i));
+    expect(log.every((d: any) => d.status === 'failed' && d.httpStatus === 500 && d.response.length === 1024)).toBe(true);
+    // Enabling resumes where it stopped.
+    broken.answer = () => ({ status: 200 });
+    const on = await own.http.patch(`/api/hooks/${h.id}`).set('X-Agent-Key', ws.owner.key).send({ enabled: true });
+    expect(on.body.status).toBe('active');
+    await createMetric(own, ws, { value: 10 });
+    await broken.until(() => broken.got.length > 0, 'deliveries after re-enabling');
+    expect(broken.got[0].id).toBe(broken.attempts[0].id);
+  });
+});

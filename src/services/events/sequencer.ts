@@ -72,3 +72,20 @@ export async function purgeEvents(deps: Deps, retentionDays: number): Promise<{ 
   }
   return { events, deliveries };
 }
+
+/**
+ * How far the log got since `after`, and which workspaces got events in between, whoever sequenced
+ * them (another process's pass): a process kicks its own endpoints from this, not from its own passes.
+ */
+export async function logAdvance(deps: Deps, after: string): Promise<{ head: string; workspaceIds: string[] }> {
+  const [r] = await deps.ds.query(
+    `WITH h AS (SELECT last_seq FROM event_sequencer WHERE id = 1)
+     SELECT (SELECT last_seq::text FROM h) AS head,
+            CASE WHEN (SELECT last_seq FROM h) > $1::bigint
+                 THEN coalesce((SELECT array_agg(DISTINCT workspace_id::text) FROM outbox
+                                 WHERE seq > $1::bigint AND seq <= (SELECT last_seq FROM h) AND workspace_id IS NOT NULL), '{}')
+                 ELSE '{}' END AS ws`,
+    [after],
+  );
+  return { head: r?.head ?? after, workspaceIds: r?.ws ?? [] };
+}

@@ -121,18 +121,31 @@ export async function drainHook(deps: Deps, hookId: string): Promise<{ delivered
     const hook = await claim(deps, hookId, token);
     if (!hook) return { delivered };
     let stop = false;
+    let retry: Retry | undefined;
     try {
       const r = await deliverClaimed(deps, hook, token);
       delivered += r.delivered;
       stop = r.stop;
+      retry = r.retry;
     } finally {
       await release(deps, hookId, token);
+    }
+    // Scheduled only now: a retry job that fired while this run held the lease would find it taken and do nothing.
+    if (retry) {
+      await deps.hub
+        .enqueue('webhooks', 'deliver', { hookId }, { jobId: retry.jobId, delay: retry.delay, removeOnComplete: true })
+        .catch((err) => logger.warn({ err, hookId }, 'could not schedule a webhook retry; the sweep will'));
     }
     if (stop || !(await hasPending(deps, hookId))) return { delivered };
   }
 }
 
-async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise<{ delivered: number; stop: boolean }> {
+interface Retry {
+  jobId: string;
+  delay: number;
+}
+
+async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise<{ delivered: number; stop: boolean; retry?: Retry }> {
   const [owner] = await deps.ds.query(`SELECT notifications FROM agents WHERE id = $1`, [hook.agent_id]);
   const switches = switchesOf(owner?.notifications);
   const types = hook.events.map((s) => s.type);
@@ -198,8 +211,8 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
         continue;
       }
       if (!(await flush())) return { delivered, stop: true };
-      await failed(deps, hook, e, attempt, cls, r);
-      return { delivered, stop: true };
+      const retry = await failed(deps, hook, e, attempt, cls, r);
+      return { delivered, stop: true, retry };
     }
     if (!(await flush())) return { delivered, stop: true };
     if (events.length < BATCH) {
@@ -212,7 +225,7 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
 }
 
 /** The head event failed: disable (410, or failing for too long), or schedule its next attempt; later events wait. */
-async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string }, attempt: number, cls: AnswerClass, r: SendResult): Promise<void> {
+async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string }, attempt: number, cls: AnswerClass, r: SendResult): Promise<Retry | undefined> {
   const since = hook.failing_since ?? hook.now;
   const tooLong = hook.now.getTime() - new Date(since).getTime() >= deps.config.WEBHOOK_DISABLE_AFTER_MS;
   if (cls === 'gone' || tooLong) {
@@ -226,7 +239,7 @@ async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string 
       await emitEvent(m, hook.workspace_id, 'endpoint:disabled', { hookId: hook.id, url: hook.url, reason }, hook.agent_id);
     });
     logger.warn({ hookId: hook.id, reason }, 'webhook endpoint disabled');
-    return;
+    return undefined;
   }
   const honoured = cls === 'backoff' ? retryAfterMs(r.retryAfter, new Date()) : null;
   const scheduled = nextRetryDelay(attempt, deps.config.WEBHOOK_RETRY_SCALE);
@@ -241,9 +254,7 @@ async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string 
       WHERE id = $1`,
     [...logParams(hook.id, e.seq, e.type, attempt, cls, r), giveUp ? 0 : attempt, giveUp, delay],
   );
-  await deps.hub
-    .enqueue('webhooks', 'deliver', { hookId: hook.id }, { jobId: `r-${hook.id}-${e.seq}-${attempt}`, delay, removeOnComplete: true })
-    .catch((err) => logger.warn({ err, hookId: hook.id }, 'could not schedule a webhook retry; the sweep will'));
+  return { jobId: `r-${hook.id}-${e.seq}-${attempt}`, delay };
 }
 
 /**
