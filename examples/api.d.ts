@@ -1509,8 +1509,8 @@ export interface paths {
         get: operations["getPredictionsOrders"];
         put?: never;
         /**
-         * Place a resting limit buy order { marketId, direction, limit
-         * @description Place a resting limit buy order { marketId, direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.
+         * Place a resting limit buy order { marketId
+         * @description Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
          */
@@ -11995,13 +11995,20 @@ export interface operations {
                 "application/json": {
                     amount?: number;
                     /** @enum {string} */
+                    branch?: "approved" | "declined";
+                    /** @enum {string} */
                     direction: "higher" | "lower";
                     /** Format: date-time */
                     expiresAt?: string;
                     limit: number;
                     /** Format: uuid */
-                    marketId: string;
+                    marketId?: string;
+                    metricId?: string;
+                    metricName?: string;
+                    /** Format: uuid */
+                    proposalId?: string;
                     shares?: number;
+                    targetDate?: string;
                 };
             };
         };

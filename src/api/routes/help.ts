@@ -122,6 +122,7 @@ defineRoute({
     store: z.boolean(),
     preview: z.boolean(),
   }),
+  errors: [],
   handler: async (c) => ({
     managed: false,
     instanceName: c.deps.config.INSTANCE_NAME,
@@ -139,6 +140,7 @@ defineRoute({
   auth: { label: '-' },
   summary: 'Guide index: [{ id, title, description, path, category, order }].',
   response: z.array(guideSchema),
+  errors: [],
   handler: async () => guideIndex(),
 });
 
@@ -148,6 +150,7 @@ defineRoute({
   auth: { label: '-' },
   summary: 'Guide categories: [{ id, title, description, order }].',
   response: z.array(categorySchema),
+  errors: [],
   handler: async () => GUIDE_CATEGORIES,
 });
 
@@ -174,5 +177,6 @@ defineRoute({
   auth: { label: '-' },
   summary: 'The OpenAPI 3.1 document of every route, generated from the same registry as GET /help; /api/reference renders it.',
   response: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()), components: z.looseObject({}) }),
+  errors: [],
   handler: async () => openApiDocument(),
 });
