@@ -1,5 +1,6 @@
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
+import { recoverChainJobs } from '../src/services/credits';
 import { recoverPendingTrades } from '../src/services/markets';
 
 /**
@@ -8,7 +9,8 @@ import { recoverPendingTrades } from '../src/services/markets';
  * - each lane's global concurrency (1) is re-asserted: a Redis restart without persistence erases it,
  *   and it is otherwise written only when a worker boots;
  * - every trade request still pending gets a live job again (its job lost with a killed process
- *   or a Redis restart), so no Idempotency-Key waits forever.
+ *   or a Redis restart), so no Idempotency-Key waits forever;
+ * - every open deposit and withdrawal no job has looked at for a while gets its next check again.
  */
 export class Watchdog {
   private timer?: NodeJS.Timeout;
@@ -48,6 +50,8 @@ export class Watchdog {
       await this.assertLaneConcurrency();
       const r = await recoverPendingTrades(this.deps, this.deps.config.TRADE_RECOVERY_AFTER_MS);
       if (r.requeued || r.failed) logger.warn({ ...r }, 'recovered pending trade requests');
+      const c = await recoverChainJobs(this.deps);
+      if (c.deposits || c.withdrawals) logger.warn({ ...c }, 're-enqueued chain jobs that no job was looking after');
     } catch (err) {
       // Redis or Postgres is down: the next tick tries again.
       logger.warn({ err }, 'watchdog pass failed');

@@ -47,6 +47,7 @@ export type DepositStatus = 'pending' | 'credited' | 'rejected' | 'flagged';
 @Unique('deposits_tx', ['chainId', 'txHash'])
 @Index('deposits_agent', ['agentId', 'createdAt'])
 @Check('deposits_status_check', `status IN ('pending','credited','rejected','flagged')`)
+@Index('deposits_open', ['checkedAt'], { where: `status = 'pending' OR (status = 'credited' AND NOT final)` })
 export class Deposit {
   @PrimaryColumn({ type: 'uuid' }) id!: string;
   @Column({ type: 'text', name: 'agent_id' }) agentId!: string;
@@ -62,6 +63,8 @@ export class Deposit {
   @Column({ type: 'text', name: 'block_hash', nullable: true }) blockHash!: string | null;
   @Column({ type: 'integer', default: 0 }) checks!: number;
   @Column({ type: 'boolean', default: false }) final!: boolean;
+  /** When a verification job last looked at it (the lost-job sweep's clock). */
+  @Column({ type: 'timestamptz', name: 'checked_at', nullable: true }) checkedAt!: Date | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at', nullable: true }) updatedAt!: Date | null;
 }
@@ -84,6 +87,7 @@ export type WithdrawalStatus = 'review' | 'queued' | 'signed' | 'confirmed' | 'f
 @Index('withdrawals_nonce', ['signer', 'nonce'], { unique: true, where: 'nonce IS NOT NULL' })
 @Check('withdrawals_amount_check', 'amount > 0')
 @Check('withdrawals_status_check', `status IN ('review','queued','signed','confirmed','failed','rejected')`)
+@Index('withdrawals_open', ['checkedAt'], { where: `status IN ('queued','signed')` })
 export class Withdrawal {
   @PrimaryColumn({ type: 'uuid' }) id!: string;
   @Column({ type: 'text', name: 'agent_id' }) agentId!: string;
@@ -98,6 +102,9 @@ export class Withdrawal {
   @Column({ type: 'text', name: 'raw_tx', nullable: true }) rawTx!: string | null;
   @Column({ type: 'bigint', name: 'block_number', nullable: true, transformer: bigintTransformer }) blockNumber!: bigint | null;
   @Column({ type: 'text', name: 'decided_by', nullable: true }) decidedBy!: string | null;
+  /** The next check's number (the live job's id carries it) and when a job last looked at it. */
+  @Column({ type: 'integer', default: 0 }) checks!: number;
+  @Column({ type: 'timestamptz', name: 'checked_at', nullable: true }) checkedAt!: Date | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at', nullable: true }) updatedAt!: Date | null;
 }

@@ -234,3 +234,97 @@ describe('withdrawals', () => {
     }
   });
 });
+
+describe('lost jobs', () => {
+  /** Remove every job of the chain queue (as a Redis restart would), until none is waiting, delayed or running. */
+  async function loseEveryJob(a: TestApp): Promise<void> {
+    const q = a.deps.hub.queue('chain');
+    await waitFor('an empty chain queue', async () => {
+      await q.drain(true);
+      const counts = await q.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'paused');
+      return Object.values(counts).every((n) => n === 0);
+    });
+  }
+
+  it('the watchdog gives a pending deposit and a signed withdrawal whose jobs were lost a live job again; each settles once', async () => {
+    // A second app whose watchdog sweeps often (the suite's app sweeps only at start).
+    const swept = await startTestApp({ ...env(), WATCHDOG_INTERVAL_MS: '200' });
+    try {
+      const agent = await registerAgent(swept);
+      const wallet = await chain.wallet();
+      await swept.http.put(`/api/agents/${agent.id}/wallet`).set('X-Agent-Key', agent.key).send({ walletAddress: wallet.address }).expect(200);
+      await swept.http.post(`/api/agents/${agent.id}/credit`).set('X-API-Key', swept.masterKey).send({ amount: 50 }).expect(200);
+      const get = async (path: string) => (await swept.http.get(`/api/agents/${agent.id}/${path}`).set('X-Agent-Key', agent.key)).body;
+
+      // A deposit one block deep (3 needed) and a withdrawal broadcast but short of its confirmations: both wait on their jobs.
+      const before = await chain.usdc.getFunction('balanceOf')(wallet.address);
+      const hash = await pay(wallet, 2_040_000n); // 204 gross -> 200 issued, 4 fee
+      const dep = (await swept.http.post(`/api/agents/${agent.id}/deposit`).set('X-Agent-Key', agent.key).send({ txHash: hash }).expect(202)).body;
+      const wd = (await swept.http.post(`/api/agents/${agent.id}/withdraw`).set('X-Agent-Key', agent.key).send({ amount: 20 }).expect(202)).body;
+      await waitFor('the deposit re-checked and the withdrawal signed', async () => (await get(`deposits/${dep.id}`)).checks >= 2 && (await get('withdrawals'))[0].status === 'signed');
+
+      await loseEveryJob(swept);
+      expect((await get(`deposits/${dep.id}`)).status).toBe('pending');
+      await chain.mine(CONFIRMATIONS);
+
+      const done = await waitFor('the deposit credited by a recovered job', async () => {
+        const d = await get(`deposits/${dep.id}`);
+        return d.status === 'credited' ? d : null;
+      });
+      expect(done).toMatchObject({ credits: 200, fee: 4 });
+      const w = await waitFor('the withdrawal confirmed by a recovered job', async () => {
+        const x = (await get('withdrawals'))[0];
+        return x.status === 'confirmed' ? x : null;
+      });
+      expect(w.id).toBe(wd.id);
+      // One signature, one transfer: the recovered job found the signed tx and never signed again.
+      const logs = await chain.usdc.queryFilter(chain.usdc.filters.Transfer(chain.treasury.address, wallet.address));
+      expect(logs).toHaveLength(1);
+      expect((await chain.usdc.getFunction('balanceOf')(wallet.address)) - before).toBe(200_000n - 2_040_000n);
+      expect((await swept.http.get(`/api/agents/${agent.id}/balance`).set('X-Agent-Key', agent.key)).body.balance).toBe(230);
+      await expectBooksMatchChain();
+    } finally {
+      await swept.close();
+    }
+  });
+});
+
+describe('re-organisation', () => {
+  it('a credited deposit whose block leaves the chain before finality is flagged, its credits kept once; the same tx mined again is 409', async () => {
+    const { agent, wallet } = await depositor();
+    const snapshot: string = await chain.provider.send('evm_snapshot', []);
+    // Signed by hand so the very same transaction can be sent again after the re-organisation.
+    const raw = await wallet.signTransaction(
+      await wallet.populateTransaction({ to: chain.usdc.target as string, data: chain.usdc.interface.encodeFunctionData('transfer', [chain.treasury.address, 3_060_000n]), gasLimit: 100_000n }),
+    );
+    const hash = (await chain.provider.broadcastTransaction(raw)).hash;
+    const r = await submit(agent, hash);
+    await chain.mine(CONFIRMATIONS - 1); // deep enough to credit (3), short of finality (6)
+    const credited = await settled(agent, r.body.id);
+    expect(credited).toMatchObject({ status: 'credited', credits: 300, fee: 6 });
+
+    // The block with the deposit is replaced: back to before it, then other blocks at its height.
+    expect(await chain.provider.send('evm_revert', [snapshot])).toBe(true);
+    await chain.mine(CONFIRMATIONS + 1);
+    expect(await chain.provider.getTransactionReceipt(hash)).toBeNull();
+    const flagged = await waitFor('the deposit flagged', async () => {
+      const d = (await app.http.get(`/api/agents/${agent.id}/deposits/${r.body.id}`).set('X-Agent-Key', agent.key)).body;
+      return d.status === 'flagged' ? d : null;
+    });
+    expect(flagged.reason).toMatch(/no longer on the chain/);
+    expect(flagged.blockHash).toBe(credited.blockHash);
+    expect(await balance(agent)).toBe(300); // not reversed: the operator reviews it
+    await expectLedgerSound(app.deps);
+
+    // The same tx mined again in a new block is still that deposit: 409, nothing credited twice.
+    await chain.provider.broadcastTransaction(raw);
+    await chain.mine(CONFIRMATIONS);
+    const again = await submit(agent, hash);
+    expect(again.status).toBe(409);
+    expect(again.body.deposit).toMatchObject({ id: r.body.id, status: 'flagged' });
+    expect(await balance(agent)).toBe(300);
+    const credits = await app.deps.ds.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE kind = 'deposit' AND ref = $1 AND account_id = $2`, [r.body.id, `agent:${agent.id}`]);
+    expect(credits[0].n).toBe(1);
+    await expectBooksMatchChain();
+  });
+});

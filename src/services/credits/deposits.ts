@@ -36,9 +36,10 @@ export async function submitDeposit(deps: Deps, actor: Principal, idParam: strin
   return out;
 }
 
-async function enqueueCheck(deps: Deps, depositId: string, check: number): Promise<void> {
+/** Enqueue check number `check` (delayed by the backoff unless `delay` is given); returns the job (an existing one of that id when there is one). */
+export async function enqueueCheck(deps: Deps, depositId: string, check: number, delay?: number) {
   // The job id carries the check number: a retried job re-enqueues the same next check (a no-op), never a second chain of checks.
-  await deps.hub.enqueue('chain', 'verifyDeposit', { depositId, check }, { ...CHAIN_JOB_OPTS, jobId: `deposit-${depositId}-${check}`, delay: check ? chainDelay(deps, check - 1) : 0 });
+  return deps.hub.enqueue('chain', 'verifyDeposit', { depositId, check }, { ...CHAIN_JOB_OPTS, jobId: `deposit-${depositId}-${check}`, delay: delay ?? (check ? chainDelay(deps, check - 1) : 0) });
 }
 
 export async function depositsOf(deps: Deps, actor: Principal, idParam: string, limit: number): Promise<Deposit[]> {
@@ -94,8 +95,8 @@ export async function verifyDeposit(deps: Deps, depositId: string, check: number
   const chain = requireChain(deps);
   const d = await deps.ds.getRepository(Deposit).findOne({ where: { id: depositId } });
   if (!d) return;
-  await deps.ds.query(`UPDATE deposits SET checks = greatest(checks, $2) WHERE id = $1`, [d.id, check + 1]);
-  const later = () => enqueueCheck(deps, d.id, check + 1);
+  await deps.ds.query(`UPDATE deposits SET checks = greatest(checks, $2), checked_at = now() WHERE id = $1`, [d.id, check + 1]);
+  const later = async () => void (await enqueueCheck(deps, d.id, check + 1));
   const { confirmations, treasury, token } = chain.settings;
   if (d.status === 'pending') {
     const r = await chain.receipt(d.txHash);

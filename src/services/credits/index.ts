@@ -5,4 +5,5 @@ export * from './wallets';
 export * from './deposits';
 export * from './withdrawals';
 export * from './treasury';
+export * from './recoverChainJobs';
 export { walletOf } from './chainAccess';

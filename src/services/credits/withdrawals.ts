@@ -15,8 +15,9 @@ import { onceByKey, type Once } from './idempotency';
 import { nanoAmount } from './moveCredits';
 import { ownedParticipant } from './owner';
 
-async function enqueueSend(deps: Deps, withdrawalId: string, check: number): Promise<void> {
-  await deps.hub.enqueue('chain', 'sendWithdrawal', { withdrawalId, check }, { ...CHAIN_JOB_OPTS, jobId: `withdrawal-${withdrawalId}-${check}`, delay: check ? chainDelay(deps, check - 1) : 0 });
+/** Enqueue check number `check` of a withdrawal's job (the id carries the number, as for deposits). */
+export async function enqueueSend(deps: Deps, withdrawalId: string, check: number, delay?: number) {
+  return deps.hub.enqueue('chain', 'sendWithdrawal', { withdrawalId, check }, { ...CHAIN_JOB_OPTS, jobId: `withdrawal-${withdrawalId}-${check}`, delay: delay ?? (check ? chainDelay(deps, check - 1) : 0) });
 }
 
 /**
@@ -115,7 +116,8 @@ export async function sendWithdrawal(deps: Deps, withdrawalId: string, check: nu
   const chain = requireChain(deps);
   let w = await deps.ds.getRepository(Withdrawal).findOne({ where: { id: withdrawalId } });
   if (!w || !['queued', 'signed'].includes(w.status)) return;
-  const later = () => enqueueSend(deps, withdrawalId, check + 1);
+  await deps.ds.query(`UPDATE withdrawals SET checks = greatest(checks, $2), checked_at = now() WHERE id = $1`, [w.id, check + 1]);
+  const later = async () => void (await enqueueSend(deps, withdrawalId, check + 1));
   if (w.status === 'queued') {
     const held = await chain.tokenBalance(chain.settings.treasury);
     if (held < w.units) return fail(deps, w, `The treasury holds ${held} token units, short of the ${w.units} this withdrawal needs; the credits were restored.`);
