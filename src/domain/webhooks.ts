@@ -80,6 +80,13 @@ export function eventMatches(subs: readonly Subscription[], switches: Switches, 
     const byId = !!id && !!sub.metricIds?.includes(id);
     if (!byName && !byId) return false;
   }
+  if (e.type === 'proposal:commented') {
+    return (
+      switches.anyComment ||
+      (switches.commentOnMyProposal && e.data.proposalAuthorId === ownerId) ||
+      (switches.replyToMyComment && e.data.parentAuthorId === ownerId)
+    );
+  }
   const sw = SWITCH_OF_TYPE[e.type];
   return sw ? switches[sw] : true;
 }

@@ -167,6 +167,7 @@ describe('webhook delivery', () => {
     const byName = await listening();
     const byId = await listening();
     const props = await listening();
+    const comments = await listening();
     const ws = await buildWorkspace(app, { public: true });
     const m1 = await createMetric(app, ws, { value: 100 });
     const m2 = await createMetric(app, ws, { value: 200 });
@@ -174,6 +175,7 @@ describe('webhook delivery', () => {
     await hook(ws, t, byName, [{ type: 'metric:updated', metricNames: [m1.name.toUpperCase()] }]);
     await hook(ws, t, byId, [{ type: 'metric:updated', metricIds: [m2.id] }]);
     await hook(ws, t, props, ['proposal:created', 'proposal:status_changed']);
+    await hook(ws, t, comments, ['proposal:commented']);
     const sw = await app.http.put(`/api/agents/me/notifications`).set('X-Agent-Key', t.key).send({ newProposal: false });
     expect(sw.status).toBe(200);
     expect(sw.body.notifications).toMatchObject({ newProposal: false, contractDecided: true, anyComment: false });
@@ -186,6 +188,14 @@ describe('webhook delivery', () => {
     const p = await app.http.post('/api/proposals').set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id).send({ title: 'Filtered', liquidity: 2 });
     expect(p.status).toBe(200);
     await app.http.post(`/api/proposals/${p.body.id}/decline`).set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id).expect(200);
+    const say = (who: TestAgent, body: Record<string, unknown>) =>
+      app.http.post(`/api/proposals/${p.body.id}/comments`).set('X-Agent-Key', who.key).set('X-Workspace-Id', ws.id).send(body).expect(201);
+    await say(ws.owner, { body: 'not about t' });
+    const mine = await say(t, { body: 'by t' });
+    const reply = await say(ws.owner, { body: 'a reply to t', parentId: mine.body.id });
+    await comments.until(() => comments.got.length > 0, 'the reply to t');
+    // anyComment is off by default: only the reply to t's comment reaches t's hook.
+    expect(comments.got.map((g) => g.body.data)).toEqual([expect.objectContaining({ commentId: reply.body.id, parentAuthorId: t.id, authorId: ws.owner.id })]);
     await byName.until(() => byName.got.length > 0, 'm1 update');
     await byId.until(() => byId.got.length > 0, 'm2 update');
     await props.until(() => props.got.length > 0, 'the decision');

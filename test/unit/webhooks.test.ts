@@ -89,6 +89,17 @@ describe('which events reach an endpoint', () => {
     expect(eventMatches(subs, off, 'a', e('trade:executed'))).toBe(true);
   });
 
+  it('comments reach an agent when they are on its proposal or reply to its comment, or with anyComment', () => {
+    const subs = normalizeSubscriptions(['proposal:commented']);
+    const c = (proposalAuthorId: string | null, parentAuthorId: string | null) => e('proposal:commented', { proposalAuthorId, parentAuthorId });
+    expect(eventMatches(subs, DEFAULT_SWITCHES, 'a', c('a', null))).toBe(true);
+    expect(eventMatches(subs, DEFAULT_SWITCHES, 'a', c('b', 'a'))).toBe(true);
+    expect(eventMatches(subs, DEFAULT_SWITCHES, 'a', c('b', 'b'))).toBe(false);
+    expect(eventMatches(subs, { ...DEFAULT_SWITCHES, anyComment: true }, 'a', c('b', null))).toBe(true);
+    expect(eventMatches(subs, { ...DEFAULT_SWITCHES, commentOnMyProposal: false }, 'a', c('a', null))).toBe(false);
+    expect(eventMatches(subs, { ...DEFAULT_SWITCHES, replyToMyComment: false }, 'a', c('b', 'a'))).toBe(false);
+  });
+
   it('normalizing: a bare type wins over filters of the same type; filters of one type merge', () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 4 }), fc.array(fc.constantFrom('x', 'y'), { maxLength: 4 }), fc.boolean(), (names, ids, bare) => {

@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'proposal:created',
   'proposal:subsidy_skipped',
   'proposal:status_changed',
+  // A comment or reply on a proposal (not in spec §6: the notification switches about comments need it).
+  'proposal:commented',
   // To one participant (the hook's owner): its endpoint was disabled.
   'endpoint:disabled',
   // Limit orders (issue 14).

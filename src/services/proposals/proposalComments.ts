@@ -4,6 +4,7 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { ProposalComment } from '../../entities/proposal';
 import { DomainError } from '../../errors';
+import { emitEvent } from '../events';
 import { findProposal, proposalNotFound } from './proposalRows';
 
 /** Comments with their author's nickname (`author.nickname`; the author is null once the agent is gone). */
@@ -16,10 +17,20 @@ export async function addComment(deps: Deps, workspaceId: string, proposalId: st
   return inTransaction(deps.ds, async (m) => {
     const p = await findProposal(m, workspaceId, proposalId);
     if (!p) throw proposalNotFound(proposalId);
-    if (input.parentId && !(await m.getRepository(ProposalComment).existsBy({ id: input.parentId, proposalId: p.id }))) {
+    const parent = input.parentId ? await m.getRepository(ProposalComment).findOne({ select: { id: true, authorId: true }, where: { id: input.parentId, proposalId: p.id } }) : null;
+    if (input.parentId && !parent) {
       throw new DomainError('validation_failed', `parentId "${input.parentId}" is not a comment on this proposal.`);
     }
     const { id } = await m.save(m.create(ProposalComment, { proposalId: p.id, workspaceId, authorId, parentId: input.parentId ?? null, body: input.body, createdAt: deps.clock.now() }));
+    // Who it concerns rides along, so the notification switches (commentOnMyProposal, replyToMyComment) can pick.
+    await emitEvent(m, workspaceId, 'proposal:commented', {
+      proposalId: p.id,
+      commentId: id,
+      authorId,
+      parentId: parent?.id ?? null,
+      proposalAuthorId: p.proposedBy,
+      parentAuthorId: parent?.authorId ?? null,
+    });
     return (await commentsWithAuthor(m).where('c.id = :id', { id }).getOne()) as ProposalComment;
   });
 }
