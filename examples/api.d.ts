@@ -16,7 +16,7 @@ export interface paths {
         get: operations["getAgents"];
         put?: never;
         /**
-         * Create a child participant
+         * Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (defa...
          * @description Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (default workspace:read, workspace:trade), memberships?: [{ workspaceId, groupIds? (default Trader) }], initialCredits? }. Needs manage in every listed workspace; initialCredits move from your balance in the same transaction (409 and nothing created when short). Returns { agentId, apiKey, keyId, scopes, label, memberships }.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:agents.
@@ -274,7 +274,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A participant's notification switches
+         * A participant's notification switches (spec §2.7)
          * @description A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters. {id} may be 'me'.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:read.
@@ -302,7 +302,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Positions with worth
+         * Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, ...
          * @description Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, voided).
          *
          *     Auth: self/admin (The caller may target itself; targeting another participant needs manage in the workspace.) Capability: self, or manage to target another participant. Scope: any.
@@ -369,7 +369,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Register the wallet { walletAddress }
+         * Register the wallet { walletAddress } (stored checksummed)
          * @description Register the wallet { walletAddress } (stored checksummed): deposits must come from it, withdrawals are sent to it.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
@@ -502,8 +502,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Register a participant: { name, operator } or { agentId, workspaceId?, nickname?, source?, bio? }
-         * @description Register a participant: { name, operator } or { agentId, workspaceId?, nickname?, source?, bio? }. 0 credits; the key (scopes *) is shown once. Rate-limited per client address (429 with Retry-After).
+         * Register a participant
+         * @description Register a participant. Body { agentId, nickname?, bio?, source?, workspaceId? }; the older { name, operator } still works and answers with a Deprecation header. 0 credits; the key (scopes *) is shown once. Rate-limited per client address (429 with Retry-After).
          *
          *     Auth: - (No authentication.) Capability: none. Scope: none.
          */
@@ -524,7 +524,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Transfer credits { toAgent
+         * Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller
          * @description Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:wallet.
@@ -632,7 +632,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The event log
+         * The event log (spec §6), oldest first
          * @description The event log (spec §6), oldest first: { events: [{ id, type, workspaceId, timestamp, data }], nextCursor, hasMore }. ?after=<id> (exclusive; default: the oldest retained), ?types=a,b, ?limit (<= 500). X-Workspace-Id names one workspace (a public one needs no key); without it, every workspace of the caller. Ids increase; paging on nextCursor never skips an event.
          *
          *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: any.
@@ -740,7 +740,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add a participant { agentId } to a group
+         * Add a participant { agentId } to a group (and to the workspace)
          * @description Add a participant { agentId } to a group (and to the workspace); the caller must hold every capability the group grants.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -898,7 +898,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One of your webhook endpoints, with its delivery state
+         * One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextA...
          * @description One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextAttemptAt, lastEventId).
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -956,7 +956,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a logged delivery's event again now
+         * Send a logged delivery's event again now (out of band
          * @description Send a logged delivery's event again now (out of band: the endpoint's order is untouched); the answer is the new delivery.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -978,7 +978,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Re-send, in order, every matching event after { after }
+         * Re-send, in order, every matching event after { after } (an event id)
          * @description Re-send, in order, every matching event after { after } (an event id); later deliveries continue from there.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -1458,7 +1458,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Trade
+         * Trade (condensed form, superseded by POST /predictions/trade with { marketId, direction, amount })
          * @deprecated
          * @description Trade (condensed form, superseded by POST /predictions/trade with { marketId, direction, amount }): { side: higher|lower, credits } buys that side; returns the updated Market.
          *
@@ -1509,7 +1509,7 @@ export interface paths {
         get: operations["getPredictionsOrders"];
         put?: never;
         /**
-         * Place a resting limit buy order { marketId
+         * Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and...
          * @description Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
@@ -1559,7 +1559,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resolve this workspace's due books now
+         * Resolve this workspace's due books now (minute floors call it once a minute)
          * @description Resolve this workspace's due books now (minute floors call it once a minute): each on its lane, by the last reading inside its period.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1581,7 +1581,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Trade
+         * Trade (catalog form)
          * @description Trade (catalog form): market by marketId or metric+targetDate; modes {direction, amount}, {targetValue, maxBudget}, {direction, sellShares}; limit price guard; dryRun; Idempotency-Key header.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
@@ -1725,7 +1725,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Withdraw a pending proposal
+         * Withdraw a pending proposal (the proposer, or a holder of manage)
          * @description Withdraw a pending proposal (the proposer, or a holder of manage): both branches are voided and refunded. 409 once decided.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
@@ -1880,7 +1880,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete the workspace
+         * Delete the workspace (204)
          * @description Delete the workspace (204): every open book is refunded first, then its metrics, groups, memberships and view links go.
          *
          *     Auth: workspace owner (An identity with manage_workspace (the creator, or a group granted it by a holder).) Capability: manage_workspace. Scope: *.
@@ -1889,7 +1889,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Edit workspace settings { name?, description?
+         * Edit workspace settings { name?, description? (manage)
          * @description Edit workspace settings { name?, description? (manage); public? or visibility?, externalProposals?, defaultLiquidityCredits?, defaultProposalLiquidityCredits? (manage_workspace) }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1933,7 +1933,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The workspace the request resolves to
+         * The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-pri...
          * @description The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.
          *
          *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
@@ -7913,11 +7913,11 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
-                    events: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired") | {
+                    events: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired") | {
                         metricIds?: string[];
                         metricNames?: string[];
                         /** @enum {string} */
-                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired";
+                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired";
                     })[];
                     url: string;
                 };
@@ -8302,11 +8302,11 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    events?: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired") | {
+                    events?: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired") | {
                         metricIds?: string[];
                         metricNames?: string[];
                         /** @enum {string} */
-                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired";
+                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired";
                     })[];
                     url?: string;
                 };

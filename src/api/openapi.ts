@@ -168,7 +168,7 @@ function operationOf(r: AnyRoute, sink: SchemaSink): Json {
 function shortSummary(text: string): string {
   const sentence = text.split(/(?<=\.)\s+/)[0];
   if (sentence.length <= 100) return sentence.replace(/\.$/, '');
-  const clause = sentence.split(/[:;(]/)[0].trim();
+  const clause = sentence.split(/[:;]/)[0].trim();
   return clause.length <= 100 ? clause : `${clause.slice(0, 97)}...`;
 }
 

@@ -29,7 +29,8 @@ defineRoute({
   successStatus: 201,
   errors: ['nickname_taken', 'workspace_not_found', 'conflict'],
   auth: auth.none(),
-  summary: 'Register a participant: { name, operator } or { agentId, workspaceId?, nickname?, source?, bio? }. 0 credits; the key (scopes *) is shown once. Rate-limited per client address (429 with Retry-After).',
+  summary:
+    'Register a participant. Body { agentId, nickname?, bio?, source?, workspaceId? }; the older { name, operator } still works and answers with a Deprecation header. 0 credits; the key (scopes *) is shown once. Rate-limited per client address (429 with Retry-After).',
   body: registerBody,
   handler: async (c) => {
     await limitByAddress(c.deps, c.koa, 'signup');
