@@ -36,9 +36,12 @@ beforeAll(async () => {
   app = await startTestApp(env());
 }, 60_000);
 afterAll(async () => {
-  await app?.close();
-  closeChains();
-  await chain?.stop();
+  try {
+    await app?.close();
+  } finally {
+    closeChains();
+    await chain?.stop();
+  }
 });
 
 /** Ledger sound, and the treasury holds its float plus what the ledger's chain account says came in. */
