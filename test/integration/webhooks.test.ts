@@ -5,6 +5,7 @@ import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/f
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 import { receiver, type Receiver } from '../helpers/receiver';
+import { waitFor } from '../helpers/services';
 
 let app: TestApp;
 // Receivers run on loopback over http; the retry schedule runs 5000x faster (5 s -> 1 ms, 2 h -> 1.4 s).
@@ -90,9 +91,11 @@ describe('webhook delivery', () => {
     // The webhook-id is the event id, and the timestamp header is seconds.
     expect(r.got[0].headers['webhook-id']).toBe(r.got[0].body.id);
     expect(r.got[0].headers['webhook-signature']).toMatch(/^v1,/);
-    const log = await app.http.get(`/api/hooks/${h.id}/deliveries?limit=500`).set('X-Agent-Key', ws.owner.key);
-    expect(log.status).toBe(200);
-    expect(log.body.filter((d: any) => d.status === 'delivered').length).toBe(r.got.length);
+    await waitFor('every delivery in the log', async () => {
+      const log = await app.http.get(`/api/hooks/${h.id}/deliveries?limit=500`).set('X-Agent-Key', ws.owner.key);
+      expect(log.status).toBe(200);
+      return log.body.filter((d: any) => d.status === 'delivered').length === r.got.length;
+    });
   });
 
   it('a receiver down for a while gets everything once it is back: once each, in order, head-of-line', async () => {
@@ -155,8 +158,12 @@ describe('webhook delivery', () => {
     await r.until(() => r.got.length > 0, 'the delivery after Retry-After');
     expect(r.attempts[1].at - r.attempts[0].at).toBeGreaterThanOrEqual(1900);
     expect(r.attempts[1].id).toBe(r.attempts[0].id);
-    const log = (await app.http.get(`/api/hooks/${h.id}/deliveries`).set('X-Agent-Key', ws.owner.key)).body;
-    const head = log.filter((d: any) => d.eventId === r.attempts[0].id);
+    // The log row of a success is written just after the receiver's answer.
+    const head = await waitFor('both attempts in the log', async () => {
+      const log = (await app.http.get(`/api/hooks/${h.id}/deliveries`).set('X-Agent-Key', ws.owner.key)).body;
+      const rows = log.filter((d: any) => d.eventId === r.attempts[0].id);
+      return rows.length >= 2 ? rows : null;
+    });
     expect(head.map((d: any) => [d.status, d.httpStatus, d.attempt])).toEqual([
       ['delivered', 200, 2],
       ['backoff', 429, 1],

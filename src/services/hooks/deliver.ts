@@ -146,7 +146,17 @@ interface Retry {
 }
 
 async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise<{ delivered: number; stop: boolean; retry?: Retry }> {
-  const [owner] = await deps.ds.query(`SELECT notifications FROM agents WHERE id = $1`, [hook.agent_id]);
+  const [owner] = await deps.ds.query(
+    `SELECT a.notifications,
+            (w.public OR w.owner_id = a.id OR EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = w.id AND m.agent_id = a.id)) AS reads
+       FROM agents a, workspaces w WHERE a.id = $1 AND w.id = $2`,
+    [hook.agent_id, hook.workspace_id],
+  );
+  if (!owner?.reads) {
+    // The owner left (or lost) the workspace: its events stop going out.
+    await disable(deps, hook, 'The owner no longer belongs to the workspace.');
+    return { delivered: 0, stop: true };
+  }
   const switches = switchesOf(owner?.notifications);
   const types = hook.events.map((s) => s.type);
   let cursor = hook.cursor_seq;
@@ -230,15 +240,7 @@ async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string 
   const tooLong = hook.now.getTime() - new Date(since).getTime() >= deps.config.WEBHOOK_DISABLE_AFTER_MS;
   if (cls === 'gone' || tooLong) {
     const reason = cls === 'gone' ? 'The endpoint answered 410 Gone.' : `The endpoint kept failing since ${new Date(since).toISOString()}.`;
-    await inTransaction(deps.ds, async (m) => {
-      await m.query(LOG_INSERT, logParams(hook.id, e.seq, e.type, attempt, cls, r));
-      await m.query(
-        `UPDATE hooks SET disabled_at = now(), disabled_reason = $2, failing_since = coalesce(failing_since, now()), attempt = $3, next_attempt_at = NULL WHERE id = $1`,
-        [hook.id, reason, attempt],
-      );
-      await emitEvent(m, hook.workspace_id, 'endpoint:disabled', { hookId: hook.id, url: hook.url, reason }, hook.agent_id);
-    });
-    logger.warn({ hookId: hook.id, reason }, 'webhook endpoint disabled');
+    await disable(deps, hook, reason, { attempt, log: logParams(hook.id, e.seq, e.type, attempt, cls, r) });
     return undefined;
   }
   const honoured = cls === 'backoff' ? retryAfterMs(r.retryAfter, new Date()) : null;
@@ -255,6 +257,19 @@ async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string 
     [...logParams(hook.id, e.seq, e.type, attempt, cls, r), giveUp ? 0 : attempt, giveUp, delay],
   );
   return { jobId: `r-${hook.id}-${e.seq}-${attempt}`, delay };
+}
+
+/** Disable an endpoint and tell its owner (endpoint:disabled), with the attempt that did it, in one transaction. */
+async function disable(deps: Deps, hook: HookRow, reason: string, last?: { attempt: number; log: unknown[] }): Promise<void> {
+  await inTransaction(deps.ds, async (m) => {
+    if (last) await m.query(LOG_INSERT, last.log);
+    await m.query(
+      `UPDATE hooks SET disabled_at = now(), disabled_reason = $2, failing_since = coalesce(failing_since, now()), attempt = $3, next_attempt_at = NULL WHERE id = $1`,
+      [hook.id, reason, last?.attempt ?? hook.attempt],
+    );
+    await emitEvent(m, hook.workspace_id, 'endpoint:disabled', { hookId: hook.id, url: hook.url, reason }, hook.agent_id);
+  });
+  logger.warn({ hookId: hook.id, reason }, 'webhook endpoint disabled');
 }
 
 /**

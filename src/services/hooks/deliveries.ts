@@ -38,6 +38,7 @@ export async function retryDelivery(deps: Deps, actor: Principal, hookId: string
   const hook = await hookOf(deps, actor, hookId);
   const d = /^\d{1,18}$/.test(deliveryId) ? await deps.ds.getRepository(HookDelivery).findOneBy({ id: deliveryId, hookId: hook.id }) : null;
   if (!d) throw new DomainError('not_found', `No delivery ${deliveryId} of hook ${hookId} exists.`);
+  if (d.eventType === 'webhook:test') return testHook(deps, actor, hook.id);
   const [e] = await deps.ds.query(`SELECT seq::text AS seq, type, workspace_id, data, created_at FROM outbox WHERE seq = $1`, [d.eventSeq]);
   if (!e) throw new DomainError('not_found', `Event ${d.eventSeq} is no longer in the log (past its retention).`);
   const r = await sendSigned(deps, hook, e.seq, webhookBody({ id: e.seq, type: e.type, workspaceId: e.workspace_id, timestamp: e.created_at, data: e.data }));
@@ -57,10 +58,13 @@ export async function replayHook(deps: Deps, actor: Principal, hookId: string, a
   const hook = await hookOf(deps, actor, hookId);
   if (hook.disabledAt) throw new DomainError('conflict', 'The hook is disabled: enable it first (PATCH {enabled: true}).');
   const [row] = await deps.ds.query(
-    `WITH u AS (UPDATE hooks SET cursor_seq = LEAST(cursor_seq, $2::bigint), attempt = 0, next_attempt_at = NULL WHERE id = $1 RETURNING id)
+    `WITH u AS (UPDATE hooks SET cursor_seq = LEAST(cursor_seq, $2::bigint), attempt = 0, next_attempt_at = NULL
+                 WHERE id = $1 AND (lease_until IS NULL OR lease_until < now()) RETURNING id)
      SELECT (SELECT last_seq::text FROM event_sequencer WHERE id = 1) AS head FROM u`,
     [hook.id, after],
   );
+  // A run in progress would write its own cursor over this one.
+  if (!row) throw new DomainError('conflict', 'A delivery run to this endpoint is in progress; retry the replay in a few seconds.', { retryAfter: 2 });
   await deps.hub.enqueue('webhooks', 'deliver', { hookId: hook.id }, { jobId: `p-${hook.id}-${randomUUID()}`, removeOnComplete: true });
   return { hookId: hook.id, after, head: row.head };
 }
