@@ -53,11 +53,19 @@ async function expectBooksMatchChain(): Promise<void> {
   expect(held - TREASURY_FLOAT - unclaimed).toBe(onchainUnits);
 }
 
-async function depositor(): Promise<{ agent: TestAgent; wallet: Wallet }> {
-  const agent = await registerAgent(app);
+/** A participant with a funded wallet registered (on `a`, the suite's app by default). */
+async function depositor(a = app): Promise<{ agent: TestAgent; wallet: Wallet }> {
+  const agent = await registerAgent(a);
   const wallet = await chain.wallet();
-  await app.http.put(`/api/agents/${agent.id}/wallet`).set('X-Agent-Key', agent.key).send({ walletAddress: wallet.address }).expect(200);
+  await a.http.put(`/api/agents/${agent.id}/wallet`).set('X-Agent-Key', agent.key).send({ walletAddress: wallet.address }).expect(200);
   return { agent, wallet };
+}
+
+/** A depositor holding `credits` issued by the operator. */
+async function funded(credits: number, a = app) {
+  const d = await depositor(a);
+  await a.http.post(`/api/agents/${d.agent.id}/credit`).set('X-API-Key', a.masterKey).send({ amount: credits }).expect(200);
+  return d;
 }
 
 async function pay(wallet: Wallet, units: bigint, opts: { token?: Contract; to?: string; gasLimit?: bigint } = {}): Promise<string> {
@@ -149,11 +157,6 @@ describe('deposits', () => {
 });
 
 describe('withdrawals', () => {
-  async function funded(credits: number) {
-    const d = await depositor();
-    await app.http.post(`/api/agents/${d.agent.id}/credit`).set('X-API-Key', app.masterKey).send({ amount: credits }).expect(200);
-    return d;
-  }
   const withdrawalsOf = async (a: TestAgent) => (await app.http.get(`/api/agents/${a.id}/withdrawals`).set('X-Agent-Key', a.key)).body;
   async function finished(a: TestAgent, id: string) {
     return waitFor(`withdrawal ${id}`, async () => {
@@ -214,10 +217,7 @@ describe('withdrawals', () => {
   it('a job killed right after its broadcast and retried pays once (the retry finds the signed tx, never signs again)', async () => {
     const faulty = await startTestApp({ ...env(), CHAIN_FAULT_AFTER_BROADCAST: 'true' });
     try {
-      const agent = await registerAgent(faulty);
-      const wallet = await chain.wallet();
-      await faulty.http.put(`/api/agents/${agent.id}/wallet`).set('X-Agent-Key', agent.key).send({ walletAddress: wallet.address }).expect(200);
-      await faulty.http.post(`/api/agents/${agent.id}/credit`).set('X-API-Key', faulty.masterKey).send({ amount: 30 }).expect(200);
+      const { agent, wallet } = await funded(30, faulty);
       const before = await usdcOf(wallet.address);
       const r = await faulty.http.post(`/api/agents/${agent.id}/withdraw`).set('X-Agent-Key', agent.key).send({ amount: 30 });
       const done = await waitFor('the faulted withdrawal', async () => {
@@ -253,10 +253,7 @@ describe('lost jobs', () => {
     // A second app whose watchdog sweeps often (the suite's app sweeps only at start).
     const swept = await startTestApp({ ...env(), WATCHDOG_INTERVAL_MS: '200' });
     try {
-      const agent = await registerAgent(swept);
-      const wallet = await chain.wallet();
-      await swept.http.put(`/api/agents/${agent.id}/wallet`).set('X-Agent-Key', agent.key).send({ walletAddress: wallet.address }).expect(200);
-      await swept.http.post(`/api/agents/${agent.id}/credit`).set('X-API-Key', swept.masterKey).send({ amount: 50 }).expect(200);
+      const { agent, wallet } = await funded(50, swept);
       const get = async (path: string) => (await swept.http.get(`/api/agents/${agent.id}/${path}`).set('X-Agent-Key', agent.key)).body;
 
       // A deposit one block deep (3 needed) and a withdrawal broadcast but short of its confirmations: both wait on their jobs.

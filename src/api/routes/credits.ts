@@ -28,7 +28,8 @@ import {
   presentWallet,
   presentWithdrawal,
 } from '../presenters/credits';
-import { defineRoute, type Call } from '../registry';
+import { idempotencyKey } from '../idempotency';
+import { defineRoute } from '../registry';
 import { idParam, limitQuery, positiveCredits } from '../schemas/common';
 import {
   creditSchema,
@@ -43,13 +44,6 @@ import {
 } from '../schemas/credits';
 
 // Static /agents/... paths here are registered before agents.ts's /agents/:id (see routes/index.ts).
-
-/** The Idempotency-Key header of a money move (optional; 1 to 200 characters). */
-function idempotencyKey(c: Call<unknown, unknown, unknown>): string | undefined {
-  const key = c.koa.get('idempotency-key') || undefined;
-  if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
-  return key;
-}
 
 const moneyErrors = ['insufficient_balance', 'idempotency_key_reuse', 'not_found'] as const;
 

@@ -6,6 +6,7 @@ import type { TradeSpec } from '../../domain/trading';
 import { marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/markets';
 import { bodyHash, dryRunTrade, submitTrade } from '../../services/markets';
 import { auth } from '../auth';
+import { idempotencyKey } from '../idempotency';
 import { presentMarket } from '../presenters/market';
 import type { WorkspaceAccess } from '../access';
 import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas/markets';
@@ -172,8 +173,7 @@ defineRoute({
     const marketId = mk?.id ?? c.body.marketId!;
     for (const w of warnings) c.deprecate(w);
     if (c.body.dryRun) return dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId, spec });
-    const key = c.koa.get('idempotency-key') || undefined;
-    if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
+    const key = idempotencyKey(c);
     const outcome = await submitTrade(c.deps, {
       agentId: caller.agentId,
       workspaceId: ws.id,
@@ -203,7 +203,7 @@ defineRoute({
     c.deprecate('The condensed trade form { side, credits } is superseded by POST /predictions/trade with { marketId, direction, amount }; it still works.');
     const mk = await readableMarket(c as Call<unknown, unknown, unknown>, c.params.id);
     requireTradable(c as Call<unknown, unknown, unknown>, mk);
-    const key = c.koa.get('idempotency-key') || undefined;
+    const key = idempotencyKey(c);
     const outcome = await submitTrade(c.deps, {
       agentId: caller.agentId,
       workspaceId: ws.id,

@@ -35,14 +35,14 @@ function listed(k: ApiKey): KeyRow {
 
 /**
  * 'self/owner' (spec §5.4): the participant itself, its creator (or parent), or the master key.
- * A workspace admin is not enough. Returns the target's id.
+ * A workspace admin is not enough. Returns the target's id; `act` names the refused act in the 403.
  */
-export async function resolveOwnedAgent(m: DataSource | EntityManager, actor: Principal, idParam: string): Promise<string> {
+export async function resolveOwnedAgent(m: DataSource | EntityManager, actor: Principal, idParam: string, act = 'manage its keys'): Promise<string> {
   const id = idParam === 'me' ? actor.agentId : idParam;
   const a = await m.getRepository(Agent).findOne({ select: { id: true, parentId: true, createdBy: true, claimedBy: true }, where: { id } });
   if (!a) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (actor.isMaster || a.id === actor.agentId || [a.parentId, a.createdBy, a.claimedBy].includes(actor.agentId)) return a.id;
-  throw new DomainError('not_authorized', 'Only the participant itself or its creator may manage its keys (a workspace admin is not enough).', {
+  throw new DomainError('not_authorized', `Only the participant itself or its creator may ${act} (a workspace admin is not enough).`, {
     requiredCapabilities: ['self/owner'],
   });
 }

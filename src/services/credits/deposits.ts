@@ -7,9 +7,9 @@ import { depositSplit } from '../../domain/credits';
 import { Deposit } from '../../entities/credits';
 import { DomainError } from '../../errors';
 import { accountId, writeLedger } from '../ledger';
+import { resolveOwnedAgent } from '../access';
 import { creditAccounts } from './accounts';
 import { CHAIN_JOB_OPTS, chainDelay, requireChain, walletOf } from './chainAccess';
-import { ownedParticipant } from './owner';
 
 export type SubmitDepositResult = { duplicate: false; deposit: Deposit } | { duplicate: true; deposit: Deposit };
 
@@ -22,7 +22,7 @@ export async function submitDeposit(deps: Deps, actor: Principal, idParam: strin
   const hash = txHash.toLowerCase();
   const chainId = BigInt(chain.settings.chainId);
   const out = await inTransaction(deps.ds, async (m): Promise<SubmitDepositResult> => {
-    const agentId = await ownedParticipant(m, actor, idParam, 'deposit');
+    const agentId = await resolveOwnedAgent(m, actor, idParam, 'deposit');
     const inserted: Array<{ id: string }> = await m.query(
       `INSERT INTO deposits (id, agent_id, chain_id, tx_hash, status) VALUES ($1, $2, $3, $4, 'pending')
        ON CONFLICT ON CONSTRAINT deposits_tx DO NOTHING RETURNING id`,
@@ -43,12 +43,12 @@ export async function enqueueCheck(deps: Deps, depositId: string, check: number,
 }
 
 export async function depositsOf(deps: Deps, actor: Principal, idParam: string, limit: number): Promise<Deposit[]> {
-  const agentId = await ownedParticipant(deps.ds, actor, idParam, 'see its deposits');
+  const agentId = await resolveOwnedAgent(deps.ds, actor, idParam, 'see its deposits');
   return deps.ds.getRepository(Deposit).find({ where: { agentId }, order: { createdAt: 'DESC', id: 'DESC' }, take: limit });
 }
 
 export async function depositOf(deps: Deps, actor: Principal, idParam: string, depositId: string): Promise<Deposit> {
-  const agentId = await ownedParticipant(deps.ds, actor, idParam, 'see its deposits');
+  const agentId = await resolveOwnedAgent(deps.ds, actor, idParam, 'see its deposits');
   const d = await deps.ds.getRepository(Deposit).findOne({ where: { id: depositId, agentId } });
   if (!d) throw new DomainError('not_found', `Deposit "${depositId}" was not found for participant "${agentId}".`);
   return d;

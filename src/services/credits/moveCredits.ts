@@ -9,9 +9,9 @@ import { DomainError } from '../../errors';
 import { accountId, transfer } from '../ledger';
 import { getAgent } from '../participants';
 import { isMember } from '../workspaces';
+import { resolveOwnedAgent } from '../access';
 import { creditAccounts, type SpendType } from './accounts';
 import { onceByKey, type Once } from './idempotency';
-import { ownedParticipant } from './owner';
 
 /** A positive amount of credits in nano-units, or 400. */
 export function nanoAmount(credits: number): bigint {
@@ -110,7 +110,7 @@ export async function spendCredits(
   }
   if (p.type !== 'betting') refuseMaster(actor, `spend a participant's credits on ${p.type}`);
   return inTransaction(deps.ds, async (m) => {
-    const agentId = await ownedParticipant(m, actor, p.idParam, 'spend its credits');
+    const agentId = await resolveOwnedAgent(m, actor, p.idParam, 'spend its credits');
     return onceByKey(m, { participantId: actor.agentId, scope: '-', key: p.idempotencyKey, request: ['spend', agentId, amount, p.type, p.reason] }, async () => {
       const id = randomUUID();
       const { fromBalance } = await moving(amount, () =>

@@ -9,11 +9,11 @@ import { Withdrawal } from '../../entities/credits';
 import { DomainError } from '../../errors';
 import { logger } from '../../logger';
 import { accountId, transfer } from '../ledger';
+import { resolveOwnedAgent } from '../access';
 import { creditAccounts } from './accounts';
 import { CHAIN_JOB_OPTS, chainDelay, requireChain, walletOf } from './chainAccess';
 import { onceByKey, type Once } from './idempotency';
 import { nanoAmount } from './moveCredits';
-import { ownedParticipant } from './owner';
 
 /** Enqueue check number `check` of a withdrawal's job (the id carries the number, as for deposits). */
 export async function enqueueSend(deps: Deps, withdrawalId: string, check: number, delay?: number) {
@@ -34,7 +34,7 @@ export async function requestWithdrawal(deps: Deps, actor: Principal, p: { idPar
   }
   const review = amount > toNano(deps.config.WITHDRAW_REVIEW_CREDITS);
   const out = await inTransaction(deps.ds, async (m) => {
-    const agentId = await ownedParticipant(m, actor, p.idParam, 'withdraw its credits');
+    const agentId = await resolveOwnedAgent(m, actor, p.idParam, 'withdraw its credits');
     return onceByKey(m, { participantId: actor.agentId, scope: '-', key: p.idempotencyKey, request: ['withdraw', agentId, amount] }, async () => {
       const wallet = await walletOf(m, agentId);
       if (!wallet) throw new DomainError('wallet_required', 'Register a wallet first (PUT /agents/{id}/wallet): withdrawals are sent to it.');
@@ -77,7 +77,7 @@ export async function decideWithdrawal(deps: Deps, actor: Principal, id: string,
 }
 
 export async function withdrawalsOf(deps: Deps, actor: Principal, idParam: string, limit: number): Promise<Withdrawal[]> {
-  const agentId = await ownedParticipant(deps.ds, actor, idParam, 'see its withdrawals');
+  const agentId = await resolveOwnedAgent(deps.ds, actor, idParam, 'see its withdrawals');
   return deps.ds.getRepository(Withdrawal).find({ where: { agentId }, order: { createdAt: 'DESC', id: 'DESC' }, take: limit });
 }
 
