@@ -12,8 +12,9 @@ export class EventsAndHooks1763800200000 implements MigrationInterface {
     await q.query(`ALTER TABLE outbox ADD COLUMN seq bigint, ADD COLUMN agent_id text`);
     // Rows already relayed keep their order: their seq is their id.
     await q.query(`UPDATE outbox SET seq = id WHERE published_at IS NOT NULL`);
-    await q.query(`CREATE UNIQUE INDEX outbox_seq ON outbox (seq)`);
-    await q.query(`CREATE INDEX outbox_workspace_seq ON outbox (workspace_id, seq)`);
+    // Partial: a writer's INSERT (seq still null, the trade hot path among them) adds no entry to either.
+    await q.query(`CREATE UNIQUE INDEX outbox_seq ON outbox (seq) WHERE seq IS NOT NULL`);
+    await q.query(`CREATE INDEX outbox_workspace_seq ON outbox (workspace_id, seq) WHERE seq IS NOT NULL`);
     await q.query(`CREATE TABLE event_sequencer (id integer PRIMARY KEY, last_seq bigint NOT NULL)`);
     await q.query(`INSERT INTO event_sequencer (id, last_seq) SELECT 1, coalesce(max(seq), 0) FROM outbox`);
     await q.query(`ALTER TABLE agents ADD COLUMN notifications jsonb`);

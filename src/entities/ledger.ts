@@ -36,8 +36,8 @@ export class LedgerEntry {
 @Entity('outbox')
 @Index('outbox_unpublished', ['id'], { where: 'published_at IS NULL' })
 @Index('outbox_workspace', ['workspaceId', 'id'])
-@Index('outbox_seq', ['seq'], { unique: true })
-@Index('outbox_workspace_seq', ['workspaceId', 'seq'])
+@Index('outbox_seq', ['seq'], { unique: true, where: 'seq IS NOT NULL' })
+@Index('outbox_workspace_seq', ['workspaceId', 'seq'], { where: 'seq IS NOT NULL' })
 export class OutboxEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
   @Column({ type: 'uuid', name: 'workspace_id', nullable: true }) workspaceId!: string | null;
