@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { feeBasisPoints, unitsPerCredit } from './domain/credits';
 
 const boolish = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no'])
@@ -74,6 +75,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const c = parsed.data;
+  if (c.CHAIN_RPC_URL) {
+    // Deposits and withdrawals convert exactly (src/domain/credits.ts): refuse at start a value they cannot use.
+    try {
+      unitsPerCredit(c.CREDIT_VALUE_USD, c.USDC_DECIMALS);
+      feeBasisPoints(c.BUY_FEE_PERCENT);
+    } catch (err) {
+      throw new Error(`Invalid configuration:\n  ${(err as Error).message}`);
+    }
+  }
   return {
     ...c,
     databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,

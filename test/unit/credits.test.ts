@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { loadConfig } from '../../src/config';
 import { depositSplit, feeBasisPoints, recheckDelay, unitsPerCredit, unitsToNano, withdrawalUnits } from '../../src/domain/credits';
 
 const NANO = 1_000_000_000n;
@@ -98,5 +99,16 @@ describe('the re-check backoff', () => {
         return Number.isFinite(d) && d <= cap && d >= Math.min(first, cap) && next >= d && (d === cap || next === Math.min(cap, 2 * d));
       }),
     );
+  });
+});
+
+describe('configuration', () => {
+  it('with a chain configured, a credit value or fee the conversion cannot use exactly is refused at start', () => {
+    const chain = { CHAIN_RPC_URL: 'http://127.0.0.1:8545', CHAIN_ID: '31337' };
+    expect(() => loadConfig({ ...chain, CREDIT_VALUE_USD: '0.0000001' })).toThrow(/Invalid configuration:[\s\S]*CREDIT_VALUE_USD/);
+    expect(() => loadConfig({ ...chain, BUY_FEE_PERCENT: '0.001' })).toThrow(/Invalid configuration:[\s\S]*BUY_FEE_PERCENT/);
+    expect(loadConfig({ ...chain, CREDIT_VALUE_USD: '0.01', BUY_FEE_PERCENT: '2.5' }).CREDIT_VALUE_USD).toBe(0.01);
+    // Without a chain the values are not used for conversions.
+    expect(loadConfig({ CREDIT_VALUE_USD: '0.0000001' }).CREDIT_VALUE_USD).toBe(0.0000001);
   });
 });
