@@ -5,6 +5,7 @@ import { bodyHash, marketInWorkspace, orderBookOf, orderOf, ordersOf, submitCanc
 import { auth } from '../auth';
 import { orderSchema, presentOrder } from '../presenters/order';
 import { defineRoute } from '../registry';
+import { idempotencyKey } from '../idempotency';
 import { limitQuery, positiveCredits } from '../schemas/common';
 import { marketRef, resolveTradeMarket } from './markets';
 
@@ -45,8 +46,7 @@ defineRoute({
     // Named as on POST /predictions/trade: marketId, or metric + targetDate (+ proposalId, branch).
     const mk = await resolveTradeMarket(c, access.workspace.id);
     if (!access.metricTradable(mk.metricId)) throw new DomainError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
-    const key = c.koa.get('idempotency-key') || undefined;
-    if (key !== undefined && (key.length > 200 || !key.trim())) throw new DomainError('validation_failed', 'The Idempotency-Key header must be 1 to 200 characters.');
+    const key = idempotencyKey(c);
     const o = await submitOrder(c.deps, {
       agentId: caller.agentId,
       workspaceId: access.workspace.id,
@@ -71,6 +71,7 @@ defineRoute({
   summary: 'Your limit orders, newest first. Query marketId, status (open|filled|cancelled|expired), limit.',
   query: z.object({ marketId: z.string().uuid().optional(), status: z.enum(['open', 'filled', 'cancelled', 'expired']).optional(), limit: limitQuery(50, 500) }),
   response: z.array(orderSchema),
+  errors: [],
   handler: async (c) => {
     const rows = await ordersOf(c.deps, { agentId: c.identity().agentId, workspaceId: c.workspace().workspace.id, ...c.query });
     return rows.map(presentOrder);
