@@ -20,13 +20,15 @@ export async function dropDatabase(name: string): Promise<void> {
 }
 
 /** Start `npm start`'s entry as a child process and wait until it answers. */
-export async function startServer(env: Record<string, string>, port: number): Promise<ChildProcess> {
+export async function startServer(env: Record<string, string>, port: number, role?: 'api' | 'worker'): Promise<ChildProcess> {
   // BENCH_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof', profiles the server.
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'src/main.ts', ...(role ? [`--role=${role}`] : [])], {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  // A worker serves no HTTP: it is up once the first trade comes back (callers warm up first).
+  if (role === 'worker') return child;
   for (let i = 0; i < 200; i++) {
     try {
       const r = await fetch(`http://127.0.0.1:${port}/api/public-config`);

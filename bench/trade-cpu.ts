@@ -1,48 +1,89 @@
 /**
- * CPU cost of one trade per process (API+workers, Postgres, Redis, the load client) from /proc
- * over a 10 s closed loop: what bounds throughput on this machine. npx tsx bench/trade-cpu.ts
+ * CPU cost of one trade per process (server processes, the bench database's Postgres backends, a
+ * private Redis, the load client) from /proc over a closed loop: what bounds throughput on this
+ * machine. Both layouts: one process (npm start) and split roles (npm run api + npm run worker).
+ *   npx tsx bench/trade-cpu.ts [--seconds 10] [--layout all|split|both] [--markets 100]
+ * Figures go to bench/results/trade-cpu-latest.json.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { closedLoop, recreateDatabase, startServer, stopServer, dropDatabase, dropQueuePrefix, fmt } from './lib';
-const PORT = 3933; const MASTER = 'bench-master-key-0123456789'; const base = `http://127.0.0.1:${PORT}/api`;
-const TICK = 100;
-function cpuOf(pred: (comm: string, pid: number) => boolean): number {
-  let t = 0;
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      if (pred(comm, Number(d))) t += (Number(f[11]) + Number(f[12])) / TICK;
-    } catch { /* gone */ }
-  }
-  return t;
-}
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpuPerTrade, cpuSnapshot, startPrivateRedis } from './cpu';
+import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer } from './lib';
+
+const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+const SECONDS = Number(arg('--seconds')) || 10;
+const LAYOUT = arg('--layout') ?? 'both';
+const MARKETS = Number(arg('--markets')) || 100;
+const PORT = 3933;
+const REDIS_PORT = 6393;
+const MASTER = 'bench-master-key-0123456789';
+const base = `http://127.0.0.1:${PORT}/api`;
+const DB = 'mpps_bench_cpu';
+
 async function call(method: string, path: string, body: unknown, headers: Record<string, string>) {
   const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await r.json(); if (r.status >= 400) throw new Error(JSON.stringify(json)); return json as any;
+  const json = await r.json();
+  if (r.status >= 400) throw new Error(JSON.stringify(json));
+  return json as any;
 }
+
+export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number) {
+  const url = await recreateDatabase(DB);
+  const redis = await startPrivateRedis(REDIS_PORT);
+  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
+  const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
+  try {
+    const owner = await call('POST', '/agents/register', { name: `o${Date.now() % 1e6}` }, {});
+    await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, { 'x-api-key': MASTER });
+    const ws = await call('POST', '/workspaces', { name: 'p', public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
+    const h = { 'x-agent-key': owner.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' };
+    for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, h);
+    const all: any[] = await call('GET', '/predictions/markets?limit=200', undefined, h);
+    const ids = all.slice(0, markets).map((m) => m.id);
+    const send = async (i: number) => {
+      const r = await fetch(`${base}/predictions/trade`, { method: 'POST', headers: h, body: JSON.stringify({ marketId: ids[i % ids.length], direction: i % 2 ? 'higher' : 'lower', amount: 1 }) });
+      await r.arrayBuffer();
+      return r.status === 200;
+    };
+    await closedLoop(8, 2, send); // warm-up (and, split, waits for the worker)
+    const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));
+    // What the idle service burns (blocking queue reads, timers, the recovery pass) is taken off,
+    // so the figure is the trades' own cost whatever rate this busy machine allows.
+    const snap = () => cpuSnapshot({ servers, db: DB, redisPid: redis.pid });
+    const idle0 = snap();
+    const IDLE_S = 3;
+    await new Promise((res) => setTimeout(res, IDLE_S * 1000));
+    const idle1 = snap();
+    const before = snap();
+    const r = await closedLoop(8, seconds, send);
+    const after = snap();
+    const raw = cpuPerTrade(before, after, r.ok);
+    const idleMsPerS = cpuPerTrade(idle0, idle1, IDLE_S);
+    const elapsed = r.ok / r.tps;
+    const net = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - (idleMsPerS[k] * elapsed) / r.ok)]));
+    return { layout, markets: ids.length, concurrency: 8, trades: r.ok, failed: r.failed, tps: r.tps, p50: r.p50, p99: r.p99, cpuMsPerTrade: net, rawCpuMsPerTrade: raw, idleCpuMsPerSecond: idleMsPerS };
+  } finally {
+    for (const p of Object.values(procs)) await stopServer(p);
+    redis.kill('SIGTERM');
+    await dropDatabase(DB);
+  }
+}
+
+export function printCpu(m: Awaited<ReturnType<typeof measureTradeCpu>>) {
+  console.log(`${m.layout}: ${m.trades} trades at ${fmt(m.tps)}/s (concurrency ${m.concurrency}, ${m.markets} markets, failed ${m.failed}); CPU ms per trade:`);
+  for (const [k, v] of Object.entries(m.cpuMsPerTrade)) if (k !== 'serverTotal') console.log(`  ${k.padEnd(9)} ${fmt(v, 2)}`);
+  console.log(`  (idle cost taken off: ${fmt(m.idleCpuMsPerSecond.serverTotal, 1)} CPU-ms/s; raw servers total ${fmt(m.rawCpuMsPerTrade.serverTotal, 2)})`);
+  console.log(`  servers   ${fmt(m.cpuMsPerTrade.serverTotal, 2)}  (API, workers, Postgres, Redis; 2 cores => ceiling ~${fmt(2000 / m.cpuMsPerTrade.serverTotal, 0)} trades/s)`);
+}
+
 async function main() {
-  const url = await recreateDatabase('mpps_bench_cpu');
-  const prefix = `cpu${Date.now()}`;
-  const server = await startServer({ DATABASE_URL: url, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
-  const owner = await call('POST', '/agents/register', { name: `o${Date.now() % 1e6}` }, {});
-  await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, { 'x-api-key': MASTER });
-  const ws = await call('POST', '/workspaces', { name: 'p', public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
-  const h = { 'x-agent-key': owner.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' };
-  for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, h);
-  const markets: any[] = await call('GET', '/predictions/markets?limit=200', undefined, h);
-  const send = async (i: number) => { const r = await fetch(`${base}/predictions/trade`, { method: 'POST', headers: h, body: JSON.stringify({ marketId: markets[i % 100].id, direction: i % 2 ? 'higher' : 'lower', amount: 1 }) }); await r.arrayBuffer(); return r.status === 200; };
-  const serverPid = server.pid!;
-  const parts = { server: (c: string, p: number) => p === serverPid, postgres: (c: string) => c.startsWith('postgres'), redis: (c: string) => c.startsWith('redis'), client: (_c: string, p: number) => p === process.pid };
-  const before = Object.fromEntries(Object.entries(parts).map(([k, f]) => [k, cpuOf(f)]));
-  const r = await closedLoop(8, 10, send);
-  const after = Object.fromEntries(Object.entries(parts).map(([k, f]) => [k, cpuOf(f)]));
-  console.log(`${r.ok} trades at ${fmt(r.tps)}/s (concurrency 8, 100 markets); CPU ms per trade:`);
-  let total = 0;
-  for (const k of Object.keys(parts)) { const ms = ((after[k] - before[k]) * 1000) / r.ok; total += ms; console.log(`  ${k.padEnd(9)} ${fmt(ms, 2)}`); }
-  console.log(`  total     ${fmt(total, 2)}  (2 cores => ceiling ~${fmt(2000 / total, 0)} trades/s)`);
-  await stopServer(server); await dropDatabase('mpps_bench_cpu'); await dropQueuePrefix(prefix);
+  const out = [];
+  for (const layout of LAYOUT === 'both' ? (['all', 'split'] as const) : [LAYOUT as 'all' | 'split']) {
+    const m = await measureTradeCpu(layout, SECONDS, MARKETS);
+    printCpu(m);
+    out.push(m);
+  }
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/trade-cpu-latest.json', JSON.stringify({ at: new Date().toISOString(), runs: out }, null, 2));
 }
-main().catch((e) => { console.error(e); process.exit(1); });
+
+if (require.main === module) main().catch((e) => { console.error(e); process.exit(1); });

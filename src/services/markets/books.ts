@@ -1,3 +1,4 @@
+import { queryPrepared } from '../../db/prepared';
 import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { consensusOf, MAX_P, MIN_P, openBook as lmsrOpen, probability, type BookState } from '../../domain/lmsr';
@@ -113,8 +114,10 @@ export async function findMarket(m: DataSource | EntityManager, workspaceId: str
   return rows.length ? rowToMarket(rows[0]) : null;
 }
 
-export async function lockMarket(m: EntityManager, id: string): Promise<MarketRow | null> {
-  const rows = await m.query(`${MARKET_SELECT} WHERE mk.id = $1 FOR UPDATE OF mk`, [id]);
+/** `prepared`: a hot path's lock (the trade's), planned once per connection. */
+export async function lockMarket(m: EntityManager, id: string, prepared = false): Promise<MarketRow | null> {
+  const sql = `${MARKET_SELECT} WHERE mk.id = $1 FOR UPDATE OF mk`;
+  const rows = prepared ? await queryPrepared(m, sql, [id]) : await m.query(sql, [id]);
   return rows.length ? rowToMarket(rows[0]) : null;
 }
 

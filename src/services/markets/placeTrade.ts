@@ -124,41 +124,61 @@ async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobDa
 }
 
 /**
+ * Outcomes of trades applied as followers in a committed group, kept until their own job comes by
+ * (normally right after, on this same lane worker) so that job answers without a round trip.
+ * Bounded; a job that misses it (another process, evicted) reads the stored outcome instead.
+ */
+const appliedAhead = new Map<string, TradeOutcome>();
+const APPLIED_AHEAD_MAX = 4096;
+
+function rememberApplied(requestId: string, o: TradeOutcome): void {
+  if (appliedAhead.size >= APPLIED_AHEAD_MAX) appliedAhead.delete(appliedAhead.keys().next().value!);
+  appliedAhead.set(requestId, o);
+}
+
+/**
  * The lane worker's entry. The trade runs in one transaction of three statements: the book's row
  * lock, a read that starts after it (the caller's holding, whether this request id already applied),
  * and a write (ledger, book, position, trade rows, event, outcome) that applies only if the balance
  * covers it. Trades already
  * queued behind it on the lane (`followers`, in arrival order) ride in the same transaction, each
  * under a savepoint, so one commit (one WAL flush) serves them all; their own jobs then find the
- * stored outcome. A job that runs twice changes nothing. Business refusals are outcomes, not job
- * failures.
+ * outcome (in memory, else stored). A job that runs twice changes nothing: the read under the lock
+ * returns a stored outcome, so no read before the transaction is needed. A lone trade needs no
+ * savepoint: its refusal rolls the transaction back and is recorded after. Business refusals are
+ * outcomes, not job failures.
  */
 export async function applyTradeJob(
   deps: Deps,
   job: TradeJobData,
   followersOf: () => Promise<TradeJobData[]> = async () => [],
 ): Promise<TradeOutcome> {
-  const prior = await priorOutcome(deps, job.requestId);
-  if (prior) return prior;
+  const ahead = appliedAhead.get(job.requestId);
+  if (ahead) {
+    appliedAhead.delete(job.requestId);
+    return ahead;
+  }
   const followers = await followersOf();
   try {
-    return await inTransaction(deps.ds, async (m) => {
-      let first: TradeOutcome | null = null;
+    const outcomes = await inTransaction(deps.ds, async (m) => {
+      if (!followers.length) return [await executeTrade(m, deps, job)];
+      const out: TradeOutcome[] = [];
       for (const j of [job, ...followers]) {
         await m.query('SAVEPOINT trade');
         try {
           const o = await executeTrade(m, deps, j);
           await m.query('RELEASE SAVEPOINT trade');
-          first ??= o;
+          out.push(o);
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
           await m.query('ROLLBACK TO SAVEPOINT trade');
-          const o = await recordFailure(m, j, err);
-          first ??= o;
+          out.push(await recordFailure(m, j, err));
         }
       }
-      return first!;
+      return out;
     });
+    followers.forEach((j, i) => rememberApplied(j.requestId, outcomes[i + 1]));
+    return outcomes[0];
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     return recordFailure(deps.ds, job, err);
@@ -170,12 +190,13 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
   // Lock the book FIRST. Only a statement that starts after the lock is granted sees what the
   // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
   // position and the stored outcome as they were before the wait, and apply a request twice.
-  const mk = await lockMarket(m, job.marketId);
+  const mk = await lockMarket(m, job.marketId, true);
   if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
   const now = deps.clock.now();
   // The resting orders a buy can meet come with the same read (none for a sell).
   const wq = wallQuery(mk, spec);
-  const [row] = await m.query(
+  const [row] = await queryPrepared<Record<string, any>>( // eslint-disable-line @typescript-eslint/no-explicit-any
+    m,
     `SELECT p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
             tr.status AS prior_status, tr.response AS prior_response,
             CASE WHEN $4::text IS NULL THEN NULL ELSE ${wallsSql('$1', '$4', '$5', '$6')} END AS walls

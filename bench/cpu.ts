@@ -1,0 +1,79 @@
+/**
+ * CPU time of the processes that serve a benchmark, from /proc (clock ticks of utime+stime): the
+ * server processes by pid, Postgres backends connected to the bench database (their ps title names
+ * it; the shared WAL writer and checkpointer are left out, as other databases feed them), a private
+ * Redis started for the run (so other users of the shared one do not count), and the load client.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+
+const TICK = 100;
+
+function statCpu(pid: string): number {
+  const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / TICK;
+}
+
+/** Seconds of CPU per part: `server` pids, Postgres backends of `db`, `redisPid`, this process. */
+export function cpuSnapshot(parts: { servers: Record<string, number>; db: string; redisPid?: number }): Record<string, number> {
+  const out: Record<string, number> = { postgres: 0 };
+  for (const [name, pid] of Object.entries(parts.servers)) out[name] = safe(() => statCpu(String(pid)));
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+      if (!comm.startsWith('postgres')) continue;
+      const title = readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      if (title.includes(` ${parts.db} `)) out.postgres += statCpu(d);
+    } catch {
+      /* gone */
+    }
+  }
+  if (parts.redisPid) out.redis = safe(() => statCpu(String(parts.redisPid)));
+  out.client = safe(() => statCpu(String(process.pid)));
+  return out;
+}
+
+const safe = (f: () => number) => {
+  try {
+    return f();
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * CPU-ms per trade from two snapshots. A backend that exited between them is missing from `after`
+ * (the pools keep theirs open for the run, so this stays small).
+ */
+export function cpuPerTrade(before: Record<string, number>, after: Record<string, number>, trades: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let server = 0;
+  for (const k of Object.keys(after)) {
+    out[k] = (Math.max(0, after[k] - (before[k] ?? 0)) * 1000) / trades;
+    if (k !== 'client') server += out[k];
+  }
+  out.serverTotal = server;
+  return out;
+}
+
+/** A private Redis for the run on `port`, no persistence; stop it with `.kill()`. */
+export async function startPrivateRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+  const { Redis } = await import('ioredis');
+  for (let i = 0; i < 100; i++) {
+    const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    try {
+      await r.connect();
+      await r.ping();
+      r.disconnect();
+      return child;
+    } catch {
+      r.disconnect();
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error('private redis did not start');
+}
