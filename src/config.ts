@@ -36,6 +36,8 @@ const schema = z.object({
   // Events and webhooks (issue 13).
   EVENT_RETENTION_DAYS: z.coerce.number().positive().default(30),
   EVENTS_POLL_MS: z.coerce.number().int().min(5).max(10000).default(20),
+  // Resolved callers kept in memory, dropped on every change (issue 17); 0 reads Postgres every request.
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3600000).default(60000),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600000).default(15000),
   WEBHOOK_ALLOW_HTTP: boolish.default(false),
   WEBHOOK_ALLOW_PRIVATE: boolish.default(false),

@@ -12,7 +12,7 @@ import {
 } from '../domain/capabilities';
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
-import { grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
+import { callerCache, grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
 import { keyHolder } from '../services/participants';
 import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
@@ -35,6 +35,11 @@ export interface WorkspaceAccess {
   sourceReadable(sourceId: string): boolean;
 }
 
+/** A cached row handed out as its own object (a handler may change its copy). */
+function copyRow<T extends object | null>(row: T): T {
+  return row && Object.assign(Object.create(Object.getPrototypeOf(row)), row);
+}
+
 function header(h: IncomingHttpHeaders, name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v[0] : v;
@@ -45,7 +50,8 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
   const apiKey = header(h, 'x-api-key');
   const raw = agentKey ?? apiKey;
   if (raw === undefined) return null;
-  const key = raw.trim() ? await keyHolder(deps, raw.trim()) : null;
+  const trimmed = raw.trim();
+  const key = trimmed ? await callerCache(deps).get(`k:${trimmed}`, () => keyHolder(deps, trimmed)) : null;
   if (!key) throw new DomainError('invalid_credentials', 'The key sent is unknown or has been revoked.');
   touchKeyUsed(deps, key.keyId);
   return {
@@ -82,7 +88,7 @@ export async function resolveAccess(
   let ws: WorkspaceRow | null = null;
   let viewLinkWs: string | null | undefined;
   if (named) {
-    ws = await workspaceByIdOrSlug(deps, named);
+    ws = await callerCache(deps).get(`w:${named}`, () => workspaceByIdOrSlug(deps, named), copyRow);
     if (!ws) throw new DomainError('workspace_not_found', `No workspace "${named}" exists.`);
   } else if (caller?.keyWorkspaceId) {
     ws = await workspaceByIdOrSlug(deps, caller.keyWorkspaceId);
@@ -107,7 +113,9 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
   if (caller?.keyLocked && caller.keyWorkspaceId !== ws.id) {
     throw new DomainError('workspace_locked', 'This key is locked to another workspace.', { keyWorkspaceId: caller.keyWorkspaceId });
   }
-  const grants = caller?.isMaster ? [] : await grantsInWorkspace(deps, ws, caller?.agentId ?? null, viewLink);
+  const grants = caller?.isMaster
+    ? []
+    : await callerCache(deps).get(`g:${ws.id}:${ws.public}:${caller?.agentId ?? ''}:${viewLink}`, () => grantsInWorkspace(deps, ws, caller?.agentId ?? null, viewLink), (g) => [...g]);
   const isOwner = !!caller && ws.ownerId === caller.agentId;
   const caps = effectiveCapabilities({
     anonymous: !caller,

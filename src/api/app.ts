@@ -7,6 +7,7 @@ import { ApiError, DomainError, isRetryable } from '../errors';
 import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
+import { callerCache } from '../services/access';
 import { limitRequest } from './middleware/rateLimit';
 import { parseWith, registeredRoutes, type Call, type RouteDef } from './registry';
 import { serveReference } from './reference';
@@ -68,7 +69,11 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
 
   const router = new Router({ prefix: '/api' });
   for (const def of bySpecificity(registeredRoutes())) {
-    router.register(def.path, [def.method], async (ctx) => {
+    // A change made through this process is seen by its very next request: its own caller cache is
+    // dropped before the answer goes out (other processes hear of it by NOTIFY). Trades and orders
+    // change no access.
+    const mayChangeAccess = def.method !== 'GET' && !def.path.startsWith('/predictions/');
+    const handle = async (ctx: Koa.ParameterizedContext) => {
       ctx.state.route = def;
       const caller = await resolveCaller(deps, ctx.headers);
       await limitRequest(deps, caller, ctx);
@@ -132,6 +137,17 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       }
       ctx.status = status || (result === undefined ? 204 : 200);
       if (result !== undefined) ctx.body = result;
+    };
+    router.register(def.path, [def.method], async (ctx) => {
+      if (mayChangeAccess) {
+        try {
+          await handle(ctx);
+        } finally {
+          callerCache(deps).invalidate();
+        }
+        return;
+      }
+      await handle(ctx);
     });
   }
   app.use(router.routes());

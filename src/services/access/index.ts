@@ -3,3 +3,4 @@ export * from './keys';
 export * from './rateLimit';
 export * from './viewLinks';
 export * from './participantKeys';
+export * from './callerCache';
