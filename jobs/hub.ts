@@ -34,6 +34,10 @@ export function laneOf(key: string, lanes: number): number {
 export class JobHub {
   private readonly queues = new Map<string, Queue>();
   private readonly events = new Map<string, QueueEvents>();
+  /** Per queue: callers waiting for a job's end, by job id (one completion listener per queue, not one per job). */
+  private readonly waiters = new Map<string, Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>>();
+  /** Queues whose events reader has delivered an event: it reads on from there, so it misses no later job's end. */
+  private readonly flowing = new Set<string>();
   constructor(readonly opts: HubOptions) {}
 
   queueNames(family: QueueFamilyName): string[] {
@@ -62,6 +66,19 @@ export class JobHub {
       e = new QueueEvents(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
       e.setMaxListeners(0); // one completion listener per waiting request
       e.on('error', (err) => logger.warn({ queue: name, err }, 'queue events connection error'));
+      const waiting = new Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>();
+      this.waiters.set(name, waiting);
+      const settle = (jobId: string, end: { ok: true; value: unknown } | { ok: false }) => {
+        this.flowing.add(name);
+        const w = waiting.get(jobId);
+        if (w) {
+          waiting.delete(jobId);
+          w(end);
+        }
+      };
+      e.on('added', () => this.flowing.add(name));
+      e.on('completed', ({ jobId, returnvalue }) => settle(jobId, { ok: true, value: returnvalue }));
+      e.on('failed', ({ jobId }) => settle(jobId, { ok: false }));
       this.events.set(name, e);
     }
     return e;
@@ -95,10 +112,33 @@ export class JobHub {
     family: F,
     job: J,
     payload: JobPayload<F, J>,
-    opts: JobsOptions & { laneKey?: string; waitMs: number },
+    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean },
   ): Promise<{ finished: true; result: unknown } | { finished: false }> {
-    const { waitMs, ...jobOpts } = opts;
-    const events = this.queueEvents(this.queueFor(family, jobOpts.laneKey));
+    const { waitMs, freshId, ...jobOpts } = opts;
+    const name = this.queueFor(family, jobOpts.laneKey);
+    const events = this.queueEvents(name);
+    // A job id never used before (`freshId`) cannot have ended before its waiter is registered, so
+    // once this queue's events flow no "already finished?" script is needed: the one listener
+    // settles it. Otherwise BullMQ's own wait (which asks Redis once) is used.
+    if (freshId && jobOpts.jobId && this.flowing.has(name)) {
+      const jobId = jobOpts.jobId;
+      const waiting = this.waiters.get(name)!;
+      let timer: NodeJS.Timeout | undefined;
+      const ended = new Promise<{ ok: true; value: unknown } | { ok: false }>((res) => {
+        waiting.set(jobId, res);
+        timer = setTimeout(() => res({ ok: false }), waitMs);
+      });
+      try {
+        await withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
+        const end = await ended;
+        return end.ok ? { finished: true, result: end.value } : { finished: false };
+      } catch {
+        return { finished: false };
+      } finally {
+        clearTimeout(timer);
+        waiting.delete(jobId);
+      }
+    }
     try {
       // While Redis is away an enqueue waits for it: bounded like the wait for the result.
       const added = await withTimeout(
@@ -112,6 +152,9 @@ export class JobHub {
   }
 
   async close(): Promise<void> {
+    for (const waiting of this.waiters.values()) for (const w of waiting.values()) w({ ok: false });
+    this.waiters.clear();
+    this.flowing.clear();
     await Promise.all([...this.events.values()].map((e) => e.close()));
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.events.clear();

@@ -434,7 +434,7 @@ export async function submitTrade(
       requestId = randomUUID(); // a twin got there first: loop to wait for it and replay
     }
   }
-  const waited = await deps.hub.enqueueAndWait('trade', 'trade', jobFor(requestId), { jobId: requestId, laneKey: p.marketId, ...TRADE_JOB_OPTS, waitMs: wait });
+  const waited = await deps.hub.enqueueAndWait('trade', 'trade', jobFor(requestId), { jobId: requestId, laneKey: p.marketId, ...TRADE_JOB_OPTS, waitMs: wait, freshId: true });
   if (waited.finished) return waited.result as TradeOutcome;
   // Lost event, timeout or Redis away: Postgres is the truth (the journal row gets the job to run).
   const o = await pollOutcome(deps, requestId, wait);
