@@ -36,6 +36,9 @@ interface HookRow {
   attempt: number;
   failing_since: Date | null;
   now: Date;
+  /** The owner's notification switches, and whether it still reads the workspace (read with the claim). */
+  notifications: Record<string, boolean> | null;
+  reads: boolean;
 }
 
 /** What a receiver gets: the Standard Webhooks payload ({type, timestamp, data}) plus the event id and workspace. */
@@ -87,7 +90,9 @@ async function claim(deps: Deps, hookId: string, token: string): Promise<HookRow
        UPDATE hooks SET lease_until = now() + $3 * interval '1 millisecond', lease_token = $2
         WHERE id = $1 AND disabled_at IS NULL AND (lease_until IS NULL OR lease_until < now()) AND (next_attempt_at IS NULL OR next_attempt_at <= now())
         RETURNING *)
-     SELECT u.*, u.cursor_seq::text AS cursor_seq, now() AS now FROM u`,
+     SELECT u.*, u.cursor_seq::text AS cursor_seq, now() AS now, a.notifications,
+            (w.public OR w.owner_id = u.agent_id OR EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = u.workspace_id AND m.agent_id = u.agent_id)) AS reads
+       FROM u JOIN agents a ON a.id = u.agent_id JOIN workspaces w ON w.id = u.workspace_id`,
     [hookId, token, LEASE_MS],
   );
   return row ?? null;
@@ -146,18 +151,12 @@ interface Retry {
 }
 
 async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise<{ delivered: number; stop: boolean; retry?: Retry }> {
-  const [owner] = await deps.ds.query(
-    `SELECT a.notifications,
-            (w.public OR w.owner_id = a.id OR EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = w.id AND m.agent_id = a.id)) AS reads
-       FROM agents a, workspaces w WHERE a.id = $1 AND w.id = $2`,
-    [hook.agent_id, hook.workspace_id],
-  );
-  if (!owner?.reads) {
+  if (!hook.reads) {
     // The owner left (or lost) the workspace: its events stop going out.
     await disable(deps, hook, 'The owner no longer belongs to the workspace.');
     return { delivered: 0, stop: true };
   }
-  const switches = switchesOf(owner?.notifications);
+  const switches = switchesOf(hook.notifications);
   const types = hook.events.map((s) => s.type);
   let cursor = hook.cursor_seq;
   let delivered = 0;
