@@ -5,6 +5,8 @@ import { inTransaction } from '../../db/tx';
 import { classifyAnswer, eventMatches, nextRetryDelay, retryAfterMs, switchesOf, type AnswerClass, type Subscription } from '../../domain/webhooks';
 import type { Hook } from '../../entities/hooks';
 import { logger } from '../../logger';
+import { effectiveCapabilities } from '../../domain/capabilities';
+import { grantsInWorkspace } from '../access';
 import { emitEvent } from '../events';
 import { signingSecrets } from './hooks';
 import { postWebhook, type SendResult } from './send';
@@ -36,9 +38,10 @@ interface HookRow {
   attempt: number;
   failing_since: Date | null;
   now: Date;
-  /** The owner's notification switches, and whether it still reads the workspace (read with the claim). */
+  /** The owner's notification switches, read with the claim, and the workspace's visibility. */
   notifications: Record<string, boolean> | null;
-  reads: boolean;
+  ws_public: boolean;
+  ws_owner: string;
 }
 
 /** What a receiver gets: the Standard Webhooks payload ({type, timestamp, data}) plus the event id and workspace. */
@@ -90,8 +93,7 @@ async function claim(deps: Deps, hookId: string, token: string): Promise<HookRow
        UPDATE hooks SET lease_until = now() + $3 * interval '1 millisecond', lease_token = $2
         WHERE id = $1 AND disabled_at IS NULL AND (lease_until IS NULL OR lease_until < now()) AND (next_attempt_at IS NULL OR next_attempt_at <= now())
         RETURNING *)
-     SELECT u.*, u.cursor_seq::text AS cursor_seq, now() AS now, a.notifications,
-            (w.public OR w.owner_id = u.agent_id OR EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = u.workspace_id AND m.agent_id = u.agent_id)) AS reads
+     SELECT u.*, u.cursor_seq::text AS cursor_seq, now() AS now, a.notifications, w.public AS ws_public, w.owner_id AS ws_owner
        FROM u JOIN agents a ON a.id = u.agent_id JOIN workspaces w ON w.id = u.workspace_id`,
     [hookId, token, LEASE_MS],
   );
@@ -151,7 +153,7 @@ interface Retry {
 }
 
 async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise<{ delivered: number; stop: boolean; retry?: Retry }> {
-  if (!hook.reads) {
+  if (!(await ownerReads(deps, hook))) {
     // The owner left (or lost) the workspace: its events stop going out.
     await disable(deps, hook, 'The owner no longer belongs to the workspace.');
     return { delivered: 0, stop: true };
@@ -256,6 +258,22 @@ async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string 
     [...logParams(hook.id, e.seq, e.type, attempt, cls, r), giveUp ? 0 : attempt, giveUp, delay],
   );
   return { jobId: `r-${hook.id}-${e.seq}-${attempt}`, delay };
+}
+
+/** Does the hook's owner still hold read in its workspace (its groups now, as a request would be judged)? */
+async function ownerReads(deps: Deps, hook: HookRow): Promise<boolean> {
+  if (hook.ws_public || hook.ws_owner === hook.agent_id) return true;
+  const grants = await grantsInWorkspace(deps, { id: hook.workspace_id, public: false }, hook.agent_id, false);
+  const caps = effectiveCapabilities({
+    anonymous: false,
+    isMaster: false,
+    isOwner: false,
+    isPublicWorkspace: false,
+    viewLink: false,
+    groupCapabilities: grants.map((g) => [...g.capabilities]),
+    scopes: null,
+  });
+  return caps.has('read');
 }
 
 /** Disable an endpoint and tell its owner (endpoint:disabled), with the attempt that did it, in one transaction. */
