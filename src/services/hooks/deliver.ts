@@ -15,6 +15,19 @@ import { postWebhook, type SendResult } from './send';
 const LEASE_MS = 30_000;
 const BATCH = 200;
 const FLUSH_EVERY = 50;
+const LINGER_MS = 100;
+const LINGER_POLL_MS = 5;
+
+/** true once the log's head passes `head` within `ms` (polled: one primary-key read each time). */
+async function headMovesWithin(deps: Deps, head: string, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, LINGER_POLL_MS));
+    const [r] = await deps.ds.query(`SELECT last_seq > $1::bigint AS moved FROM event_sequencer WHERE id = 1`, [head]);
+    if (r?.moved) return true;
+  }
+  return false;
+}
 
 interface LogRow {
   seq: string;
@@ -229,6 +242,9 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
     if (events.length < BATCH) {
       if (BigInt(page.head) > BigInt(cursor)) cursor = page.head;
       await deps.ds.query(`UPDATE hooks SET cursor_seq = $2 WHERE id = $1 AND lease_token = $3 AND cursor_seq < $2`, [hook.id, cursor, token]);
+      // An endpoint that just got events likely gets more soon: watch the log's head for a moment
+      // instead of letting go (a new run costs a kick, a claim and a release).
+      if (delivered && (await headMovesWithin(deps, page.head, LINGER_MS))) continue;
       return { delivered, stop: false };
     }
     await deps.ds.query(`UPDATE hooks SET cursor_seq = $2 WHERE id = $1 AND lease_token = $3 AND cursor_seq < $2`, [hook.id, cursor, token]);
