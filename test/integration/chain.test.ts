@@ -244,7 +244,7 @@ describe('lost jobs', () => {
     const q = a.deps.hub.queue('chain');
     await waitFor('an empty chain queue', async () => {
       await q.drain(true);
-      const counts = await q.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'paused');
+      const counts = await q.getJobCounts('active', 'waiting', 'delayed', 'prioritized');
       return Object.values(counts).every((n) => n === 0);
     });
   }

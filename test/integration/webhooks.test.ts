@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
 import { lookup } from 'node:dns/promises';
 import { postWebhook, urlProblem } from '../../src/services/hooks';
-import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
+import { inTransaction } from '../../src/db/tx';
+import { emitEvent } from '../../src/services/events';
+import { buildWorkspace, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 import { receiver, type Receiver } from '../helpers/receiver';
@@ -212,6 +214,27 @@ describe('webhook delivery', () => {
     expect(props.got.map((g) => g.type)).toEqual(['proposal:status_changed']);
     const bad = await app.http.post('/api/hooks').set('X-Agent-Key', t.key).set('X-Workspace-Id', ws.id).send({ url: byName.url, events: [{ type: 'trade:executed', metricNames: ['x'] }] });
     expect(bad.status).toBe(400);
+  });
+
+  it('an endpoint whose owner lost read in a private workspace is disabled, and gets nothing more', async () => {
+    const r = await listening();
+    const ws = await buildWorkspace(app, { public: false });
+    const t = await registerAgent(app);
+    const owner = { 'X-Agent-Key': ws.owner.key, 'X-Workspace-Id': ws.id };
+    const groups = (await app.http.get('/api/groups').set(owner)).body;
+    const traders = groups.find((g: any) => g.name === 'Trader');
+    await app.http.post(`/api/groups/${traders.id}/members`).set(owner).send({ agentId: t.id }).expect(200);
+    const h = await hook(ws, t, r, ['metric:updated']);
+    const emit = (n: number) => inTransaction(app.deps.ds, (m) => emitEvent(m, ws.id, 'metric:updated', { n }));
+    await emit(1);
+    await r.until(() => r.got.length === 1, 'the event while the owner reads');
+    await app.http.delete(`/api/groups/${traders.id}/members/${t.id}`).set(owner).expect(200);
+    // Out of its groups, a member still reads through the Public group; the membership itself goes too (no route removes it yet).
+    await app.deps.ds.query(`DELETE FROM memberships WHERE workspace_id = $1 AND agent_id = $2`, [ws.id, t.id]);
+    expect((await app.http.get('/api/events').set('X-Agent-Key', t.key).set('X-Workspace-Id', ws.id)).status).toBe(403);
+    await emit(2);
+    await waitFor('the hook disabled', async () => (await app.http.get(`/api/hooks/${h.id}`).set('X-Agent-Key', t.key)).body.status === 'disabled');
+    expect(r.got.map((g) => g.body.data.n)).toEqual([1]);
   });
 
   it('rotation: old and new secrets both sign; replay re-sends a range in order; test and retry log manual deliveries', async () => {

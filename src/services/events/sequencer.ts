@@ -34,14 +34,14 @@ export async function sequenceEvents(deps: Deps, batch = 2000): Promise<Sequence
             s AS (UPDATE event_sequencer SET last_seq = last_seq + (SELECT count(*) FROM c) WHERE id = 1
                   RETURNING last_seq - (SELECT count(*) FROM c) AS base),
             u AS (UPDATE outbox o SET seq = s.base + c.rn, published_at = now() FROM c, s WHERE o.id = c.id
-                  RETURNING o.seq, o.workspace_id)
-       SELECT seq::text AS seq, workspace_id FROM u`,
-      [batch],
+                  RETURNING o.seq, o.workspace_id),
+            n AS (SELECT pg_notify($2, max(seq)::text) AS sent FROM u HAVING count(*) > 0)
+       SELECT seq::text AS seq, workspace_id, (SELECT count(*) FROM n) AS notified FROM u`,
+      [batch, EVENTS_CHANNEL],
     );
     if (!rows.length) return none;
     let last = 0n;
     for (const r of rows) if (BigInt(r.seq) > last) last = BigInt(r.seq);
-    await m.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, last.toString()]);
     const ws = [...new Set(rows.map((r) => r.workspace_id).filter((w): w is string => !!w))];
     return { sequenced: rows.length, lastSeq: last.toString(), workspaceIds: ws };
   });

@@ -5,6 +5,8 @@ import { inTransaction } from '../../db/tx';
 import { classifyAnswer, eventMatches, nextRetryDelay, retryAfterMs, switchesOf, type AnswerClass, type Subscription } from '../../domain/webhooks';
 import type { Hook } from '../../entities/hooks';
 import { logger } from '../../logger';
+import { effectiveCapabilities } from '../../domain/capabilities';
+import { grantsInWorkspace } from '../access';
 import { emitEvent } from '../events';
 import { signingSecrets } from './hooks';
 import { postWebhook, type SendResult } from './send';
@@ -13,6 +15,19 @@ import { postWebhook, type SendResult } from './send';
 const LEASE_MS = 30_000;
 const BATCH = 200;
 const FLUSH_EVERY = 50;
+const LINGER_MS = 100;
+const LINGER_POLL_MS = 5;
+
+/** true once the log's head passes `head` within `ms` (polled: one primary-key read each time). */
+async function headMovesWithin(deps: Deps, head: string, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, LINGER_POLL_MS));
+    const [r] = await deps.ds.query(`SELECT last_seq > $1::bigint AS moved FROM event_sequencer WHERE id = 1`, [head]);
+    if (r?.moved) return true;
+  }
+  return false;
+}
 
 interface LogRow {
   seq: string;
@@ -36,6 +51,10 @@ interface HookRow {
   attempt: number;
   failing_since: Date | null;
   now: Date;
+  /** The owner's notification switches, read with the claim, and the workspace's visibility. */
+  notifications: Record<string, boolean> | null;
+  ws_public: boolean;
+  ws_owner: string;
 }
 
 /** What a receiver gets: the Standard Webhooks payload ({type, timestamp, data}) plus the event id and workspace. */
@@ -87,7 +106,8 @@ async function claim(deps: Deps, hookId: string, token: string): Promise<HookRow
        UPDATE hooks SET lease_until = now() + $3 * interval '1 millisecond', lease_token = $2
         WHERE id = $1 AND disabled_at IS NULL AND (lease_until IS NULL OR lease_until < now()) AND (next_attempt_at IS NULL OR next_attempt_at <= now())
         RETURNING *)
-     SELECT u.*, u.cursor_seq::text AS cursor_seq, now() AS now FROM u`,
+     SELECT u.*, u.cursor_seq::text AS cursor_seq, now() AS now, a.notifications, w.public AS ws_public, w.owner_id AS ws_owner
+       FROM u JOIN agents a ON a.id = u.agent_id JOIN workspaces w ON w.id = u.workspace_id`,
     [hookId, token, LEASE_MS],
   );
   return row ?? null;
@@ -146,18 +166,12 @@ interface Retry {
 }
 
 async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise<{ delivered: number; stop: boolean; retry?: Retry }> {
-  const [owner] = await deps.ds.query(
-    `SELECT a.notifications,
-            (w.public OR w.owner_id = a.id OR EXISTS (SELECT 1 FROM memberships m WHERE m.workspace_id = w.id AND m.agent_id = a.id)) AS reads
-       FROM agents a, workspaces w WHERE a.id = $1 AND w.id = $2`,
-    [hook.agent_id, hook.workspace_id],
-  );
-  if (!owner?.reads) {
+  if (!(await ownerReads(deps, hook))) {
     // The owner left (or lost) the workspace: its events stop going out.
     await disable(deps, hook, 'The owner no longer belongs to the workspace.');
     return { delivered: 0, stop: true };
   }
-  const switches = switchesOf(owner?.notifications);
+  const switches = switchesOf(hook.notifications);
   const types = hook.events.map((s) => s.type);
   let cursor = hook.cursor_seq;
   let delivered = 0;
@@ -228,6 +242,9 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
     if (events.length < BATCH) {
       if (BigInt(page.head) > BigInt(cursor)) cursor = page.head;
       await deps.ds.query(`UPDATE hooks SET cursor_seq = $2 WHERE id = $1 AND lease_token = $3 AND cursor_seq < $2`, [hook.id, cursor, token]);
+      // An endpoint that just got events likely gets more soon: watch the log's head for a moment
+      // instead of letting go (a new run costs a kick, a claim and a release).
+      if (delivered && (await headMovesWithin(deps, page.head, LINGER_MS))) continue;
       return { delivered, stop: false };
     }
     await deps.ds.query(`UPDATE hooks SET cursor_seq = $2 WHERE id = $1 AND lease_token = $3 AND cursor_seq < $2`, [hook.id, cursor, token]);
@@ -257,6 +274,22 @@ async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string 
     [...logParams(hook.id, e.seq, e.type, attempt, cls, r), giveUp ? 0 : attempt, giveUp, delay],
   );
   return { jobId: `r-${hook.id}-${e.seq}-${attempt}`, delay };
+}
+
+/** Does the hook's owner still hold read in its workspace (its groups now, as a request would be judged)? */
+async function ownerReads(deps: Deps, hook: HookRow): Promise<boolean> {
+  if (hook.ws_public || hook.ws_owner === hook.agent_id) return true;
+  const grants = await grantsInWorkspace(deps, { id: hook.workspace_id, public: false }, hook.agent_id, false);
+  const caps = effectiveCapabilities({
+    anonymous: false,
+    isMaster: false,
+    isOwner: false,
+    isPublicWorkspace: false,
+    viewLink: false,
+    groupCapabilities: grants.map((g) => [...g.capabilities]),
+    scopes: null,
+  });
+  return caps.has('read');
 }
 
 /** Disable an endpoint and tell its owner (endpoint:disabled), with the attempt that did it, in one transaction. */

@@ -57,13 +57,17 @@ export async function testHook(deps: Deps, actor: Principal, hookId: string): Pr
 export async function replayHook(deps: Deps, actor: Principal, hookId: string, after: string): Promise<{ hookId: string; after: string; head: string }> {
   const hook = await hookOf(deps, actor, hookId);
   if (hook.disabledAt) throw new DomainError('conflict', 'The hook is disabled: enable it first (PATCH {enabled: true}).');
-  const [row] = await deps.ds.query(
-    `WITH u AS (UPDATE hooks SET cursor_seq = LEAST(cursor_seq, $2::bigint), attempt = 0, next_attempt_at = NULL
-                 WHERE id = $1 AND (lease_until IS NULL OR lease_until < now()) RETURNING id)
-     SELECT (SELECT last_seq::text FROM event_sequencer WHERE id = 1) AS head FROM u`,
-    [hook.id, after],
-  );
-  // A run in progress would write its own cursor over this one.
+  // A run in progress would write its own cursor over this one: wait a little for it to let go.
+  let row: { head: string } | undefined;
+  for (let i = 0; i < 40 && !row; i++) {
+    if (i) await new Promise((r) => setTimeout(r, 50));
+    [row] = await deps.ds.query(
+      `WITH u AS (UPDATE hooks SET cursor_seq = LEAST(cursor_seq, $2::bigint), attempt = 0, next_attempt_at = NULL
+                   WHERE id = $1 AND (lease_until IS NULL OR lease_until < now()) RETURNING id)
+       SELECT (SELECT last_seq::text FROM event_sequencer WHERE id = 1) AS head FROM u`,
+      [hook.id, after],
+    );
+  }
   if (!row) throw new DomainError('conflict', 'A delivery run to this endpoint is in progress; retry the replay in a few seconds.', { retryAfter: 2 });
   await deps.hub.enqueue('webhooks', 'deliver', { hookId: hook.id }, { jobId: `p-${hook.id}-${randomUUID()}`, removeOnComplete: true });
   return { hookId: hook.id, after, head: row.head };
