@@ -1,19 +1,25 @@
 /**
  * Trades per second and latency over HTTP, one hot market and 100 markets, several concurrencies,
  * against Postgres's own ceiling measured in the same run with pgbench. Not part of npm test.
- *   npx tsx bench/trades.ts [--seconds 8] [--orders 100]   (or BENCH_ORDERS=100)
+ *   npx tsx bench/trades.ts [--seconds 8] [--orders 100] [--layout all|split|both]   (or BENCH_ORDERS=100)
+ * Both process layouts by default: one process (npm start) and split roles (npm run api + npm run
+ * worker). Each layout also measures CPU-ms per trade per process (bench/cpu.ts). Every figure goes
+ * to bench/results/latest.json; bench/compare.ts sets two such files side by side.
  * With --orders N, N resting limit orders are then placed on the hot market (walls every trade
  * loads but does not reach) and its trades/s at 16 clients is measured without and with them.
  */
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { cpuPerTrade, cpuSnapshot, startPrivateRedis } from './cpu';
 import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 8;
 const ORDERS = Number(arg('--orders') ?? process.env.BENCH_ORDERS) || 0;
+const LAYOUTS = (arg('--layout') ?? 'both') === 'both' ? (['all', 'split'] as const) : [arg('--layout') as 'all' | 'split'];
+const REDIS_PORT = 6394;
 const PORT = 3917;
 const MASTER = 'bench-master-key-0123456789';
 const base = `http://127.0.0.1:${PORT}/api`;
@@ -44,15 +50,31 @@ async function pgCeiling() {
 }
 
 async function main() {
-  console.log(`# bench/trades: ${SECONDS}s per step`);
+  console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}`);
   const ceiling = await pgCeiling();
   console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
   console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
+  const runs = [];
+  for (const layout of LAYOUTS) runs.push(await runLayout(layout, ceiling));
+  const out = { at: new Date().toISOString(), seconds: SECONDS, loadAverage: loadavg(), pgbench: ceiling, runs };
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/latest.json', `${JSON.stringify(out, null, 2)}\n`);
+  console.log('\nfigures written to bench/results/latest.json (compare two runs: npx tsx bench/compare.ts A.json B.json)');
+}
 
+function loadavg(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+async function runLayout(layout: 'all' | 'split', ceiling: { hot: number; simple: number }) {
+  console.log(`\n## layout ${layout === 'all' ? 'all-in-one (npm start)' : 'split (npm run api + npm run worker)'}`);
   const dbName = 'mpps_bench_trades';
   const dbUrl = await recreateDatabase(dbName);
   const prefix = `bench${Date.now()}`;
-  const server = await startServer({ DATABASE_URL: dbUrl, REDIS_URL: 'redis://127.0.0.1:6379', MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
+  // A private Redis: its CPU is the run's alone (the shared one serves other users).
+  const redis = await startPrivateRedis(REDIS_PORT);
+  const env = { DATABASE_URL: dbUrl, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
+  const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
     const master = { 'x-api-key': MASTER };
     const owner = await call('POST', '/agents/register', { name: `owner${Date.now() % 1e6}` }, {});
@@ -83,6 +105,7 @@ async function main() {
     const spread = send((i) => hundred[i % hundred.length]);
     await closedLoop(4, 2, hot); // warm-up
     const rows: string[] = [];
+    const steps: Array<Record<string, number>> = [];
     let bestHot = 0;
     let bestSpread = 0;
     for (const c of [1, 4, 16, 64]) {
@@ -90,6 +113,7 @@ async function main() {
       const s = await closedLoop(c, SECONDS, spread);
       bestHot = Math.max(bestHot, h.tps);
       bestSpread = Math.max(bestSpread, s.tps);
+      steps.push({ concurrency: c, hotTps: h.tps, hotP50: h.p50, hotP99: h.p99, spreadTps: s.tps, spreadP50: s.p50, spreadP99: s.p99, failed: h.failed + s.failed });
       rows.push(`| ${c} | ${fmt(h.tps)} | ${fmt(h.p50)} | ${fmt(h.p99)} | ${fmt(s.tps)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${h.failed + s.failed} |`);
     }
     console.log('\n| concurrency | 1 market tps | p50 ms | p99 ms | 100 markets tps | p50 ms | p99 ms | failed |');
@@ -98,8 +122,29 @@ async function main() {
     const halfHot = await openLoop(bestHot / 2, SECONDS, hot);
     const halfSpread = await openLoop(bestSpread / 2, SECONDS, spread);
     console.log(`\nat half the saturating rate: 1 market ${fmt(bestHot / 2)}/s -> p50 ${fmt(halfHot.p50)} ms, p99 ${fmt(halfHot.p99)} ms; 100 markets ${fmt(bestSpread / 2)}/s -> p50 ${fmt(halfSpread.p50)} ms, p99 ${fmt(halfSpread.p99)} ms`);
-    console.log(`ratio 1 market / pgbench hot row: ${fmt(bestHot / ceiling.hot, 2)} (target >= 0.8)`);
-    console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.5)`);
+    console.log(`ratio 1 market / pgbench hot row: ${fmt(bestHot / ceiling.hot, 2)} (target >= 0.5)`);
+    console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.35)`);
+    // CPU per trade, 100 markets at 8 clients, what the idle service burns taken off (bench/cpu.ts).
+    const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));
+    const snap = () => cpuSnapshot({ servers, db: dbName, redisPid: redis.pid });
+    const idle0 = snap();
+    await new Promise((r) => setTimeout(r, 3000));
+    const idle = cpuPerTrade(idle0, snap(), 3);
+    const before = snap();
+    const load = await closedLoop(8, SECONDS, spread);
+    const raw = cpuPerTrade(before, snap(), load.ok);
+    const cpu = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - (idle[k] * (load.ok / load.tps)) / load.ok)]));
+    console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')} (target serverTotal <= 2.0)`);
+    const result: Record<string, unknown> = {
+      layout,
+      steps,
+      bestHot,
+      bestSpread,
+      halfRate: { hot: { rate: bestHot / 2, p50: halfHot.p50, p99: halfHot.p99 }, spread: { rate: bestSpread / 2, p50: halfSpread.p50, p99: halfSpread.p99 } },
+      ratios: { hotVsPgbenchHotRow: bestHot / ceiling.hot, spreadVsPgbenchN: bestSpread / ceiling.simple },
+      cpuMsPerTrade: cpu,
+      idleCpuMsPerSecond: idle,
+    };
     if (ORDERS > 0) {
       const without = await closedLoop(16, SECONDS, hot);
       // Walls on both sides, beyond where these small trades move the price: every buy loads them.
@@ -113,11 +158,14 @@ async function main() {
       const withOrders = await closedLoop(16, SECONDS, hot);
       console.log(`\nhot market, 16 clients: ${fmt(without.tps)} tps without orders, ${fmt(withOrders.tps)} tps with ${resting} resting orders (p50 ${fmt(without.p50)} -> ${fmt(withOrders.p50)} ms, p99 ${fmt(without.p99)} -> ${fmt(withOrders.p99)} ms, failed ${without.failed + withOrders.failed})`);
       console.log(`ratio with / without orders: ${fmt(withOrders.tps / without.tps, 2)} (target >= 0.8)`);
+      result.orders = { resting, without: without.tps, with: withOrders.tps };
     }
+    return result;
   } finally {
-    await stopServer(server);
+    for (const p of Object.values(procs)) await stopServer(p);
+    await dropQueuePrefix(prefix, `redis://127.0.0.1:${REDIS_PORT}`).catch(() => 0); // the private Redis keeps nothing anyway (no persistence)
+    redis.kill('SIGTERM');
     await dropDatabase(dbName);
-    await dropQueuePrefix(prefix);
   }
 }
 
