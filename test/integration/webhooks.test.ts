@@ -226,6 +226,16 @@ describe('webhook delivery', () => {
     await app.http.post(`/api/groups/${traders.id}/members`).set(owner).send({ agentId: t.id }).expect(200);
     const h = await hook(ws, t, r, ['metric:updated']);
     const emit = (n: number) => inTransaction(app.deps.ds, (m) => emitEvent(m, ws.id, 'metric:updated', { n }));
+    // A busy log (another workspace's events every 20 ms) must not keep one delivery run going past
+    // the owner's loss of read: each run re-checks it.
+    const other = await buildWorkspace(app, { public: true });
+    let busy = true;
+    const noise = (async () => {
+      while (busy) {
+        await inTransaction(app.deps.ds, (m) => emitEvent(m, other.id, 'metric:updated', { noise: true }));
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    })();
     await emit(1);
     await r.until(() => r.got.length === 1, 'the event while the owner reads');
     await app.http.delete(`/api/groups/${traders.id}/members/${t.id}`).set(owner).expect(200);
@@ -233,7 +243,12 @@ describe('webhook delivery', () => {
     await app.deps.ds.query(`DELETE FROM memberships WHERE workspace_id = $1 AND agent_id = $2`, [ws.id, t.id]);
     expect((await app.http.get('/api/events').set('X-Agent-Key', t.key).set('X-Workspace-Id', ws.id)).status).toBe(403);
     await emit(2);
-    await waitFor('the hook disabled', async () => (await app.http.get(`/api/hooks/${h.id}`).set('X-Agent-Key', t.key)).body.status === 'disabled');
+    try {
+      await waitFor('the hook disabled', async () => (await app.http.get(`/api/hooks/${h.id}`).set('X-Agent-Key', t.key)).body.status === 'disabled');
+    } finally {
+      busy = false;
+      await noise;
+    }
     expect(r.got.map((g) => g.body.data.n)).toEqual([1]);
   });
 

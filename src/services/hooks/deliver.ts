@@ -243,8 +243,10 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
       if (BigInt(page.head) > BigInt(cursor)) cursor = page.head;
       await deps.ds.query(`UPDATE hooks SET cursor_seq = $2 WHERE id = $1 AND lease_token = $3 AND cursor_seq < $2`, [hook.id, cursor, token]);
       // An endpoint that just got events likely gets more soon: watch the log's head for a moment
-      // instead of letting go (a new run costs a kick, a claim and a release).
-      if (delivered && (await headMovesWithin(deps, page.head, LINGER_MS))) continue;
+      // instead of waiting for a kick. Then hand back to drainHook, which claims again: the claim
+      // renews the lease and re-checks the owner's read, so a busy log never keeps one run (and
+      // an expiring lease) going, nor sends to an owner that lost read meanwhile.
+      if (delivered) await headMovesWithin(deps, page.head, LINGER_MS);
       return { delivered, stop: false };
     }
     await deps.ds.query(`UPDATE hooks SET cursor_seq = $2 WHERE id = $1 AND lease_token = $3 AND cursor_seq < $2`, [hook.id, cursor, token]);
