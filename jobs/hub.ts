@@ -1,12 +1,26 @@
-import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
+import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, type BackendFactory, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import type { ZodType } from 'zod';
 import { logger } from '../src/logger';
 import { queueFamilies, type JobName, type JobPayload, type QueueFamilyName } from './definitions';
 
+/** Where the queues live: Redis (production, scale-out) or BullMQ's Postgres backend (zero setup). */
+export type QueueBackend = { kind: 'redis'; url: string } | { kind: 'postgres'; url: string };
+
 export interface HubOptions {
-  redisUrl: string;
+  backend: QueueBackend;
   prefix: string;
   lanes: number;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- one queue type for both backends */
+export type HubQueue = Queue<any, any, string, any, any, string, any, any>;
+export type HubQueueEvents = QueueEvents<any, any, any>;
+export type HubWorker = Worker<any, any, string, any, any, any>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** On Postgres a schema is BullMQ's namespace (its prefix is a Redis key concern): one per QUEUE_PREFIX. */
+export function queueSchema(prefix: string): string {
+  return `bullmq_${prefix.toLowerCase().replace(/-/g, '_')}`;
 }
 
 export function redisConnection(url: string) {
@@ -30,11 +44,76 @@ export function laneOf(key: string, lanes: number): number {
   return (h >>> 0) % lanes;
 }
 
+/**
+ * One Postgres connection (a small pool and one LISTEN client) for every queue, worker and event
+ * reader of the process: BullMQ's own factory opens a pool and a LISTEN connection per instance,
+ * which for 16 lanes x (queue, worker, events) would exhaust max_connections.
+ */
+function sharedPostgresFactory(url: string, schema: string): { factory: BackendFactory<PostgresQueueBackend, unknown>; close(): Promise<void> } {
+  let conn: PostgresConnection | undefined;
+  const connection = () => {
+    if (!conn) {
+      conn = new PostgresConnection({ connectionString: url, schema, migrate: true, max: 12 });
+      conn.on('error', (err) => logger.warn({ err }, 'queue database connection error'));
+      // Every queue, worker and event reader listens on this one connection and its LISTEN client.
+      conn.setMaxListeners(0);
+      const listenClient = conn.getListenClient.bind(conn);
+      conn.getListenClient = async () => {
+        const client = await listenClient();
+        (client as unknown as { setMaxListeners(n: number): void }).setMaxListeners(0);
+        return client;
+      };
+    }
+    return conn;
+  };
+  const factory: BackendFactory<PostgresQueueBackend, unknown> = (name, opts) => {
+    const c = connection();
+    // Not owning the connection, a backend does not re-LISTEN after the LISTEN client is rebuilt
+    // (BullMQ wires that only for owners): do it here, as its owner would.
+    const b = new PostgresQueueBackend(c, name, opts as never, false);
+    const state = b as unknown as { listening: boolean; listeningEvents: boolean; cancelWait?: () => void; cancelEventWait?: () => void };
+    const onInvalidated = () => {
+      state.listening = false;
+      state.listeningEvents = false;
+      state.cancelWait?.();
+      state.cancelEventWait?.();
+    };
+    c.on('listenerinvalidated', onInvalidated);
+    return b;
+  };
+  return {
+    factory,
+    close: async () => {
+      const c = conn;
+      conn = undefined;
+      await c?.close();
+    },
+  };
+}
+
 /** Producers' side of the queues: names, payload validation, lanes. */
 export class JobHub {
-  private readonly queues = new Map<string, Queue>();
-  private readonly events = new Map<string, QueueEvents>();
-  constructor(readonly opts: HubOptions) {}
+  private readonly queues = new Map<string, HubQueue>();
+  private readonly events = new Map<string, HubQueueEvents>();
+  private readonly pg?: ReturnType<typeof sharedPostgresFactory>;
+  constructor(readonly opts: HubOptions) {
+    if (opts.backend.kind === 'postgres') this.pg = sharedPostgresFactory(opts.backend.url, queueSchema(opts.prefix));
+  }
+
+  get backendKind(): QueueBackend['kind'] {
+    return this.opts.backend.kind;
+  }
+
+  /** The connection options every Queue, Worker and QueueEvents of this hub shares. */
+  private base(): { connection: never; prefix: string } {
+    const b = this.opts.backend;
+    return { connection: (b.kind === 'redis' ? redisConnection(b.url) : b.url) as never, prefix: this.opts.prefix };
+  }
+
+  /** A worker on this hub's backend (workers/index.ts owns which queues get one). */
+  worker(name: string, processor: Processor, opts: Omit<WorkerOptions, 'connection'>): HubWorker {
+    return this.pg ? new Worker(name, processor, { ...opts, ...this.base() }, this.pg.factory) : new Worker(name, processor, { ...opts, ...this.base() });
+  }
 
   queueNames(family: QueueFamilyName): string[] {
     const f = queueFamilies[family];
@@ -45,10 +124,10 @@ export class JobHub {
     return (Object.keys(queueFamilies) as QueueFamilyName[]).flatMap((f) => this.queueNames(f));
   }
 
-  queue(name: string): Queue {
+  queue(name: string): HubQueue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
+      q = this.pg ? new Queue(name, this.base(), this.pg.factory) : new Queue(name, this.base());
       q.setMaxListeners(0); // every waiting caller listens for 'closing'
       q.on('error', (err) => logger.warn({ queue: name, err }, 'queue connection error'));
       this.queues.set(name, q);
@@ -56,10 +135,10 @@ export class JobHub {
     return q;
   }
 
-  queueEvents(name: string): QueueEvents {
+  queueEvents(name: string): HubQueueEvents {
     let e = this.events.get(name);
     if (!e) {
-      e = new QueueEvents(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
+      e = this.pg ? new QueueEvents(name, this.base(), this.pg.factory) : new QueueEvents(name, this.base());
       e.setMaxListeners(0); // one completion listener per waiting request
       e.on('error', (err) => logger.warn({ queue: name, err }, 'queue events connection error'));
       this.events.set(name, e);
@@ -116,6 +195,7 @@ export class JobHub {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.events.clear();
     this.queues.clear();
+    await this.pg?.close();
   }
 }
 
