@@ -49,11 +49,18 @@ export function laneOf(key: string, lanes: number): number {
  * reader of the process: BullMQ's own factory opens a pool and a LISTEN connection per instance,
  * which for 16 lanes x (queue, worker, events) would exhaust max_connections.
  */
-function sharedPostgresFactory(url: string, schema: string): { factory: BackendFactory<PostgresQueueBackend, unknown>; close(): Promise<void> } {
+function sharedPostgresFactory(url: string, schema: string): {
+  factory: BackendFactory<PostgresQueueBackend, unknown>;
+  completions: PgCompletions;
+  close(): Promise<void>;
+} {
   let conn: PostgresConnection | undefined;
   const connection = () => {
     if (!conn) {
-      conn = new PostgresConnection({ connectionString: url, schema, migrate: true, max: 12 });
+      // synchronous_commit off for queue state only (never the ledger's connections): a crash may
+      // lose the last jobs' moves as an unpersisted Redis would, and the watchdog already re-enqueues
+      // every journalled request without a live job; it saves a WAL flush per job move.
+      conn = new PostgresConnection({ connectionString: url, schema, migrate: true, max: 12, options: '-c synchronous_commit=off' });
       conn.on('error', (err) => logger.warn({ err }, 'queue database connection error'));
       // Every queue, worker and event reader listens on this one connection and its LISTEN client.
       conn.setMaxListeners(0);
@@ -81,14 +88,98 @@ function sharedPostgresFactory(url: string, schema: string): { factory: BackendF
     c.on('listenerinvalidated', onInvalidated);
     return b;
   };
+  const completions = new PgCompletions(connection, `mpps_done_${schema}`);
   return {
     factory,
+    completions,
     close: async () => {
+      completions.close();
       const c = conn;
       conn = undefined;
       await c?.close();
     },
   };
+}
+
+type Notification = { channel: string; payload?: string };
+type ListenClient = { query(sql: string): Promise<unknown>; on(e: 'notification', f: (m: Notification) => void): void; off(e: 'notification', f: (m: Notification) => void): void };
+
+/**
+ * The completion wait on Postgres. BullMQ's Postgres event reader (QueueEvents) can miss an event:
+ * one published between its read and its LISTEN waits for the next poll, and one committed out of id
+ * order behind its cursor is never read. So a worker NOTIFYs `<channel>` when a job of this schema
+ * completes or fails, and a waiter re-reads the job's state on each notice (and every 2 s anyway):
+ * registered before it reads, it cannot miss the change.
+ */
+class PgCompletions {
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private listening?: Promise<ListenClient>;
+  private readonly onNotice = (m: Notification) => {
+    if (m.channel !== this.channel || !m.payload) return;
+    for (const wake of this.wakers.get(m.payload) ?? []) wake();
+  };
+  constructor(
+    private readonly conn: () => PostgresConnection,
+    private readonly channel: string,
+  ) {}
+
+  private listen(): Promise<ListenClient> {
+    if (!this.listening) {
+      const c = this.conn();
+      const p = (async () => {
+        const client = (await c.getListenClient()) as unknown as ListenClient;
+        await client.query(`LISTEN "${this.channel}"`);
+        client.on('notification', this.onNotice);
+        return client;
+      })();
+      p.catch(() => (this.listening = undefined));
+      this.listening = p;
+      // A rebuilt LISTEN client has none of our LISTENs: listen again and let every waiter re-read.
+      c.once('listenerinvalidated', () => {
+        this.listening = undefined;
+        for (const set of this.wakers.values()) for (const wake of set) wake();
+      });
+    }
+    return this.listening;
+  }
+
+  /** Called by the worker side once a job's completion or failure is committed. */
+  async notify(queue: string, id: string): Promise<void> {
+    await this.conn().pool.query('SELECT pg_notify($1, $2)', [this.channel, JSON.stringify([queue, id])]);
+  }
+
+  async wait(queue: HubQueue, id: string, ms: number): Promise<unknown> {
+    await this.listen();
+    const key = JSON.stringify([queue.name, id]);
+    const until = Date.now() + ms;
+    let set = this.wakers.get(key);
+    if (!set) this.wakers.set(key, (set = new Set()));
+    try {
+      while (Date.now() < until) {
+        let wake!: () => void;
+        const woken = new Promise<void>((r) => (wake = r));
+        const timer = setTimeout(wake, Math.min(2000, Math.max(0, until - Date.now())));
+        set.add(wake);
+        try {
+          // State first, then the row: a row read first could predate the result stored with the state.
+          const state = await queue.getJobState(id);
+          if (state === 'completed') return (await queue.getJob(id))?.returnvalue;
+          if (state === 'failed') throw new Error((await queue.getJob(id))?.failedReason ?? 'job failed');
+          await woken;
+        } finally {
+          clearTimeout(timer);
+          set.delete(wake);
+        }
+      }
+      throw new Error(`not finished within ${ms} ms`);
+    } finally {
+      if (set.size === 0) this.wakers.delete(key);
+    }
+  }
+
+  close(): void {
+    for (const set of this.wakers.values()) for (const wake of set) wake();
+  }
 }
 
 /** Producers' side of the queues: names, payload validation, lanes. */
@@ -112,7 +203,15 @@ export class JobHub {
 
   /** A worker on this hub's backend (workers/index.ts owns which queues get one). */
   worker(name: string, processor: Processor, opts: Omit<WorkerOptions, 'connection'>): HubWorker {
-    return this.pg ? new Worker(name, processor, { ...opts, ...this.base() }, this.pg.factory) : new Worker(name, processor, { ...opts, ...this.base() });
+    const pg = this.pg;
+    if (!pg) return new Worker(name, processor, { ...opts, ...this.base() });
+    const w = new Worker(name, processor, { ...opts, ...this.base() }, pg.factory);
+    const notify = (job?: { queueName: string; id?: string }) => {
+      if (job?.id) pg.completions.notify(job.queueName, job.id).catch((err: unknown) => logger.warn({ err, queue: name }, 'completion notice failed'));
+    };
+    w.on('completed', notify);
+    w.on('failed', notify);
+    return w;
   }
 
   queueNames(family: QueueFamilyName): string[] {
@@ -177,7 +276,17 @@ export class JobHub {
     opts: JobsOptions & { laneKey?: string; waitMs: number },
   ): Promise<{ finished: true; result: unknown } | { finished: false }> {
     const { waitMs, ...jobOpts } = opts;
-    const events = this.queueEvents(this.queueFor(family, jobOpts.laneKey));
+    const queueName = this.queueFor(family, jobOpts.laneKey);
+    if (this.pg) {
+      const q = this.queue(queueName);
+      try {
+        const added = await withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
+        return { finished: true, result: await this.pg.completions.wait(q, added.id!, waitMs) };
+      } catch {
+        return { finished: false };
+      }
+    }
+    const events = this.queueEvents(queueName);
     try {
       // While Redis is away an enqueue waits for it: bounded like the wait for the result.
       const added = await withTimeout(
