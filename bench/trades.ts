@@ -49,10 +49,18 @@ async function main() {
   console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
   console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
 
+  // The same load on each queue layout, in one run: Redis (production) and BullMQ's Postgres backend (zero setup).
+  const layouts = (process.env.BENCH_LAYOUTS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
+  for (const layout of layouts) await runLayout(layout, ceiling);
+}
+
+async function runLayout(layout: 'redis' | 'postgres', ceiling: { hot: number; simple: number }) {
+  console.log(`\n## queues on ${layout === 'redis' ? 'Redis' : "BullMQ's Postgres backend"}`);
   const dbName = 'mpps_bench_trades';
   const dbUrl = await recreateDatabase(dbName);
   const prefix = `bench${Date.now()}`;
-  const server = await startServer({ DATABASE_URL: dbUrl, REDIS_URL: 'redis://127.0.0.1:6379', MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
+  const queues: Record<string, string> = layout === 'redis' ? { REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_BACKEND: 'redis' } : { QUEUE_BACKEND: 'postgres' };
+  const server = await startServer({ DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' }, PORT);
   try {
     const master = { 'x-api-key': MASTER };
     const owner = await call('POST', '/agents/register', { name: `owner${Date.now() % 1e6}` }, {});
@@ -117,7 +125,7 @@ async function main() {
   } finally {
     await stopServer(server);
     await dropDatabase(dbName);
-    await dropQueuePrefix(prefix);
+    if (layout === 'redis') await dropQueuePrefix(prefix); // the Postgres queues went with the database
   }
 }
 
