@@ -3,7 +3,8 @@
  * against Postgres's own ceiling measured in the same run with pgbench. Not part of npm test.
  *   npx tsx bench/trades.ts [--seconds 8] [--orders 100] [--layout all|split|both]   (or BENCH_ORDERS=100)
  * Both process layouts by default: one process (npm start) and split roles (npm run api + npm run
- * worker). Each layout also measures CPU-ms per trade per process (bench/cpu.ts). Every figure goes
+ * worker), each with the queues on Redis and on BullMQ's Postgres backend (BENCH_LAYOUTS=redis or
+ * postgres for one). Each run also measures CPU-ms per trade per process (bench/cpu.ts). Every figure goes
  * to bench/results/latest.json; bench/compare.ts sets two such files side by side.
  * With --orders N, N resting limit orders are then placed on the hot market (walls every trade
  * loads but does not reach) and its trades/s at 16 clients is measured without and with them.
@@ -55,7 +56,9 @@ async function main() {
   console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
   console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
   const runs = [];
-  for (const layout of LAYOUTS) runs.push(await runLayout(layout, ceiling));
+  // The same load on each queue backend, in one run: Redis (production) and BullMQ's Postgres backend (zero setup).
+  const backends = (process.env.BENCH_LAYOUTS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
+  for (const backend of backends) for (const layout of LAYOUTS) runs.push(await runLayout(layout, backend, ceiling));
   const out = { at: new Date().toISOString(), seconds: SECONDS, loadAverage: loadavg(), pgbench: ceiling, runs };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', `${JSON.stringify(out, null, 2)}\n`);
@@ -66,14 +69,15 @@ function loadavg(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
-async function runLayout(layout: 'all' | 'split', ceiling: { hot: number; simple: number }) {
-  console.log(`\n## layout ${layout === 'all' ? 'all-in-one (npm start)' : 'split (npm run api + npm run worker)'}`);
+async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres', ceiling: { hot: number; simple: number }) {
+  console.log(`\n## layout ${layout === 'all' ? 'all-in-one (npm start)' : 'split (npm run api + npm run worker)'}, queues on ${backend === 'redis' ? 'Redis' : "BullMQ's Postgres backend"}`);
   const dbName = 'mpps_bench_trades';
   const dbUrl = await recreateDatabase(dbName);
   const prefix = `bench${Date.now()}`;
   // A private Redis: its CPU is the run's alone (the shared one serves other users).
-  const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: dbUrl, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
+  const redis = backend === 'redis' ? await startPrivateRedis(REDIS_PORT) : null;
+  const queues: Record<string, string> = redis ? { REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, QUEUE_BACKEND: 'redis' } : { QUEUE_BACKEND: 'postgres' };
+  const env = { DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
     const master = { 'x-api-key': MASTER };
@@ -126,7 +130,7 @@ async function runLayout(layout: 'all' | 'split', ceiling: { hot: number; simple
     console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.35)`);
     // CPU per trade, 100 markets at 8 clients, what the idle service burns taken off (bench/cpu.ts).
     const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));
-    const snap = () => cpuSnapshot({ servers, db: dbName, redisPid: redis.pid });
+    const snap = () => cpuSnapshot({ servers, db: dbName, redisPid: redis?.pid });
     const idle0 = snap();
     await new Promise((r) => setTimeout(r, 3000));
     const idle = cpuPerTrade(idle0, snap(), 3);
@@ -136,7 +140,8 @@ async function runLayout(layout: 'all' | 'split', ceiling: { hot: number; simple
     const cpu = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - (idle[k] * (load.ok / load.tps)) / load.ok)]));
     console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')} (target serverTotal <= 2.0)`);
     const result: Record<string, unknown> = {
-      layout,
+      layout: backend === 'redis' ? layout : `${layout}/postgres-queues`,
+      queues: backend,
       steps,
       bestHot,
       bestSpread,
@@ -163,8 +168,10 @@ async function runLayout(layout: 'all' | 'split', ceiling: { hot: number; simple
     return result;
   } finally {
     for (const p of Object.values(procs)) await stopServer(p);
-    await dropQueuePrefix(prefix, `redis://127.0.0.1:${REDIS_PORT}`).catch(() => 0); // the private Redis keeps nothing anyway (no persistence)
-    redis.kill('SIGTERM');
+    if (redis) {
+      await dropQueuePrefix(prefix, `redis://127.0.0.1:${REDIS_PORT}`).catch(() => 0); // the private Redis keeps nothing anyway (no persistence)
+      redis.kill('SIGTERM');
+    } // the Postgres queues went with the database
     await dropDatabase(dbName);
   }
 }

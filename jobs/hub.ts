@@ -1,12 +1,26 @@
-import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
+import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, type BackendFactory, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import type { ZodType } from 'zod';
 import { logger } from '../src/logger';
 import { queueFamilies, type JobName, type JobPayload, type QueueFamilyName } from './definitions';
 
+/** Where the queues live: Redis (production, scale-out) or BullMQ's Postgres backend (zero setup). */
+export type QueueBackend = { kind: 'redis'; url: string } | { kind: 'postgres'; url: string };
+
 export interface HubOptions {
-  redisUrl: string;
+  backend: QueueBackend;
   prefix: string;
   lanes: number;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- one queue type for both backends */
+export type HubQueue = Queue<any, any, string, any, any, string, any, any>;
+export type HubQueueEvents = QueueEvents<any, any, any>;
+export type HubWorker = Worker<any, any, string, any, any, any>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** On Postgres a schema is BullMQ's namespace (its prefix is a Redis key concern): one per QUEUE_PREFIX. */
+export function queueSchema(prefix: string): string {
+  return `bullmq_${prefix.toLowerCase().replace(/-/g, '_')}`;
 }
 
 export function redisConnection(url: string) {
@@ -30,15 +44,179 @@ export function laneOf(key: string, lanes: number): number {
   return (h >>> 0) % lanes;
 }
 
+/**
+ * One Postgres connection (a small pool and one LISTEN client) for every queue, worker and event
+ * reader of the process: BullMQ's own factory opens a pool and a LISTEN connection per instance,
+ * which for 16 lanes x (queue, worker, events) would exhaust max_connections.
+ */
+function sharedPostgresFactory(url: string, schema: string): {
+  factory: BackendFactory<PostgresQueueBackend, unknown>;
+  completions: PgCompletions;
+  close(): Promise<void>;
+} {
+  let conn: PostgresConnection | undefined;
+  const connection = () => {
+    if (!conn) {
+      // synchronous_commit off for queue state only (never the ledger's connections): a crash may
+      // lose the last jobs' moves as an unpersisted Redis would, and the watchdog already re-enqueues
+      // every journalled request without a live job; it saves a WAL flush per job move.
+      conn = new PostgresConnection({ connectionString: url, schema, migrate: true, max: 12, options: '-c synchronous_commit=off' });
+      conn.on('error', (err) => logger.warn({ err }, 'queue database connection error'));
+      // Every queue, worker and event reader listens on this one connection and its LISTEN client.
+      conn.setMaxListeners(0);
+      const listenClient = conn.getListenClient.bind(conn);
+      conn.getListenClient = async () => {
+        const client = await listenClient();
+        (client as unknown as { setMaxListeners(n: number): void }).setMaxListeners(0);
+        return client;
+      };
+    }
+    return conn;
+  };
+  const factory: BackendFactory<PostgresQueueBackend, unknown> = (name, opts) => {
+    const c = connection();
+    // Not owning the connection, a backend does not re-LISTEN after the LISTEN client is rebuilt
+    // (BullMQ wires that only for owners): do it here, as its owner would.
+    const b = new PostgresQueueBackend(c, name, opts as never, false);
+    const state = b as unknown as { listening: boolean; listeningEvents: boolean; cancelWait?: () => void; cancelEventWait?: () => void };
+    const onInvalidated = () => {
+      state.listening = false;
+      state.listeningEvents = false;
+      state.cancelWait?.();
+      state.cancelEventWait?.();
+    };
+    c.on('listenerinvalidated', onInvalidated);
+    return b;
+  };
+  const completions = new PgCompletions(connection, `mpps_done_${schema}`);
+  return {
+    factory,
+    completions,
+    close: async () => {
+      completions.close();
+      const c = conn;
+      conn = undefined;
+      await c?.close();
+    },
+  };
+}
+
+type Notification = { channel: string; payload?: string };
+type ListenClient = { query(sql: string): Promise<unknown>; on(e: 'notification', f: (m: Notification) => void): void; off(e: 'notification', f: (m: Notification) => void): void };
+
+/**
+ * The completion wait on Postgres. BullMQ's Postgres event reader (QueueEvents) can miss an event:
+ * one published between its read and its LISTEN waits for the next poll, and one committed out of id
+ * order behind its cursor is never read. So a worker NOTIFYs `<channel>` when a job of this schema
+ * completes or fails, and a waiter re-reads the job's state on each notice (and every 2 s anyway):
+ * registered before it reads, it cannot miss the change.
+ */
+class PgCompletions {
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private listening?: Promise<ListenClient>;
+  private readonly onNotice = (m: Notification) => {
+    if (m.channel !== this.channel || !m.payload) return;
+    for (const wake of this.wakers.get(m.payload) ?? []) wake();
+  };
+  constructor(
+    private readonly conn: () => PostgresConnection,
+    private readonly channel: string,
+  ) {}
+
+  private listen(): Promise<ListenClient> {
+    if (!this.listening) {
+      const c = this.conn();
+      const p = (async () => {
+        const client = (await c.getListenClient()) as unknown as ListenClient;
+        await client.query(`LISTEN "${this.channel}"`);
+        client.on('notification', this.onNotice);
+        return client;
+      })();
+      p.catch(() => (this.listening = undefined));
+      this.listening = p;
+      // A rebuilt LISTEN client has none of our LISTENs: listen again and let every waiter re-read.
+      c.once('listenerinvalidated', () => {
+        this.listening = undefined;
+        for (const set of this.wakers.values()) for (const wake of set) wake();
+      });
+    }
+    return this.listening;
+  }
+
+  /** Called by the worker side once a job's completion or failure is committed. */
+  async notify(queue: string, id: string): Promise<void> {
+    await this.conn().pool.query('SELECT pg_notify($1, $2)', [this.channel, JSON.stringify([queue, id])]);
+  }
+
+  async wait(queue: HubQueue, id: string, ms: number): Promise<unknown> {
+    await this.listen();
+    const key = JSON.stringify([queue.name, id]);
+    const until = Date.now() + ms;
+    let set = this.wakers.get(key);
+    if (!set) this.wakers.set(key, (set = new Set()));
+    try {
+      while (Date.now() < until) {
+        let wake!: () => void;
+        const woken = new Promise<void>((r) => (wake = r));
+        const timer = setTimeout(wake, Math.min(2000, Math.max(0, until - Date.now())));
+        set.add(wake);
+        try {
+          // State first, then the row: a row read first could predate the result stored with the state.
+          const state = await queue.getJobState(id);
+          if (state === 'completed') return (await queue.getJob(id))?.returnvalue;
+          if (state === 'failed') throw new Error((await queue.getJob(id))?.failedReason ?? 'job failed');
+          await woken;
+        } finally {
+          clearTimeout(timer);
+          set.delete(wake);
+        }
+      }
+      throw new Error(`not finished within ${ms} ms`);
+    } finally {
+      if (set.size === 0) this.wakers.delete(key);
+    }
+  }
+
+  close(): void {
+    for (const set of this.wakers.values()) for (const wake of set) wake();
+  }
+}
+
 /** Producers' side of the queues: names, payload validation, lanes. */
 export class JobHub {
-  private readonly queues = new Map<string, Queue>();
-  private readonly events = new Map<string, QueueEvents>();
+  private readonly queues = new Map<string, HubQueue>();
+  private readonly events = new Map<string, HubQueueEvents>();
+  private readonly pg?: ReturnType<typeof sharedPostgresFactory>;
   /** Per queue: callers waiting for a job's end, by job id (one completion listener per queue, not one per job). */
   private readonly waiters = new Map<string, Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>>();
   /** Queues whose events reader has delivered an event: it reads on from there, so it misses no later job's end. */
   private readonly flowing = new Set<string>();
-  constructor(readonly opts: HubOptions) {}
+  constructor(readonly opts: HubOptions) {
+    if (opts.backend.kind === 'postgres') this.pg = sharedPostgresFactory(opts.backend.url, queueSchema(opts.prefix));
+  }
+
+  get backendKind(): QueueBackend['kind'] {
+    return this.opts.backend.kind;
+  }
+
+  /** The connection options every Queue, Worker and QueueEvents of this hub shares. */
+  private base(): { connection: never; prefix: string } {
+    const b = this.opts.backend;
+    return { connection: (b.kind === 'redis' ? redisConnection(b.url) : b.url) as never, prefix: this.opts.prefix };
+  }
+
+  /** A worker on this hub's backend (workers/index.ts owns which queues get one). */
+  worker(name: string, processor: Processor, opts: Omit<WorkerOptions, 'connection'>): HubWorker {
+    const pg = this.pg;
+    if (!pg) return new Worker(name, processor, { ...opts, ...this.base() });
+    const w = new Worker(name, processor, { ...opts, ...this.base() }, pg.factory);
+    const notify = (job?: { queueName: string; id?: string }) => {
+      if (job?.id) pg.completions.notify(job.queueName, job.id).catch((err: unknown) => logger.warn({ err, queue: name }, 'completion notice failed'));
+    };
+    w.on('completed', notify);
+    w.on('failed', notify);
+    return w;
+  }
 
   queueNames(family: QueueFamilyName): string[] {
     const f = queueFamilies[family];
@@ -49,10 +227,10 @@ export class JobHub {
     return (Object.keys(queueFamilies) as QueueFamilyName[]).flatMap((f) => this.queueNames(f));
   }
 
-  queue(name: string): Queue {
+  queue(name: string): HubQueue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
+      q = this.pg ? new Queue(name, this.base(), this.pg.factory) : new Queue(name, this.base());
       q.setMaxListeners(0); // every waiting caller listens for 'closing'
       q.on('error', (err) => logger.warn({ queue: name, err }, 'queue connection error'));
       this.queues.set(name, q);
@@ -60,10 +238,10 @@ export class JobHub {
     return q;
   }
 
-  queueEvents(name: string): QueueEvents {
+  queueEvents(name: string): HubQueueEvents {
     let e = this.events.get(name);
     if (!e) {
-      e = new QueueEvents(name, { connection: redisConnection(this.opts.redisUrl), prefix: this.opts.prefix });
+      e = this.pg ? new QueueEvents(name, this.base(), this.pg.factory) : new QueueEvents(name, this.base());
       e.setMaxListeners(0); // one completion listener per waiting request
       e.on('error', (err) => logger.warn({ queue: name, err }, 'queue events connection error'));
       const waiting = new Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>();
@@ -115,14 +293,23 @@ export class JobHub {
     opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean },
   ): Promise<{ finished: true; result: unknown } | { finished: false }> {
     const { waitMs, freshId, ...jobOpts } = opts;
-    const name = this.queueFor(family, jobOpts.laneKey);
-    const events = this.queueEvents(name);
+    const queueName = this.queueFor(family, jobOpts.laneKey);
+    if (this.pg) {
+      const q = this.queue(queueName);
+      try {
+        const added = await withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
+        return { finished: true, result: await this.pg.completions.wait(q, added.id!, waitMs) };
+      } catch {
+        return { finished: false };
+      }
+    }
+    const events = this.queueEvents(queueName);
     // A job id never used before (`freshId`) cannot have ended before its waiter is registered, so
     // once this queue's events flow no "already finished?" script is needed: the one listener
     // settles it. Otherwise BullMQ's own wait (which asks Redis once) is used.
-    if (freshId && jobOpts.jobId && this.flowing.has(name)) {
+    if (freshId && jobOpts.jobId && this.flowing.has(queueName)) {
       const jobId = jobOpts.jobId;
-      const waiting = this.waiters.get(name)!;
+      const waiting = this.waiters.get(queueName)!;
       let timer: NodeJS.Timeout | undefined;
       const ended = new Promise<{ ok: true; value: unknown } | { ok: false }>((res) => {
         waiting.set(jobId, res);
@@ -159,6 +346,7 @@ export class JobHub {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.events.clear();
     this.queues.clear();
+    await this.pg?.close();
   }
 }
 

@@ -8,6 +8,13 @@ const boolish = z
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
+  // Where the queues live. Unset: Redis when REDIS_URL is set, otherwise BullMQ's Postgres backend
+  // (with nothing configured, Redis too when both default ports answer: the classic dev layout).
+  QUEUE_BACKEND: z.enum(['redis', 'postgres']).optional(),
+  // Test-only: the "Postgres,Redis" ports probed for services already running (default 5432,6379).
+  PROBE_PORTS: z.string().regex(/^\d+,\d+$/, 'PROBE_PORTS is "<postgres port>,<redis port>"').default('5432,6379'),
+  // The embedded Postgres' data directory (zero-setup mode).
+  EMBEDDED_PG_DIR: z.string().default('.data/pg'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   MASTER_API_KEY: z.string().min(16, 'MASTER_API_KEY must be at least 16 characters').optional(),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'QUEUE_PREFIX may hold letters, digits, _ and - only').default('mpps'),
@@ -64,7 +71,12 @@ const schema = z.object({
   CHAIN_FAULT_AFTER_BROADCAST: boolish.default(false),
 });
 
-export type Config = z.infer<typeof schema> & { databaseUrl: string; redisUrl: string; explicitServices: boolean };
+export type Config = z.infer<typeof schema> & {
+  databaseUrl: string;
+  redisUrl: string;
+  explicitServices: boolean;
+  queueBackend: 'redis' | 'postgres';
+};
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/proposals';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -91,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     redisUrl: c.REDIS_URL ?? DEFAULT_REDIS_URL,
     explicitServices: Boolean(c.DATABASE_URL || c.REDIS_URL),
+    queueBackend: c.QUEUE_BACKEND ?? (c.REDIS_URL ? 'redis' : 'postgres'),
   };
 }
 

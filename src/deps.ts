@@ -27,7 +27,8 @@ export class ManualClock implements Clock {
 export interface Deps {
   config: Config;
   ds: DataSource;
-  redis: Redis;
+  /** Only on the Redis layout (QUEUE_BACKEND redis); everything else works without it. */
+  redis?: Redis;
   hub: JobHub;
   clock: Clock;
 }

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { startWorkers, type WorkerSet } from '../workers';
 import { createApp } from './api/app';
-import { config } from './config';
+import { config, setConfig } from './config';
 import { ensureLocalServices } from './db/localServices';
 import { logger } from './logger';
 import { bootDeps, closeDeps } from './runtime';
@@ -14,8 +14,9 @@ async function main(): Promise<void> {
   const roleArg = process.argv.find((a) => a.startsWith('--role='))?.slice(7) ?? 'all';
   if (!['all', 'api', 'worker'].includes(roleArg)) throw new Error(`Unknown role "${roleArg}": use --role=api, --role=worker or nothing for all-in-one.`);
   const role = roleArg as Role;
-  const cfg = config();
-  await ensureLocalServices(cfg);
+  const local = await ensureLocalServices(config());
+  const cfg = local.config;
+  setConfig(cfg);
   const deps = await bootDeps(cfg, { migrate: true });
   await ensurePlatform(deps.ds, cfg.MASTER_API_KEY);
 
@@ -44,13 +45,14 @@ async function main(): Promise<void> {
     }, 10_000);
     deadline.unref();
     scheduler?.stop();
-    // Stop taking requests, let running jobs finish, then close Redis and Postgres.
+    // Stop taking requests, let running jobs finish, then close Redis and Postgres (stopping an embedded one).
     await Promise.all([
       server ? new Promise<void>((r) => server!.close(() => r())) : Promise.resolve(),
       workers?.close(),
     ]);
     server?.closeAllConnections?.();
     await closeDeps(deps);
+    await local.stop();
     logger.info('stopped');
     process.exit(0);
   };

@@ -1,6 +1,6 @@
-import { Worker, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import { queueFamilies, type QueueFamilyName } from '../jobs/definitions';
-import { redisConnection } from '../jobs/hub';
+import type { HubWorker } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
 import { EventPump, outboxProcessors } from './outbox';
@@ -41,7 +41,7 @@ export interface WorkerSet {
 export async function startWorkers(deps: Deps): Promise<WorkerSet> {
   const table = processorTable(deps);
   checkProcessors(table);
-  const workers: Worker[] = [];
+  const workers: HubWorker[] = [];
   const watchdog = new Watchdog(deps);
   // Lanes first get their concurrency, then workers; pending requests are recovered once workers run.
   const serial = deps.config.TRADE_LANES_SERIAL;
@@ -59,15 +59,15 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
             maxStalledCount: 3,
           }
         : { concurrency: 'concurrency' in def ? def.concurrency : 4 };
-      const w = new Worker(
+      const w = deps.hub.worker(
         name,
-        async (job) => {
+        async (job: Job) => {
           const handler = table[family][job.name];
           if (!handler) throw new Error(`no processor for ${family}.${job.name}`);
           const schema = (def.jobs as Record<string, import('zod').ZodType>)[job.name];
           return handler(schema.parse(job.data) as never, job);
         },
-        { connection: redisConnection(deps.config.redisUrl), prefix: deps.config.QUEUE_PREFIX, ...laneOpts },
+        laneOpts,
       );
       w.on('failed', (job, err) => logger.warn({ queue: name, job: job?.name, jobId: job?.id, err }, 'job failed'));
       w.on('error', (err) => logger.warn({ queue: name, err }, 'worker connection error'));

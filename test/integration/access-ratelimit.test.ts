@@ -27,7 +27,7 @@ describe('registration and onboarding, per client address', () => {
     // Another address is unaffected.
     expect((await register('10.0.0.2')).status).toBe(201);
     // The limiter lives in Redis under this instance's prefix.
-    expect(await app.deps.redis.exists(`${app.prefix}:rl:signup:10.0.0.1`)).toBe(1);
+    expect(await app.deps.redis!.exists(`${app.prefix}:rl:signup:10.0.0.1`)).toBe(1);
   });
 
   it('the waitlist has its own bucket per address', async () => {

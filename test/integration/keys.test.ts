@@ -226,9 +226,9 @@ describe('lastUsedAt', () => {
     for (let i = 0; i < 5; i++) await app.http.get('/api/agents/me').set('X-Agent-Key', a.key).expect(200);
     await new Promise((r) => setTimeout(r, 200));
     expect((await read())?.toISOString()).toBe(old.toISOString());
-    expect(await app.deps.redis.ttl(`${app.prefix}:keyused:${keyId}`)).toBeGreaterThan(0);
+    expect(await app.deps.redis!.ttl(`${app.prefix}:keyused:${keyId}`)).toBeGreaterThan(0);
     // Once the minute is over (the marker expired), the next use writes again.
-    await app.deps.redis.del(`${app.prefix}:keyused:${keyId}`);
+    await app.deps.redis!.del(`${app.prefix}:keyused:${keyId}`);
     await app.http.get('/api/agents/me').set('X-Agent-Key', a.key).expect(200);
     await until(async () => (await read())?.toISOString() !== old.toISOString());
     const row = (await keysOf(a.key)).body[0];

@@ -2,7 +2,7 @@ import { cronTable } from '../../jobs/cron';
 import { JobHub } from '../../jobs/hub';
 import { sequenceEvents } from '../../src/services/events';
 import { buildWorkspace } from '../helpers/factories';
-import { useTestApp, type TestApp } from '../helpers/harness';
+import { dropQueueData, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 
 let app: TestApp;
@@ -36,7 +36,7 @@ describe('the cron table', () => {
   it('every entry enqueues a declared job, deduplicated by its job id', async () => {
     // A hub of its own with no workers: unscoped passes must not run over the shared test database.
     const prefix = `${app.prefix}cron`;
-    const hub = new JobHub({ redisUrl: app.deps.config.redisUrl, prefix, lanes: 2 });
+    const hub = new JobHub({ ...app.deps.hub.opts, prefix, lanes: 2 });
     try {
       // Both fires at one instant (a real clock could cross a minute between them).
       const at = new Date('2026-11-22T10:30:15Z');
@@ -50,8 +50,7 @@ describe('the cron table', () => {
       }
     } finally {
       await hub.close();
-      const keys = await app.deps.redis.keys(`${prefix}:*`);
-      if (keys.length) await app.deps.redis.del(...keys);
+      await dropQueueData(app.deps, prefix);
     }
     expect(cronTable.map((e) => e.name).sort()).toEqual(['expire-orders', 'horizons-hourly', 'horizons-minute', 'outbox-relay', 'purge-events', 'purge-requests', 'resolve-due']);
   });

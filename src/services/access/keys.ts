@@ -149,14 +149,21 @@ export async function revokeKey(ds: DataSource, actor: Principal, agentId: strin
 }
 
 /**
- * Bump last_used_at at most once a minute per key: Redis SET NX EX 60 decides, and only the request
- * that set it writes the row. Fire-and-forget: a failure is logged and never fails the request.
+ * Bump last_used_at at most once a minute per key: on Redis, SET NX EX 60 decides and only the request
+ * that set it writes the row; on Postgres one conditional UPDATE writes only when the stored value is
+ * a minute old. Fire-and-forget: a failure is logged and never fails the request.
  */
 export function touchKeyUsed(deps: Deps, keyId: string): void {
-  deps.redis
-    .set(`${deps.config.QUEUE_PREFIX}:keyused:${keyId}`, '1', 'EX', 60, 'NX')
-    .then(async (set) => {
-      if (set === 'OK') await deps.ds.getRepository(ApiKey).update({ id: keyId }, { lastUsedAt: deps.clock.now() });
-    })
-    .catch((err: unknown) => logger.warn({ err, keyId }, 'could not record key use'));
+  const now = deps.clock.now();
+  const done = deps.redis
+    ? deps.redis.set(`${deps.config.QUEUE_PREFIX}:keyused:${keyId}`, '1', 'EX', 60, 'NX').then(async (set) => {
+        if (set === 'OK') await deps.ds.getRepository(ApiKey).update({ id: keyId }, { lastUsedAt: now });
+      })
+    : deps.ds
+        .createQueryBuilder()
+        .update(ApiKey)
+        .set({ lastUsedAt: now })
+        .where('id = :keyId AND (last_used_at IS NULL OR last_used_at <= :stale)', { keyId, stale: new Date(now.getTime() - 60_000) })
+        .execute();
+  done.catch((err: unknown) => logger.warn({ err, keyId }, 'could not record key use'));
 }

@@ -1,4 +1,5 @@
-import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { queueSchema } from '../../../jobs/hub';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { logger } from '../../logger';
@@ -11,6 +12,8 @@ import { logger } from '../../logger';
  * - request: every request, per API key (anonymous callers per client address),
  *   RATE_LIMIT_KEY_PER_MINUTE per minute window.
  * Keys live under `<QUEUE_PREFIX>:rl:<bucket>:<key>`, so instances sharing a Redis do not collide.
+ * On the Postgres layout the same counters live in table rate_limits of the queues' schema
+ * (bullmq_<QUEUE_PREFIX>), which rate-limiter-flexible creates.
  */
 export type Bucket = 'signup' | 'waitlist' | 'request';
 
@@ -25,16 +28,33 @@ function shapeOf(deps: Deps, bucket: Bucket): BucketShape {
     : { points: deps.config.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600 };
 }
 
-const limiters = new WeakMap<Deps, Map<Bucket, RateLimiterRedis>>();
+const limiters = new WeakMap<Deps, Map<Bucket, Promise<RateLimiterAbstract>>>();
 
-function limiterFor(deps: Deps, bucket: Bucket): RateLimiterRedis {
+async function postgresLimiter(deps: Deps, keyPrefix: string, points: number, duration: number): Promise<RateLimiterAbstract> {
+  const schemaName = queueSchema(deps.config.QUEUE_PREFIX);
+  await deps.ds.query(`CREATE SCHEMA IF NOT EXISTS "${schemaName}"`).catch((err: { code?: string }) => {
+    if (err.code !== '23505' && err.code !== '42P06') throw err; // created by another process at once
+  });
+  return new Promise((resolve, reject) => {
+    const l: RateLimiterPostgres = new RateLimiterPostgres(
+      { storeClient: deps.ds, storeType: 'typeorm', schemaName, tableName: 'rate_limits', keyPrefix, points, duration, clearExpiredByTimeout: false },
+      (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve(l)),
+    );
+  });
+}
+
+function limiterFor(deps: Deps, bucket: Bucket): Promise<RateLimiterAbstract> {
   let byBucket = limiters.get(deps);
   if (!byBucket) limiters.set(deps, (byBucket = new Map()));
   let l = byBucket.get(bucket);
   if (!l) {
     const { points, duration } = shapeOf(deps, bucket);
+    const keyPrefix = `${deps.config.QUEUE_PREFIX}:rl:${bucket}`;
     // rejectIfRedisNotReady: a Redis outage fails fast (and open, below) instead of queueing the request.
-    l = new RateLimiterRedis({ storeClient: deps.redis, keyPrefix: `${deps.config.QUEUE_PREFIX}:rl:${bucket}`, points, duration, rejectIfRedisNotReady: true });
+    l = deps.redis
+      ? Promise.resolve(new RateLimiterRedis({ storeClient: deps.redis, keyPrefix, points, duration, rejectIfRedisNotReady: true }))
+      : postgresLimiter(deps, keyPrefix, points, duration);
+    l.catch(() => byBucket.delete(bucket)); // a store that failed to set up is tried again next time
     byBucket.set(bucket, l);
   }
   return l;
@@ -50,7 +70,7 @@ export interface RateState {
 export async function consumePoint(deps: Deps, bucket: Bucket, key: string): Promise<RateState | null> {
   const { points, duration } = shapeOf(deps, bucket);
   try {
-    const r = await limiterFor(deps, bucket).consume(key, 1);
+    const r = await (await limiterFor(deps, bucket)).consume(key, 1);
     return { limit: points, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
   } catch (err) {
     if (err instanceof RateLimiterRes) {
