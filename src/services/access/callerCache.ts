@@ -44,7 +44,7 @@ export class CallerCache {
     return value;
   }
 
-  private waiters: Array<{ table?: string; done: () => void }> = [];
+  private waiters: Array<{ table?: string; pid?: number; done: () => void }> = [];
 
   /** Forget everything (a change committed, here or elsewhere). */
   invalidate = (): void => {
@@ -54,17 +54,20 @@ export class CallerCache {
 
   private heard = 0;
 
-  private notified = (msg: { payload?: string }): void => {
+  private notified = (msg: { payload?: string; processId?: number }): void => {
     this.heard++;
     this.invalidate();
-    const due = this.waiters.filter((w) => !w.table || w.table === msg.payload);
+    const due = this.waiters.filter((w) => (!w.table || w.table === msg.payload) && (!w.pid || w.pid === msg.processId));
     this.waiters = this.waiters.filter((w) => !due.includes(w));
     for (const w of due) w.done();
   };
 
-  /** Resolves on the next change notification (of `table`, when named): tests, a change made elsewhere has reached this process. */
-  nextNotification(table?: string): Promise<void> {
-    return new Promise((done) => this.waiters.push({ table, done }));
+  /**
+   * Resolves on the next change notification (of `table`, from the backend `pid`, when named):
+   * tests, a change made elsewhere has reached this process.
+   */
+  nextNotification(from: { table?: string; pid?: number } = {}): Promise<void> {
+    return new Promise((done) => this.waiters.push({ ...from, done }));
   }
 
   /** Change notifications heard so far. */
