@@ -1,6 +1,7 @@
+import { queueSchema } from '../../jobs/hub';
 import { startTestApp, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 
-/** Rate limits (spec §4.2, §8) on Redis, lowered through the test app's configuration. */
+/** Rate limits (spec §4.2, §8) on Redis or Postgres, lowered through the test app's configuration. */
 
 function expectLimited(res: { status: number; body: any; headers: Record<string, string> }): void {
   expect(res.status).toBe(429);
@@ -26,8 +27,9 @@ describe('registration and onboarding, per client address', () => {
     expectLimited(await onboard('10.0.0.1'));
     // Another address is unaffected.
     expect((await register('10.0.0.2')).status).toBe(201);
-    // The limiter lives in Redis under this instance's prefix.
-    expect(await app.deps.redis!.exists(`${app.prefix}:rl:signup:10.0.0.1`)).toBe(1);
+    // The limiter lives under this instance's prefix: in Redis, or in the queues' Postgres schema.
+    if (app.deps.redis) expect(await app.deps.redis.exists(`${app.prefix}:rl:signup:10.0.0.1`)).toBe(1);
+    else expect(await app.deps.ds.query(`SELECT key FROM "${queueSchema(app.prefix)}".rate_limits WHERE key = $1`, [`${app.prefix}:rl:signup:10.0.0.1`])).toHaveLength(1);
   });
 
   it('the waitlist has its own bucket per address', async () => {
