@@ -22,10 +22,12 @@ export const outboxProcessors = (deps: Deps): Processors<'outbox'> => ({
 });
 
 const SWEEP_EVERY_MS = 5000;
+/** Rows per sequencer pass; a full pass means a backlog, and the next pass runs at once. */
+const SEQUENCE_BATCH = 2000;
 
 /**
  * The worker's event loop: sequences committed events every EVENTS_POLL_MS (at once again while
- * there are more) and kicks their endpoints; every few seconds it sweeps for endpoints with work
+ * a backlog remains) and kicks their endpoints; every few seconds it sweeps for endpoints with work
  * and no job (a job lost with Redis). All state is in Postgres, so a restart of either loses nothing.
  */
 export class EventPump {
@@ -62,7 +64,9 @@ export class EventPump {
     while (!this.stopped) {
       let busy = false;
       try {
-        busy = (await sequenceEvents(this.deps)).sequenced > 0;
+        // Again at once only for a backlog (a full batch): under a steady flow a pass every
+        // EVENTS_POLL_MS takes what arrived meanwhile, instead of one pass per trade competing with them.
+        busy = (await sequenceEvents(this.deps, SEQUENCE_BATCH)).sequenced >= SEQUENCE_BATCH;
         seen ??= await logHead(this.deps);
         const moved = await logAdvance(this.deps, seen);
         if (moved.head !== seen) {
