@@ -146,3 +146,13 @@ export const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n
 export function peakRssMb(): number {
   return process.resourceUsage().maxRSS / 1024;
 }
+
+/** A JSON caller for the service under `base` (…/api): throws with the status and body on a 4xx/5xx. */
+export function apiCaller(base: string) {
+  return async function call(method: string, path: string, body: unknown, headers: Record<string, string>) {
+    const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = r.status === 204 ? null : await r.json();
+    if (r.status >= 400) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+    return json as any;
+  };
+}

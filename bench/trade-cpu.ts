@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, startPrivateRedis } from './cpu';
-import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer } from './lib';
+import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 10;
@@ -19,12 +19,7 @@ const MASTER = 'bench-master-key-0123456789';
 const base = `http://127.0.0.1:${PORT}/api`;
 const DB = 'mpps_bench_cpu';
 
-async function call(method: string, path: string, body: unknown, headers: Record<string, string>) {
-  const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await r.json();
-  if (r.status >= 400) throw new Error(JSON.stringify(json));
-  return json as any;
-}
+const call = apiCaller(base);
 
 export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number) {
   const url = await recreateDatabase(DB);

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { dropDatabase, dropQueuePrefix, fmt, recreateDatabase, startServer, stopServer } from './lib';
+import { dropDatabase, dropQueuePrefix, fmt, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
 
 const arg = (name: string, def: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : def);
 const EVENTS = arg('--events', 10_000);
@@ -17,12 +17,7 @@ const PORT = 3919;
 const MASTER = 'bench-master-key-webhooks-0123';
 const base = `http://127.0.0.1:${PORT}/api`;
 
-async function call(method: string, path: string, body: unknown, headers: Record<string, string>) {
-  const r = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = r.status === 204 ? null : await r.json();
-  if (r.status >= 400) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json as any;
-}
+const call = apiCaller(base);
 
 /** Receivers record when each event (data.k) got its 200. */
 function receivers(arrived: Map<number, number>): Promise<http.Server[]> {
