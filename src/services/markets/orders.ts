@@ -198,33 +198,30 @@ export async function applyFills(m: EntityManager, mk: MarketRow, fills: readonl
   await writeEvents(m, events);
 }
 
+/** Close the open orders whose `by` is among `ids`, in one statement: each row with the reserve it held. */
+async function closeOpen(m: EntityManager, by: 'market_id' | 'id', ids: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date): Promise<Array<Record<string, any>>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (!ids.length) return [];
+  return m.query(
+    `WITH u AS (UPDATE limit_orders o SET status = $2, close_reason = $3, reserve = 0, updated_at = $4
+       FROM (SELECT id, reserve FROM limit_orders WHERE ${by} = ANY($1::uuid[]) AND status = 'open' FOR UPDATE) prev
+      WHERE o.id = prev.id
+      RETURNING o.id, o.market_id, o.workspace_id, o.agent_id, prev.reserve::text AS returned) SELECT * FROM u`,
+    [ids, status, reason, now],
+  );
+}
+
 /**
  * Close every open order of these markets (resolution, void, close, decision, deletion) and
  * return the reserves, in the caller's transaction. `batch`: add the ledger legs to the caller's
  * batch instead of writing them here.
  */
 export async function closeOrdersOf(m: EntityManager, marketIds: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date, batch?: Transfer[]): Promise<number> {
-  if (!marketIds.length) return 0;
-  const rows: Array<Record<string, any>> = await m.query( // eslint-disable-line @typescript-eslint/no-explicit-any
-    `WITH u AS (UPDATE limit_orders o SET status = $2, close_reason = $3, reserve = 0, updated_at = $4
-       FROM (SELECT id, reserve FROM limit_orders WHERE market_id = ANY($1::uuid[]) AND status = 'open' FOR UPDATE) prev
-      WHERE o.id = prev.id
-      RETURNING o.id, o.market_id, o.workspace_id, o.agent_id, prev.reserve::text AS returned) SELECT * FROM u`,
-    [marketIds, status, reason, now],
-  );
-  return releaseReserves(m, rows, status, reason, batch);
+  return releaseReserves(m, await closeOpen(m, 'market_id', marketIds, status, reason, now), status, reason, batch);
 }
 
 /** Close these open orders (cancellation or expiry), returning their reserves. */
 export async function closeOrders(m: EntityManager, orderIds: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date): Promise<Array<Record<string, any>>> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (!orderIds.length) return [];
-  const rows: Array<Record<string, any>> = await m.query( // eslint-disable-line @typescript-eslint/no-explicit-any
-    `WITH u AS (UPDATE limit_orders o SET status = $2, close_reason = $3, reserve = 0, updated_at = $4
-       FROM (SELECT id, reserve FROM limit_orders WHERE id = ANY($1::uuid[]) AND status = 'open' FOR UPDATE) prev
-      WHERE o.id = prev.id
-      RETURNING o.id, o.market_id, o.workspace_id, o.agent_id, prev.reserve::text AS returned) SELECT * FROM u`,
-    [orderIds, status, reason, now],
-  );
+  const rows = await closeOpen(m, 'id', orderIds, status, reason, now);
   await releaseReserves(m, rows, status, reason);
   return rows;
 }
