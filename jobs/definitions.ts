@@ -13,11 +13,17 @@ const tradeSpec = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('sell'), direction, shares: nano, limit: z.number().optional() }),
 ]);
 
+/** One trade request, as journalled in trade_requests.job. */
+export const tradeRequest = z.object({ requestId: z.string(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid(), spec: tradeSpec });
+/** Most trade requests one lane job carries (the API batches a lane's requests while its previous batch is in flight). */
+export const TRADE_BATCH_LIMIT = 256;
+
 export const queueFamilies = {
   trade: {
     laned: true,
     jobs: {
-      trade: z.object({ requestId: z.string(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid(), spec: tradeSpec }),
+      // Trade requests that all hash to this lane, in arrival order, applied in one transaction.
+      trade: z.object({ trades: z.array(tradeRequest).min(1).max(TRADE_BATCH_LIMIT) }),
       // A batch of due books that all hash to this lane.
       resolve: z.object({ marketIds: z.array(z.string().uuid()).min(1).max(500) }),
       settle: z.object({ marketId: z.string().uuid(), value: z.number(), reason: z.string() }),

@@ -13,3 +13,4 @@ export * from './settleBookNow';
 export * from './orders';
 export * from './placeOrder';
 export * from './orderViews';
+export * from './tradeBatches';

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
-import { queueFamilies } from '../../../jobs/definitions';
+import { tradeRequest } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { inTransaction, pgCode } from '../../db/tx';
+import { inTransaction } from '../../db/tx';
 import { queryPrepared } from '../../db/prepared';
 import { planTrade, type Holding, type TradePlan, type TradeSpec } from '../../domain/trading';
 import { maxBig, toCredits } from '../../domain/money';
@@ -12,9 +12,10 @@ import { accountId, balanceOf, leg, ledgerFragment, ledgerOutcome } from '../led
 import { outboxFragment } from '../events';
 import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type MarketRow } from './books';
 import { applyFills, presentFills, wallQuery, wallsOf, wallsSql } from './orders';
+import { laneBatches, TRADE_JOB_OPTS } from './tradeBatches';
 
-const tradeJobSchema = queueFamilies.trade.jobs.trade;
-export type TradeJobData = z.infer<typeof tradeJobSchema>;
+const tradeJobSchema = tradeRequest;
+export type TradeJobData = z.infer<typeof tradeRequest>;
 
 /** JSON-safe TradeSpec (bigints as decimal strings): the job payload's spec, typed by its zod schema. */
 export type SerializedSpec = TradeJobData['spec'];
@@ -124,65 +125,36 @@ async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobDa
 }
 
 /**
- * Outcomes of trades applied as followers in a committed group, kept until their own job comes by
- * (normally right after, on this same lane worker) so that job answers without a round trip.
- * Bounded; a job that misses it (another process, evicted) reads the stored outcome instead.
+ * The lane worker's entry: a batch of trade requests (one or more, in arrival order) applied in one
+ * transaction, so one commit (one WAL flush) serves them all. Each trade is three statements: its
+ * book's row lock, a read that starts after it (the caller's holding, whether this request id
+ * already applied, the walls it can meet), and a write (ledger, book, position, trade rows, event,
+ * outcome) that applies only if the balance covers it. A refusal writes nothing before it is known
+ * (a savepoint guards the one case that writes first: fills of resting orders), so it is recorded
+ * in the same transaction and the batch goes on. A job that runs twice changes nothing: the read
+ * under the lock returns a stored outcome. The batch is taken book by book (a stable sort keeps
+ * each book's arrival order) so two batches never lock books in crossing orders. Business
+ * refusals are outcomes, not job failures. Outcomes come back in the order of `jobs`.
  */
-const appliedAhead = new Map<string, TradeOutcome>();
-const APPLIED_AHEAD_MAX = 4096;
-
-function rememberApplied(requestId: string, o: TradeOutcome): void {
-  if (appliedAhead.size >= APPLIED_AHEAD_MAX) appliedAhead.delete(appliedAhead.keys().next().value!);
-  appliedAhead.set(requestId, o);
+export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
+  const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
+  return inTransaction(deps.ds, async (m) => {
+    const out: TradeOutcome[] = new Array(jobs.length);
+    for (const i of order) {
+      try {
+        out[i] = await executeTrade(m, deps, jobs[i]);
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        out[i] = await recordFailure(m, jobs[i], err);
+      }
+    }
+    return out;
+  });
 }
 
-/**
- * The lane worker's entry. The trade runs in one transaction of three statements: the book's row
- * lock, a read that starts after it (the caller's holding, whether this request id already applied),
- * and a write (ledger, book, position, trade rows, event, outcome) that applies only if the balance
- * covers it. Trades already
- * queued behind it on the lane (`followers`, in arrival order) ride in the same transaction, each
- * under a savepoint, so one commit (one WAL flush) serves them all; their own jobs then find the
- * outcome (in memory, else stored). A job that runs twice changes nothing: the read under the lock
- * returns a stored outcome, so no read before the transaction is needed. A lone trade needs no
- * savepoint: its refusal rolls the transaction back and is recorded after. Business refusals are
- * outcomes, not job failures.
- */
-export async function applyTradeJob(
-  deps: Deps,
-  job: TradeJobData,
-  followersOf: () => Promise<TradeJobData[]> = async () => [],
-): Promise<TradeOutcome> {
-  const ahead = appliedAhead.get(job.requestId);
-  if (ahead) {
-    appliedAhead.delete(job.requestId);
-    return ahead;
-  }
-  const followers = await followersOf();
-  try {
-    const outcomes = await inTransaction(deps.ds, async (m) => {
-      if (!followers.length) return [await executeTrade(m, deps, job)];
-      const out: TradeOutcome[] = [];
-      for (const j of [job, ...followers]) {
-        await m.query('SAVEPOINT trade');
-        try {
-          const o = await executeTrade(m, deps, j);
-          await m.query('RELEASE SAVEPOINT trade');
-          out.push(o);
-        } catch (err) {
-          if (!(err instanceof DomainError)) throw err;
-          await m.query('ROLLBACK TO SAVEPOINT trade');
-          out.push(await recordFailure(m, j, err));
-        }
-      }
-      return out;
-    });
-    followers.forEach((j, i) => rememberApplied(j.requestId, outcomes[i + 1]));
-    return outcomes[0];
-  } catch (err) {
-    if (!(err instanceof DomainError)) throw err;
-    return recordFailure(deps.ds, job, err);
-  }
+/** One trade request applied on its own (as a batch of one). */
+export async function applyTradeJob(deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
+  return (await applyTradeBatch(deps, [job]))[0];
 }
 
 export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
@@ -209,9 +181,22 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
   const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
   const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
   const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly, walls: wallsOf(row.walls), selfId: job.agentId });
-  // The orders' side of any fills goes first; the trade's own write below stays one constant statement.
-  if (plan.fills.length) await applyFills(m, mk, plan.fills, job.agentId, plan.probabilityAfter, now);
+  if (!plan.fills.length) return writeTrade(m, job, mk, plan, now);
+  // The orders' side of any fills goes first (the trade's own write stays one constant statement),
+  // under a savepoint: a refusal after the fills must take them back, not the rest of the batch.
+  await m.query('SAVEPOINT fills');
+  try {
+    await applyFills(m, mk, plan.fills, job.agentId, plan.probabilityAfter, now);
+    const out = await writeTrade(m, job, mk, plan, now);
+    await m.query('RELEASE SAVEPOINT fills');
+    return out;
+  } catch (err) {
+    if (err instanceof DomainError) await m.query('ROLLBACK TO SAVEPOINT fills');
+    throw err;
+  }
+}
 
+async function writeTrade(m: EntityManager, job: TradeJobData, mk: MarketRow, plan: TradePlan, now: Date): Promise<TradeOutcome> {
   const tradeId = randomUUID();
   const agentAcc = accountId.agent(job.agentId);
   const poolAcc = accountId.pool(mk.id);
@@ -301,7 +286,7 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
       ...outbox.params,
     ],
   );
-  ledgerOutcome(ledger, w); // refuses with insufficient_balance (nothing was written)
+  ledgerOutcome(ledger, w); // refuses with insufficient_balance (the write wrote nothing)
   return { ok: true, body: { ...w.body, balance: Number(w.body.balance) } };
 }
 
@@ -325,9 +310,6 @@ function pending(requestId: string): DomainError {
 
 const replay = (o: TradeOutcome): TradeOutcome => (o.ok ? { ok: true, body: { ...o.body, idempotentReplay: true } } : o);
 
-/** Job options of every trade job: the job id is the request id, so an enqueue is idempotent. */
-const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
-
 /**
  * Make sure a pending request has a live job: enqueue it again when its job is gone (lost with a
  * killed process or a Redis restart), or retry it when its job failed (every attempt hit a database
@@ -347,7 +329,7 @@ export async function ensureTradeJob(deps: Deps, data: TradeJobData): Promise<'p
     // Finished but the request is still pending: run it again (a no-op if it did apply).
     await existing.remove().catch(() => undefined);
   }
-  await deps.hub.enqueue('trade', 'trade', data, { jobId: data.requestId, laneKey: data.marketId, ...TRADE_JOB_OPTS });
+  await deps.hub.enqueue('trade', 'trade', { trades: [data] }, { jobId: data.requestId, laneKey: data.marketId, ...TRADE_JOB_OPTS });
   return 'enqueued';
 }
 
@@ -389,55 +371,45 @@ export async function recoverPendingTrades(deps: Deps, olderThanMs: number, limi
 
 /**
  * The API's side: the request is journalled as pending with its job (so it can never be lost), with
- * its Idempotency-Key when it has one (scoped to participant and workspace); then the job goes on the
- * market's lane and the API waits for its outcome (from the completion event, else from Postgres).
+ * its Idempotency-Key when it has one (scoped to participant and workspace), and goes on the
+ * market's lane with the other requests batched for it (tradeBatches.ts); the API waits for its
+ * outcome (from the batch's completion, else from Postgres). A key already journalled is replayed
+ * (done), waited for (pending) or freed and run anew (failed: a refusal does not consume its key).
  */
 export async function submitTrade(
   deps: Deps,
   p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec; idempotencyKey?: string; hash: string },
 ): Promise<TradeOutcome> {
   const wait = deps.config.TRADE_WAIT_MS;
-  const jobFor = (requestId: string): TradeJobData => ({ requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec: serializeSpec(p.spec) });
-  let requestId: string = randomUUID();
+  const spec = serializeSpec(p.spec);
   for (let attempt = 0; ; attempt++) {
-    if (p.idempotencyKey) {
-      const rows = await deps.ds.query(
-        `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
-        [p.agentId, p.workspaceId, p.idempotencyKey],
-      );
-      if (rows.length) {
-        const r = rows[0];
-        if (r.body_hash !== p.hash) {
-          throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
-        }
-        if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
-        if (r.status === 'pending') {
-          // The client retries: give the request a live job first, in case its job was lost.
-          const parsed = tradeJobSchema.safeParse(r.job);
-          if (parsed.success) await ensureTradeJob(deps, parsed.data);
-          const o = await pollOutcome(deps, r.request_id, wait * 2);
-          if (!o) throw pending(r.request_id);
-          if (o.ok) return replay(o);
-        }
-        // A failed call does not consume its key: clear it and run anew.
-        await deps.ds.query(`DELETE FROM trade_requests WHERE request_id = $1 AND status = 'failed'`, [r.request_id]);
-      }
+    const requestId = randomUUID();
+    const sent = await laneBatches(deps).submit({ requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec }, p.idempotencyKey, p.hash);
+    if (sent.kind === 'outcome') return sent.outcome;
+    if (sent.kind === 'unknown') {
+      // Lost event, timeout or Redis away: Postgres is the truth (the journal row gets the job to run).
+      const o = await pollOutcome(deps, sent.requestId, wait);
+      if (!o) throw pending(sent.requestId);
+      return o;
     }
-    try {
-      await deps.ds.query(
-        `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job) VALUES ($1, $2, $3, $4, $5, 'pending', $6)`,
-        [requestId, p.agentId, p.workspaceId, p.idempotencyKey ?? null, p.idempotencyKey ? p.hash : null, JSON.stringify(jobFor(requestId))],
-      );
-      break;
-    } catch (err) {
-      if (pgCode(err) !== '23505' || attempt > 5) throw err;
-      requestId = randomUUID(); // a twin got there first: loop to wait for it and replay
+    if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request could not be journalled (request id taken)');
+    const rows = await deps.ds.query(
+      `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
+      [p.agentId, p.workspaceId, p.idempotencyKey],
+    );
+    if (!rows.length) continue; // freed meanwhile: journal it again
+    const r = rows[0];
+    if (r.body_hash !== p.hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+    if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
+    if (r.status === 'pending') {
+      // The client retries: give the request a live job first, in case its job was lost.
+      const parsed = tradeJobSchema.safeParse(r.job);
+      if (parsed.success) await ensureTradeJob(deps, parsed.data);
+      const o = await pollOutcome(deps, r.request_id, wait * 2);
+      if (!o) throw pending(r.request_id);
+      if (o.ok) return replay(o);
     }
+    // A failed call does not consume its key: clear it and run anew.
+    await deps.ds.query(`DELETE FROM trade_requests WHERE request_id = $1 AND status = 'failed'`, [r.request_id]);
   }
-  const waited = await deps.hub.enqueueAndWait('trade', 'trade', jobFor(requestId), { jobId: requestId, laneKey: p.marketId, ...TRADE_JOB_OPTS, waitMs: wait, freshId: true });
-  if (waited.finished) return waited.result as TradeOutcome;
-  // Lost event, timeout or Redis away: Postgres is the truth (the journal row gets the job to run).
-  const o = await pollOutcome(deps, requestId, wait);
-  if (!o) throw pending(requestId);
-  return o;
 }

@@ -1,0 +1,112 @@
+import { TRADE_BATCH_LIMIT } from '../../../jobs/definitions';
+import type { Deps } from '../../deps';
+import type { TradeJobData, TradeOutcome } from './placeTrade';
+
+/** Job options of every trade job. A job's id is its first request's id, so an enqueue is idempotent. */
+export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
+
+/** What became of a request handed to its lane's batch. */
+export type BatchAnswer =
+  | { kind: 'outcome'; outcome: TradeOutcome }
+  /** Not journalled: its Idempotency-Key (scoped to participant and workspace) is already taken. */
+  | { kind: 'taken' }
+  /** Journalled and enqueued, but the outcome did not come back in time (Postgres has the truth). */
+  | { kind: 'unknown'; requestId: string };
+
+interface Waiting {
+  job: TradeJobData;
+  idempotencyKey?: string;
+  hash: string;
+  resolve(a: BatchAnswer): void;
+  reject(err: unknown): void;
+}
+
+interface Lane {
+  waiting: Waiting[];
+  inFlight: number;
+}
+
+/**
+ * The API's side of the trade lanes. A request goes out at once when its lane has fewer than
+ * TRADE_BATCH_INFLIGHT of this process's batches in flight; otherwise it waits for one to finish
+ * and goes with the others that arrived meanwhile (up to TRADE_BATCH_MAX). A batch is journalled
+ * in one INSERT (pending rows carrying their jobs, so none can be lost), carried by one lane job and
+ * answered by one completion: the queue's and the journal's costs are paid per batch, not per
+ * trade, and at one trader nothing waits. Arrival order per market is kept: a lane's batches are
+ * enqueued in the order they form, and a lane runs one job at a time.
+ */
+class LaneBatches {
+  private readonly lanes = new Map<string, Lane>();
+  constructor(private readonly deps: Deps) {}
+
+  submit(job: TradeJobData, idempotencyKey: string | undefined, hash: string): Promise<BatchAnswer> {
+    const name = this.deps.hub.queueFor('trade', job.marketId);
+    let lane = this.lanes.get(name);
+    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0 }));
+    const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, idempotencyKey, hash, resolve, reject }));
+    this.pump(lane);
+    return answer;
+  }
+
+  /** Requests waiting in this process for their lane's next batch (not yet journalled). */
+  waiting(): number {
+    let n = 0;
+    for (const lane of this.lanes.values()) n += lane.waiting.length;
+    return n;
+  }
+
+  private pump(lane: Lane): void {
+    const max = Math.min(this.deps.config.TRADE_BATCH_MAX, TRADE_BATCH_LIMIT);
+    while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
+      const batch = lane.waiting.splice(0, max);
+      lane.inFlight++;
+      this.send(batch)
+        .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
+        .finally(() => {
+          lane.inFlight--;
+          this.pump(lane);
+        });
+    }
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    const col = <T>(f: (w: Waiting) => T) => batch.map(f);
+    // ON CONFLICT DO NOTHING: a request whose key is taken (by an earlier call or a twin in this
+    // very batch) is left out and answered 'taken'; the caller replays or waits for the holder.
+    const rows: Array<{ request_id: string }> = await this.deps.ds.query(
+      `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job)
+       SELECT r, a, w, k, h, 'pending', j FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[]) AS x(r, a, w, k, h, j)
+       ON CONFLICT DO NOTHING RETURNING request_id`,
+      [
+        col((w) => w.job.requestId),
+        col((w) => w.job.agentId),
+        col((w) => w.job.workspaceId),
+        col((w) => w.idempotencyKey ?? null),
+        col((w) => (w.idempotencyKey ? w.hash : null)),
+        col((w) => JSON.stringify(w.job)),
+      ],
+    );
+    const journalled = new Set(rows.map((r) => r.request_id));
+    const go = batch.filter((w) => journalled.has(w.job.requestId));
+    for (const w of batch) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
+    if (!go.length) return;
+    const first = go[0].job;
+    const waited = await this.deps.hub.enqueueAndWait(
+      'trade',
+      'trade',
+      { trades: go.map((w) => w.job) },
+      { jobId: first.requestId, laneKey: first.marketId, ...TRADE_JOB_OPTS, waitMs: this.deps.config.TRADE_WAIT_MS, freshId: true },
+    );
+    const outcomes = waited.finished ? (waited.result as { outcomes?: TradeOutcome[] } | undefined)?.outcomes : undefined;
+    go.forEach((w, i) => w.resolve(outcomes?.[i] ? { kind: 'outcome', outcome: outcomes[i] } : { kind: 'unknown', requestId: w.job.requestId }));
+  }
+}
+
+const batches = new WeakMap<Deps, LaneBatches>();
+
+/** This process's lane batches (one per deps). */
+export function laneBatches(deps: Deps): LaneBatches {
+  let b = batches.get(deps);
+  if (!b) batches.set(deps, (b = new LaneBatches(deps)));
+  return b;
+}

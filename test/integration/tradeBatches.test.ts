@@ -1,0 +1,114 @@
+import { Client } from 'pg';
+import { laneBatches } from '../../src/services/markets';
+import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
+import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
+import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
+import { waitFor } from '../helpers/services';
+
+/**
+ * The API batches a lane's trade requests while one of its batches is in flight (issue 17): one
+ * journal INSERT, one job, one transaction. These tests hold the book's row lock so the first trade's
+ * job stays in flight, let the others gather behind it, then let go.
+ */
+let app: TestApp;
+let ws: TestWorkspace;
+
+useTestApp((a) => (app = a), { TRADE_BATCH_INFLIGHT: '1' });
+beforeAll(async () => {
+  ws = await buildWorkspace(app, { public: true, ownerCredits: 100_000 });
+});
+afterEach(async () => expectLedgerSound(app.deps));
+
+async function book(): Promise<string> {
+  const metric = await createMetric(app, ws, { value: 500 });
+  return (await marketsOf(app, ws, metric.id))[0].id;
+}
+
+/** Hold the book, start `first`, wait for its job to be in flight, start `rest`, wait until they all wait for the next batch, let go. */
+async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: Array<() => PromiseLike<T>>): Promise<T[]> {
+  const holder = new Client({ connectionString: process.env.DATABASE_URL });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM markets WHERE id = $1 FOR UPDATE', [marketId]);
+    const q = app.deps.hub.queue(app.deps.hub.queueFor('trade', marketId));
+    const before = await q.getActiveCount();
+    const head = Promise.resolve(first()); // a supertest request is sent once awaited
+    await waitFor('the first batch to be in flight', async () => (await q.getActiveCount()) > before);
+    const tail = rest.map((f) => Promise.resolve(f()));
+    await waitFor('the others to gather behind it', async () => laneBatches(app.deps).waiting() === rest.length);
+    await holder.query('ROLLBACK');
+    return await Promise.all([head, ...tail]);
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await holder.end();
+  }
+}
+
+/** The book's trades in the order they applied: each starts where the one before ended. */
+async function expectChained(marketId: string): Promise<number> {
+  const rows = await app.deps.ds.query(`SELECT probability_before AS b, probability_after AS a FROM trades WHERE market_id = $1 AND kind <> 'redeem' ORDER BY seq`, [marketId]);
+  for (let i = 1; i < rows.length; i++) expect(rows[i].b).toBeCloseTo(rows[i - 1].a, 12);
+  return rows.length;
+}
+
+async function largestBatch(marketId: string): Promise<number> {
+  const q = app.deps.hub.queue(app.deps.hub.queueFor('trade', marketId));
+  const jobs = await q.getJobs(['completed'], 0, 200);
+  return Math.max(0, ...jobs.filter((j) => j?.name === 'trade' && j.data.trades.some((t: { marketId: string }) => t.marketId === marketId)).map((j) => j.data.trades.length));
+}
+
+describe('trade batches on a lane', () => {
+  it('requests gathered behind an in-flight batch go as one job: each applies once, in order, a refusal refuses only its own, a keyed twin replays', async () => {
+    const marketId = await book();
+    const rich: TestAgent[] = [];
+    for (let i = 0; i < 5; i++) rich.push(await trader(app, ws, 100));
+    const poor = await trader(app, ws, 1);
+    const key = `twin-${Date.now()}`;
+    const body = (i: number) => ({ marketId, direction: i % 2 ? 'higher' : 'lower', amount: 2 });
+    const [head, ...rest] = await gathered(marketId, () => trade(app, ws, rich[0], body(0)), [
+      ...rich.slice(1).map((t, i) => () => trade(app, ws, t, body(i + 1))),
+      () => trade(app, ws, poor, { marketId, direction: 'higher', amount: 50 }),
+      () => trade(app, ws, rich[0], body(7), key),
+      () => trade(app, ws, rich[0], body(7), key),
+    ]);
+    expect(head.status).toBe(200);
+    for (const r of rest.slice(0, 4)) expect(r.status).toBe(200);
+    expect(rest[4].status).toBe(400);
+    expect(rest[4].body.code).toBe('insufficient_balance');
+    expect(await balanceOf(app, poor)).toBeCloseTo(1, 9);
+    // The twins: one applied, the other (left out of the journal INSERT: its key was taken) replays it.
+    const twins = rest.slice(5);
+    expect(twins.map((r) => r.status)).toEqual([200, 200]);
+    expect(twins[0].body.tradeId).toBe(twins[1].body.tradeId);
+    expect(twins.map((r) => r.body.idempotentReplay).sort()).toEqual([false, true]);
+    expect(await expectChained(marketId)).toBe(6);
+    expect(await largestBatch(marketId)).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a buy that fills a resting order and then cannot pay takes its fills back, and the rest of the batch applies', async () => {
+    const marketId = await book();
+    const maker = await trader(app, ws, 100);
+    const poor = await trader(app, ws, 5);
+    const other = await trader(app, ws, 100);
+    const placed = await app.http.post('/api/predictions/orders').set('X-Agent-Key', maker.key).set('X-Workspace-Id', ws.id).send({ marketId, direction: 'higher', limit: 400, shares: 10 });
+    expect(placed.status).toBe(200);
+    // Alone, the poor buy would meet the wall at 400 (a fill) before the ledger finds it cannot pay.
+    const dry = await trade(app, ws, poor, { marketId, direction: 'lower', amount: 40, limit: 400, dryRun: true });
+    expect(dry.body.limitFills).toHaveLength(1);
+    expect(dry.body.affordable).toBe(false);
+    const [head, refused, after] = await gathered(marketId, () => trade(app, ws, other, { marketId, direction: 'higher', amount: 1 }), [
+      () => trade(app, ws, poor, { marketId, direction: 'lower', amount: 40, limit: 400 }),
+      () => trade(app, ws, other, { marketId, direction: 'lower', amount: 1 }),
+    ]);
+    expect(head.status).toBe(200);
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('insufficient_balance');
+    expect(after.status).toBe(200);
+    const order = await app.http.get(`/api/predictions/orders/${placed.body.id}`).set('X-Agent-Key', maker.key).set('X-Workspace-Id', ws.id);
+    expect(order.body).toMatchObject({ status: 'open', filled: 0, reserved: 4 });
+    expect(await balanceOf(app, poor)).toBeCloseTo(5, 9);
+    expect(await expectChained(marketId)).toBe(2);
+    expect(await largestBatch(marketId)).toBe(2);
+  });
+});
