@@ -24,7 +24,7 @@ async function book(): Promise<string> {
   return (await marketsOf(app, ws, metric.id))[0].id;
 }
 
-/** Hold the book, start `first`, wait for its job to be in flight, start `rest`, wait until they all wait for the next batch, let go. */
+/** Hold the book, start `first`, wait for its job to be in flight, queue `rest` in order behind it, let go. */
 async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: Array<() => PromiseLike<T>>): Promise<T[]> {
   const holder = new Client({ connectionString: process.env.DATABASE_URL });
   await holder.connect();
@@ -35,8 +35,12 @@ async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: 
     const before = await q.getActiveCount();
     const head = Promise.resolve(first()); // a supertest request is sent once awaited
     await waitFor('the first batch to be in flight', async () => (await q.getActiveCount()) > before);
-    const tail = rest.map((f) => Promise.resolve(f()));
-    await waitFor('the others to gather behind it', async () => laneBatches(app.deps).waiting() === rest.length);
+    // One at a time, so that they queue (and apply) in this order.
+    const tail: Array<Promise<T>> = [];
+    for (const f of rest) {
+      tail.push(Promise.resolve(f()));
+      await waitFor('the request to wait for the next batch', async () => laneBatches(app.deps).waiting() === tail.length, 20_000, 5);
+    }
     await holder.query('ROLLBACK');
     return await Promise.all([head, ...tail]);
   } finally {
@@ -71,6 +75,8 @@ describe('trade batches on a lane', () => {
       () => trade(app, ws, poor, { marketId, direction: 'higher', amount: 50 }),
       () => trade(app, ws, rich[0], body(7), key),
       () => trade(app, ws, rich[0], body(7), key),
+      // Read under the lock the batch already holds: the sell sees the shares bought just before it.
+      () => trade(app, ws, rich[2], { marketId, direction: 'lower', sellShares: 1 }),
     ]);
     expect(head.status).toBe(200);
     for (const r of rest.slice(0, 4)) expect(r.status).toBe(200);
@@ -78,12 +84,16 @@ describe('trade batches on a lane', () => {
     expect(rest[4].body.code).toBe('insufficient_balance');
     expect(await balanceOf(app, poor)).toBeCloseTo(1, 9);
     // The twins: one applied, the other (left out of the journal INSERT: its key was taken) replays it.
-    const twins = rest.slice(5);
+    const twins = rest.slice(5, 7);
     expect(twins.map((r) => r.status)).toEqual([200, 200]);
     expect(twins[0].body.tradeId).toBe(twins[1].body.tradeId);
     expect(twins.map((r) => r.body.idempotentReplay).sort()).toEqual([false, true]);
-    expect(await expectChained(marketId)).toBe(6);
-    expect(await largestBatch(marketId)).toBeGreaterThanOrEqual(5);
+    const sold = rest[7];
+    expect(sold.status).toBe(200);
+    expect(sold.body).toMatchObject({ kind: 'sell', direction: 'lower', shares: 1 });
+    expect(sold.body.position.shares).toBeCloseTo(rest[1].body.position.shares - 1, 9);
+    expect(await expectChained(marketId)).toBe(7);
+    expect(await largestBatch(marketId)).toBeGreaterThanOrEqual(6);
   });
 
   it('a buy that fills a resting order and then cannot pay takes its fills back, and the rest of the batch applies', async () => {

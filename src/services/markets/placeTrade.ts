@@ -10,7 +10,7 @@ import { planTrade, type Holding, type TradePlan, type TradeSpec } from '../../d
 import { maxBig, toCredits } from '../../domain/money';
 import { accountId, balanceOf, leg, ledgerFragment, ledgerOutcome } from '../ledger';
 import { outboxFragment } from '../events';
-import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, type MarketRow } from './books';
+import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, rowToMarket, type MarketRow } from './books';
 import { applyFills, presentFills, wallQuery, wallsOf, wallsSql } from './orders';
 import { laneBatches, TRADE_JOB_OPTS } from './tradeBatches';
 
@@ -140,9 +140,10 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
   return inTransaction(deps.ds, async (m) => {
     const out: TradeOutcome[] = new Array(jobs.length);
+    const locked = new Map<string, MarketRow>();
     for (const i of order) {
       try {
-        out[i] = await executeTrade(m, deps, jobs[i]);
+        out[i] = await executeTrade(m, deps, jobs[i], locked);
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         out[i] = await recordFailure(m, jobs[i], err);
@@ -157,26 +158,49 @@ export async function applyTradeJob(deps: Deps, job: TradeJobData): Promise<Trad
   return (await applyTradeBatch(deps, [job]))[0];
 }
 
-export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
-  const spec = deserializeSpec(job.spec);
-  // Lock the book FIRST. Only a statement that starts after the lock is granted sees what the
-  // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
-  // position and the stored outcome as they were before the wait, and apply a request twice.
-  const mk = await lockMarket(m, job.marketId, true);
-  if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
-  const now = deps.clock.now();
-  // The resting orders a buy can meet come with the same read (none for a sell).
-  const wq = wallQuery(mk, spec);
-  const [row] = await queryPrepared<Record<string, any>>( // eslint-disable-line @typescript-eslint/no-explicit-any
-    m,
-    `SELECT p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
+/** The caller's holding, this request's stored outcome and the walls a buy can meet ($1 market, $2 agent, $3 request, $4-$6 walls). */
+const TRADE_READ = `p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
             tr.status AS prior_status, tr.response AS prior_response,
-            CASE WHEN $4::text IS NULL THEN NULL ELSE ${wallsSql('$1', '$4', '$5', '$6')} END AS walls
-       FROM (SELECT 1) one
-       LEFT JOIN positions p ON p.market_id = $1 AND p.agent_id = $2
-       LEFT JOIN trade_requests tr ON tr.request_id = $3`,
-    [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now],
-  );
+            CASE WHEN $4::text IS NULL THEN NULL ELSE ${wallsSql('$1', '$4', '$5', '$6')} END AS walls`;
+const TRADE_READ_JOINS = `LEFT JOIN positions p ON p.market_id = $1 AND p.agent_id = $2
+       LEFT JOIN trade_requests tr ON tr.request_id = $3`;
+
+/**
+ * `locked`: books this transaction already holds (by id, as first read), kept by the batch. The walls
+ * a buy (or a target with a direction) meets depend only on fields no trade changes, so for a book
+ * already held the lock and the read are one statement: no wait can come between them.
+ */
+export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData, locked?: Map<string, MarketRow>): Promise<TradeOutcome> {
+  const spec = deserializeSpec(job.spec);
+  const now = deps.clock.now();
+  const held = locked?.get(job.marketId);
+  let mk: MarketRow | null;
+  let row: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (held && (spec.mode !== 'target' || spec.direction)) {
+    const wq = wallQuery(held, spec);
+    const [r] = await queryPrepared(
+      m,
+      `SELECT mk.*, mt.name AS metric_name, ${TRADE_READ}
+         FROM markets mk JOIN metrics mt ON mt.id = mk.metric_id
+         ${TRADE_READ_JOINS}
+        WHERE mk.id = $1 FOR UPDATE OF mk`,
+      [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now],
+    );
+    mk = r ? rowToMarket(r) : null;
+    row = r;
+  } else {
+    // Lock the book FIRST. Only a statement that starts after the lock is granted sees what the
+    // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
+    // position and the stored outcome as they were before the wait, and apply a request twice.
+    mk = await lockMarket(m, job.marketId, true);
+    if (mk) {
+      // The resting orders a buy can meet come with the same read (none for a sell).
+      const wq = wallQuery(mk, spec);
+      [row] = await queryPrepared(m, `SELECT ${TRADE_READ} FROM (SELECT 1) one ${TRADE_READ_JOINS}`, [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now]);
+    } else row = {};
+  }
+  if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
+  locked?.set(mk.id, mk);
   if (row.prior_status && row.prior_status !== 'pending') return storedOutcome(row.prior_status, row.prior_response);
   const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
   const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };

@@ -69,10 +69,11 @@ class LaneBatches {
     }
   }
 
-  private async send(batch: Waiting[]): Promise<void> {
+  /** One INSERT journals the batch (pending rows carrying their jobs). */
+  private async insertJournal(batch: Waiting[]): Promise<Set<string>> {
     const col = <T>(f: (w: Waiting) => T) => batch.map(f);
     // ON CONFLICT DO NOTHING: a request whose key is taken (by an earlier call or a twin in this
-    // very batch) is left out and answered 'taken'; the caller replays or waits for the holder.
+    // very INSERT) is left out and answered 'taken'; the caller replays or waits for the holder.
     const rows: Array<{ request_id: string }> = await this.deps.ds.query(
       `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job)
        SELECT r, a, w, k, h, 'pending', j FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[]) AS x(r, a, w, k, h, j)
@@ -86,7 +87,11 @@ class LaneBatches {
         col((w) => JSON.stringify(w.job)),
       ],
     );
-    const journalled = new Set(rows.map((r) => r.request_id));
+    return new Set(rows.map((r) => r.request_id));
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    const journalled = await this.insertJournal(batch);
     const go = batch.filter((w) => journalled.has(w.job.requestId));
     for (const w of batch) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
     if (!go.length) return;
