@@ -17,7 +17,6 @@ export class Account {
 /** Double entry: every transfer_id's rows sum to zero. */
 @Entity('ledger_entries')
 @Index('ledger_entries_account', ['accountId', 'id'])
-@Index('ledger_entries_transfer', ['transferId'])
 export class LedgerEntry {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
   @Column({ type: 'uuid', name: 'transfer_id' }) transferId!: string;
@@ -35,7 +34,6 @@ export class LedgerEntry {
 /** Events written in the transaction that causes them, relayed after commit (no FK: outlives its workspace). */
 @Entity('outbox')
 @Index('outbox_unpublished', ['id'], { where: 'published_at IS NULL' })
-@Index('outbox_workspace', ['workspaceId', 'id'])
 @Index('outbox_seq', ['seq'], { unique: true, where: 'seq IS NOT NULL' })
 @Index('outbox_workspace_seq', ['workspaceId', 'seq'], { where: 'seq IS NOT NULL' })
 export class OutboxEvent {

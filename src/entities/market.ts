@@ -1,4 +1,4 @@
-import { Check, Column, CreateDateColumn, Entity, Generated, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, Generated, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintTransformer } from '../db/transformers';
 import { Agent } from './agent';
 import { Metric } from './metric';
@@ -94,7 +94,6 @@ export class Position {
 }
 
 @Entity('trades')
-@Unique('trades_seq_key', ['seq'])
 @Index('trades_market', ['marketId', 'seq'])
 @SqlIndex('trades_agent', '(agent_id, seq DESC)')
 @Check('trades_kind_check', `kind IN ('buy','sell','redeem')`)
@@ -127,7 +126,7 @@ export class Trade {
 /** The outcome of every trade request, by request id (= job id): replays and the API's fallback read. */
 @Entity('trade_requests')
 @Index('trade_requests_idem', ['agentId', 'workspaceId', 'idempotencyKey'], { unique: true, where: 'idempotency_key IS NOT NULL' })
-@Index('trade_requests_age', ['createdAt'])
+@SqlIndex('trade_requests_age', 'USING brin (created_at)')
 @Index('trade_requests_pending', ['createdAt'], { where: `status = 'pending'` })
 @Check('trade_requests_status_check', `status IN ('pending','done','failed')`)
 export class TradeRequest {
