@@ -42,3 +42,9 @@ export async function balanceOf(app: TestApp, who: TestAgent): Promise<number> {
   const res = await app.http.get('/api/agents/me/balance').set('X-Agent-Key', who.key);
   return res.body.balance;
 }
+
+/** A fresh metric's first book (at consensus `value` on 0..1000: p = value / 1000, liquidity 100); its id. */
+export async function freshBookId(app: TestApp, ws: TestWorkspace, value = 500): Promise<string> {
+  const metric = await createMetric(app, ws, { value });
+  return (await marketsOf(app, ws, metric.id))[0].id;
+}

@@ -2,7 +2,7 @@ import { inTransaction } from '../../src/db/tx';
 import { expireDueOrders, lockMarket, resolveLockedMarket, retireBooks, voidMarketById, type LiveBook } from '../../src/services/markets';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
+import { balanceOf, createMetric, freshBookId, marketsOf, trade, trader } from '../helpers/markets';
 
 let app: TestApp;
 let ws: TestWorkspace;
@@ -13,11 +13,7 @@ beforeAll(async () => {
 });
 afterEach(async () => expectLedgerSound(app.deps));
 
-/** A fresh book at consensus 500 on 0..1000 (p = 0.5, liquidity 100). */
-async function book(): Promise<string> {
-  const metric = await createMetric(app, ws, { value: 500 });
-  return (await marketsOf(app, ws, metric.id))[0].id;
-}
+const book = () => freshBookId(app, ws);
 
 function place(who: TestAgent, body: Record<string, unknown>, key?: string) {
   const req = app.http.post('/api/predictions/orders').set('X-Agent-Key', who.key).set('X-Workspace-Id', ws.id);

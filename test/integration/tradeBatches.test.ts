@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { laneBatches } from '../../src/services/markets';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
+import { balanceOf, freshBookId, trade, trader } from '../helpers/markets';
 import { waitFor } from '../helpers/services';
 
 /**
@@ -19,10 +19,7 @@ beforeAll(async () => {
 });
 afterEach(async () => expectLedgerSound(app.deps));
 
-async function book(): Promise<string> {
-  const metric = await createMetric(app, ws, { value: 500 });
-  return (await marketsOf(app, ws, metric.id))[0].id;
-}
+const book = () => freshBookId(app, ws);
 
 /** Hold the book, start `first`, wait for its job to be in flight, queue `rest` in order behind it, let go. */
 async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: Array<() => PromiseLike<T>>): Promise<T[]> {
