@@ -14,7 +14,6 @@ import { bookOf, findMarket, lockMarket, marketConsensus, requireMarket, rowToMa
 import { applyFills, presentFills, wallQuery, wallsOf, wallsSql } from './orders';
 import { laneBatches, TRADE_JOB_OPTS } from './tradeBatches';
 
-const tradeJobSchema = tradeRequest;
 export type TradeJobData = z.infer<typeof tradeRequest>;
 
 /** JSON-safe TradeSpec (bigints as decimal strings): the job payload's spec, typed by its zod schema. */
@@ -176,15 +175,18 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
   const held = locked?.get(job.marketId);
   let mk: MarketRow | null;
   let row: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const readParams = (book: MarketRow) => {
+    const wq = wallQuery(book, spec);
+    return [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now];
+  };
   if (held && (spec.mode !== 'target' || spec.direction)) {
-    const wq = wallQuery(held, spec);
     const [r] = await queryPrepared(
       m,
       `SELECT mk.*, mt.name AS metric_name, ${TRADE_READ}
          FROM markets mk JOIN metrics mt ON mt.id = mk.metric_id
          ${TRADE_READ_JOINS}
         WHERE mk.id = $1 FOR UPDATE OF mk`,
-      [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now],
+      readParams(held),
     );
     mk = r ? rowToMarket(r) : null;
     row = r;
@@ -193,11 +195,8 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
     // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
     // position and the stored outcome as they were before the wait, and apply a request twice.
     mk = await lockMarket(m, job.marketId, true);
-    if (mk) {
-      // The resting orders a buy can meet come with the same read (none for a sell).
-      const wq = wallQuery(mk, spec);
-      [row] = await queryPrepared(m, `SELECT ${TRADE_READ} FROM (SELECT 1) one ${TRADE_READ_JOINS}`, [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now]);
-    } else row = {};
+    // The resting orders a buy can meet come with the same read (none for a sell).
+    row = mk ? (await queryPrepared(m, `SELECT ${TRADE_READ} FROM (SELECT 1) one ${TRADE_READ_JOINS}`, readParams(mk)))[0] : {};
   }
   if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
   locked?.set(mk.id, mk);
@@ -378,7 +377,7 @@ export async function recoverPendingTrades(deps: Deps, olderThanMs: number, limi
   );
   const out: RecoverySummary = { pending: rows.length, requeued: 0, failed: 0 };
   for (const r of rows) {
-    const parsed = tradeJobSchema.safeParse(r.job);
+    const parsed = tradeRequest.safeParse(r.job);
     if (!parsed.success) {
       const lost = new DomainError('trade_not_applied', 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.');
       await recordFailure(deps.ds, { requestId: r.request_id, agentId: r.agent_id, workspaceId: r.workspace_id }, lost);
@@ -427,7 +426,7 @@ export async function submitTrade(
     if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
     if (r.status === 'pending') {
       // The client retries: give the request a live job first, in case its job was lost.
-      const parsed = tradeJobSchema.safeParse(r.job);
+      const parsed = tradeRequest.safeParse(r.job);
       if (parsed.success) await ensureTradeJob(deps, parsed.data);
       const o = await pollOutcome(deps, r.request_id, wait * 2);
       if (!o) throw pending(r.request_id);

@@ -1,4 +1,3 @@
-import { TRADE_BATCH_LIMIT } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import type { TradeJobData, TradeOutcome } from './placeTrade';
 
@@ -56,7 +55,7 @@ class LaneBatches {
   }
 
   private pump(lane: Lane): void {
-    const max = Math.min(this.deps.config.TRADE_BATCH_MAX, TRADE_BATCH_LIMIT);
+    const max = this.deps.config.TRADE_BATCH_MAX;
     while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
       const batch = lane.waiting.splice(0, max);
       lane.inFlight++;
