@@ -8,11 +8,11 @@ import { inTransaction } from '../src/db/tx';
 import { toNano } from '../src/domain/money';
 import { bootDeps, closeDeps } from '../src/runtime';
 import { accountId, transfer } from '../src/services/ledger';
-import { createAgent } from '../src/services/participants';
+import { createAgent } from '../src/services/identity';
 import { createWorkspace } from '../src/services/workspaces';
 import { createMetric } from '../src/services/metrics';
-import { applyTradeJob, submitTrade } from '../src/services/markets';
-import { listMarkets } from '../src/services/markets';
+import { applyTradeJob, submitTrade } from '../src/services/trading';
+import { listMarkets } from '../src/services/books';
 import { startWorkers } from '../workers';
 import { recreateDatabase, dropDatabase, percentile } from './lib';
 async function main() {

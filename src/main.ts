@@ -6,7 +6,7 @@ import { ensureLocalServices } from './db/localServices';
 import { logger } from './logger';
 import { bootDeps, closeDeps } from './runtime';
 import { startScheduler } from './scheduler';
-import { ensurePlatform } from './services/participants';
+import { ensurePlatform } from './services/identity';
 
 type Role = 'all' | 'api' | 'worker';
 

@@ -1,6 +1,7 @@
 import type { Deps } from '../src/deps';
-import { refreshHorizons } from '../src/services/markets';
-import { expireDueOrders, purgeTradeRequests, resolveDueNow } from '../src/services/markets';
+import { refreshHorizons } from '../src/services/lifecycle';
+import { expireDueOrders, purgeTradeRequests } from '../src/services/trading';
+import { resolveDueNow } from '../src/services/lifecycle';
 import type { Processors } from './types';
 
 /** horizons: spawn/retire books by date, find due books and resolve them on their lanes, housekeeping. */

@@ -1,6 +1,6 @@
 import type { Deps } from '../src/deps';
-import { resolveDueBooks, settleBookNow } from '../src/services/markets';
-import { applyCancelOrder, applyExpireOrder, applyPlaceOrder, applyTradeBatch } from '../src/services/markets';
+import { resolveDueBooks, settleBookNow } from '../src/services/lifecycle';
+import { applyCancelOrder, applyExpireOrder, applyPlaceOrder, applyTradeBatch } from '../src/services/trading';
 import type { Processors } from './types';
 
 /** trade-<k> lanes: everything that touches a book, in arrival order per market. */

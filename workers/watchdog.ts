@@ -2,7 +2,7 @@ import type { HubQueue } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
 import { recoverChainJobs } from '../src/services/credits';
-import { recoverPendingTrades } from '../src/services/markets';
+import { recoverPendingTrades } from '../src/services/trading';
 
 /**
  * What keeps the trade lanes' guarantees whatever Redis and the processes do, run at worker start

@@ -13,7 +13,7 @@ import {
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
 import { callerCache, grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
-import { keyHolder } from '../services/participants';
+import { keyHolder } from '../services/identity';
 import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
 

@@ -204,3 +204,29 @@ function tooSmall(): DomainError {
     minimum: toCredits(MIN_TRADE_NANO),
   });
 }
+
+/** What decides whether a book takes a trade (a subset of the book row). */
+export interface TradableBook {
+  status: string;
+  funded: boolean;
+  b: bigint;
+  proposalId: string | null;
+  closeReason: string | null;
+  tradingEndsAt: Date | null;
+  voidReason: string | null;
+}
+
+/** Refusals that depend on the book's state, shared by dry runs and real trades. */
+export function checkTradable(mk: TradableBook, now: Date, isSell: boolean): { sellOnly: boolean } {
+  // A decided (or past-deadline) proposal's branches answer proposal_closed, voided or not (spec §3.1).
+  if (mk.proposalId && (mk.closeReason === 'proposal_closed' || (mk.tradingEndsAt && mk.tradingEndsAt <= now))) {
+    throw new DomainError('proposal_closed', 'The proposal was decided or its deadline passed: this branch refuses buys and sells.');
+  }
+  if (mk.status === 'resolved') throw new DomainError('market_resolved', 'This market has resolved and accepts no trades.');
+  if (mk.status === 'voided') throw new DomainError('market_voided', `This market was voided${mk.voidReason ? ` (${mk.voidReason})` : ''} and accepts no trades.`);
+  if (!mk.funded || mk.b <= 0n) throw new DomainError('market_unfunded', 'This book has no liquidity yet; retry once someone funds it.');
+  const sellOnly = mk.status === 'closed' || mk.closeReason !== null;
+  if (sellOnly && !isSell) throw new DomainError('market_closed', 'This market is closed: it accepts only sells.');
+  return { sellOnly };
+}
+

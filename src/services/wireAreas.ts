@@ -1,8 +1,9 @@
-import { recordScorecard } from './proposals';
+import { recordScorecard, respawnProposalBranches } from './proposals';
 import { assertWired, register } from './wiring';
 
 /** Register every cross-area callback (see services/wiring), then refuse to start if one is missing. */
 export function wireAreas(): void {
   register('bookResolved', recordScorecard);
+  register('proposalDatesChanged', respawnProposalBranches);
   assertWired();
 }

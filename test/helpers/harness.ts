@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config';
 import { ManualClock, type Deps } from '../../src/deps';
 import { queueSchema } from '../../jobs/hub';
 import { bootDeps, closeDeps } from '../../src/runtime';
-import { ensurePlatform } from '../../src/services/participants';
+import { ensurePlatform } from '../../src/services/identity';
 import { checkLedgerInvariant } from '../../src/services/ledger';
 import { startWorkers, type WorkerSet } from '../../workers';
 import { ContractRecorder } from './contract';

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { inTransaction } from '../../src/db/tx';
 import { toNano } from '../../src/domain/money';
-import { lockMarket, resolveLockedMarket } from '../../src/services/markets';
+import { lockMarket } from '../../src/services/books';
+import { resolveLockedMarket } from '../../src/services/lifecycle';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';

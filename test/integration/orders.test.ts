@@ -1,5 +1,7 @@
 import { inTransaction } from '../../src/db/tx';
-import { expireDueOrders, lockMarket, resolveLockedMarket, retireBooks, voidMarketById, type LiveBook } from '../../src/services/markets';
+import { expireDueOrders } from '../../src/services/trading';
+import { lockMarket } from '../../src/services/books';
+import { resolveLockedMarket, retireBooks, voidMarketById, type LiveBook } from '../../src/services/lifecycle';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, freshBookId, marketsOf, trade, trader } from '../helpers/markets';

@@ -1,8 +1,8 @@
 import { inTransaction } from '../../src/db/tx';
 import { openBook as lmsrOpen, type BookState } from '../../src/domain/lmsr';
-import { lockMarket } from '../../src/services/markets';
+import { lockMarket } from '../../src/services/books';
 import { respawnProposalBranches } from '../../src/services/proposals';
-import { resolveLockedMarket } from '../../src/services/markets';
+import { resolveLockedMarket } from '../../src/services/lifecycle';
 import { buildWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { createMetric, trade, trader, type TestMetric } from '../helpers/markets';

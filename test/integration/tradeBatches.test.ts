@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { laneBatches } from '../../src/services/markets';
+import { laneBatches } from '../../src/services/trading';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, freshBookId, trade, trader } from '../helpers/markets';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { openBook, type BookState } from '../../src/domain/lmsr';
 import { inTransaction } from '../../src/db/tx';
-import { lockMarket } from '../../src/services/markets';
-import { resolveLockedMarket, voidMarketById } from '../../src/services/markets';
+import { lockMarket } from '../../src/services/books';
+import { resolveLockedMarket, voidMarketById } from '../../src/services/lifecycle';
 import { buildWorkspace, mint, registerAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';

@@ -1,5 +1,5 @@
 import { toCredits } from '../../domain/money';
-import { displayStatus, marketConsensus, marketProbability, type MarketRow } from '../../services/markets';
+import { displayStatus, marketConsensus, marketProbability, type MarketRow } from '../../services/books';
 
 /** Condensed fields of spec §2.4 plus the catalog additions; every field listed explicitly. */
 export function presentMarket(mk: MarketRow, now: Date) {

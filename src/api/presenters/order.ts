@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { orderView, type OrderRow } from '../../services/markets';
+import { orderView } from '../../services/trading';
+import { type OrderRow } from '../../services/books';
 
 /** Every output field of a limit order (credits as numbers, dates as ISO strings). */
 export const orderSchema = z.object({

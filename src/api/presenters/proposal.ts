@@ -1,6 +1,6 @@
 import { toCredits } from '../../domain/money';
 import type { ProposalComment } from '../../entities/proposal';
-import { displayStatus, marketProbability } from '../../services/markets';
+import { displayStatus, marketProbability } from '../../services/books';
 import { headlineImpact, proposalImpact, type BranchImpact, type ImpactEntry, type ProposalView } from '../../services/proposals';
 import type { ScorecardRow, ScorecardStats, WorkspaceScorecard } from '../../services/proposals';
 import { presentMarket } from './market';

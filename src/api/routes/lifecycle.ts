@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
 import { toCredits } from '../../domain/money';
-import { refreshNow, resolveDueNow } from '../../services/markets';
+import { refreshNow, resolveDueNow } from '../../services/lifecycle';
 import { settleMetric } from '../../services/metrics';
 import { auth } from '../auth';
 import { refreshSchema, resolveSchema, settleSchema } from '../schemas/metrics';

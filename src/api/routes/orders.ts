@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
 import { toNano } from '../../domain/money';
-import { bodyHash, marketInWorkspace, orderBookOf, orderOf, ordersOf, submitCancelOrder, submitOrder } from '../../services/markets';
+import { bodyHash, submitCancelOrder, submitOrder } from '../../services/trading';
+import { marketInWorkspace, orderBookOf, orderOf, ordersOf } from '../../services/books';
 import { auth } from '../auth';
 import { orderSchema, presentOrder } from '../presenters/order';
 import { defineRoute } from '../registry';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { toCredits } from '../../domain/money';
-import { mostLiquidMarkets } from '../../services/markets';
+import { mostLiquidMarkets } from '../../services/books';
 import { agentPositions, marketPnlOf, presentPosition, tradeHistoryOf } from '../../services/portfolio';
 import { auth } from '../auth';
 import { presentMarketSummary } from '../presenters/market';

@@ -5,7 +5,7 @@ import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { scopesWithin, type Principal } from '../../domain/capabilities';
 import { logger } from '../../logger';
-import { mintKey, PLATFORM_AGENT_ID } from '../participants';
+import { mintKey, PLATFORM_AGENT_ID } from '../identity';
 import { findWorkspace } from '../workspaces';
 
 /** A key as GET /agents/{id}/keys lists it (never its hash). */

@@ -8,7 +8,7 @@ import type { TimePreference } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
 import { badRequest, conflict } from '../../errors';
 import { MetricGraph, parseCached, type GraphNode } from '../../domain/metricGraph';
-import { openBooksForNewMetric, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric } from '../markets';
+import { openBooksForNewMetric, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric } from '../lifecycle';
 import { insertReadings, type NewReading, type ResetPeriod } from './readings';
 import { DEFAULT_TIME_PREFERENCE, getMetricRow, loadGraph, lockWorkspaceMetrics, requireMetric, UUID_RE, type MetricRow } from './metricRows';
 import { dependantReadings, emitTotalChanges, recalculate, refreshStructure } from './recalculateTotals';

@@ -1,7 +1,7 @@
 /** A metric's history: backfill, purge, and the workspace's update log. */
 import type { EntityManager } from 'typeorm';
 import type { Clock, Deps } from '../../deps';
-import { refuseBackfillAfterResolution } from '../markets';
+import { refuseBackfillAfterResolution } from '../lifecycle';
 import { backfillReadings, purgeReadings } from './readings';
 import { lockWorkspaceMetrics, num, requireMetric } from './metricRows';
 

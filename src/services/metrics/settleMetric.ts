@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
-import { liveMarketIdsOfMetric, runOnLane } from '../markets';
+import { liveMarketIdsOfMetric, runOnLane } from '../lifecycle';
 import { updateMetric } from './editMetrics';
 import { getMetricRow } from './metricRows';
 import { fileReading } from './readings';

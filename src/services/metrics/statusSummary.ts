@@ -1,6 +1,7 @@
 /** GET /status: every metric, with trends and open baseline books when asked. */
 import type { Deps } from '../../deps';
-import { openBaselineBooksByMetric, type MarketRow } from '../markets';
+import { openBaselineBooksByMetric } from '../lifecycle';
+import { type MarketRow } from '../books';
 import { trendsFor } from './readings';
 import { metricsOfWorkspace, type MetricRow } from './metricRows';
 

@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
-import { createAgent, mintKey, NICKNAME_RE } from './identity';
+import { createAgent, mintKey, NICKNAME_RE } from '../identity';
 import { addMember, findWorkspace } from '../workspaces';
 
 export interface AgentRecord {

@@ -1,4 +1,3 @@
 export * from './agents';
-export * from './identity';
 export * from './onboarding';
 export * from './participants';

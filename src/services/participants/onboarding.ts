@@ -5,7 +5,7 @@ import { inTransaction, pgCode } from '../../db/tx';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
-import { createAgent, hashKey, mintKey, NICKNAME_RE } from './identity';
+import { createAgent, hashKey, mintKey, NICKNAME_RE } from '../identity';
 import { accountId, transfer } from '../ledger';
 import { createWorkspace } from '../workspaces';
 

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps';
 import { capabilityChangeNotHeld, type Capability, type Principal } from '../../domain/capabilities';
 import { toCredits, toNano } from '../../domain/money';
 import { groupsByIds } from '../access';
-import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from './identity';
+import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from '../identity';
 import { agentPositions, positionMetricValue, positionWorth } from '../portfolio';
 import { accountId, balanceOf, transfer } from '../ledger';
 import { findWorkspace, type WorkspaceRow } from '../workspaces';

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps';
 import { consensusOf, holderPayout, payoutFraction, probability } from '../../domain/lmsr';
 import { toCredits } from '../../domain/money';
-import { displayStatus, MARKET_SELECT, rowToMarket, type MarketRow } from '../markets';
+import { displayStatus, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 
 export interface PositionView {
   market: MarketRow;

@@ -4,8 +4,8 @@ import type { Proposal } from '../../entities/proposal';
 import { desiredHorizons, periodContaining, type Period } from '../../domain/horizons';
 import { toCredits, toNano } from '../../domain/money';
 import { accountId, balanceOf } from '../ledger';
-import { openBooks, type MarketRow, type OpenBookInput } from '../markets';
-import { liveBaselineBooks, loadSpawnMetrics, openingValueFrom, type SpawnMetric } from '../markets';
+import { openBooks, type MarketRow, type OpenBookInput } from '../books';
+import { liveBaselineBooks, loadSpawnMetrics, openingValueFrom, type SpawnMetric } from '../lifecycle';
 
 /** The metric's primary horizon: its nearest date that is neither a minute cell nor until-settled; else the current month. */
 export function primaryHorizon(now: Date, metric: Pick<SpawnMetric, 'timePreference'>): { entry: string; period: Period } {

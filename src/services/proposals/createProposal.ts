@@ -6,7 +6,7 @@ import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
 import { toCredits, toNano } from '../../domain/money';
 import { accountId, balanceOf, insufficientBalance } from '../ledger';
-import { openBooks } from '../markets';
+import { openBooks } from '../books';
 import { emitEvent } from '../events';
 import { leafMetrics, openPairsOrSkip, pairInputs, planPairs } from './branchPairs';
 import { isUuid } from './proposalRows';

@@ -1,7 +1,7 @@
 /** Listing a workspace's proposals: a page newest first or by |headline impact|, with the number matching. */
 import type { DataSource } from 'typeorm';
 import type { ImpactBasis } from '../../domain/proposalImpact';
-import { rowToMarket, type MarketRow } from '../markets';
+import { rowToMarket, type MarketRow } from '../books';
 import { proposalsByIds, type ProposalStatus } from './proposalRows';
 import { headlineImpact, proposalImpact, proposalViews, type ProposalView } from './proposalViews';
 

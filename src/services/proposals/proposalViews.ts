@@ -2,7 +2,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { headlineImpact, proposalImpact as impactOf, type BranchImpact as DomainBranchImpact, type ImpactBasis, type ImpactEntry as DomainImpactEntry } from '../../domain/proposalImpact';
 import type { Proposal } from '../../entities/proposal';
-import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../markets';
+import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../books';
 import { scorecardOf, type ScorecardRow } from './scorecard';
 import { findProposal, proposalNotFound } from './proposalRows';
 

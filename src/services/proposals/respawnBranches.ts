@@ -1,6 +1,6 @@
 /** Respawn: the branch pairs a pending proposal is missing at a new date, opened by the horizon pass. */
 import type { EntityManager } from 'typeorm';
-import type { MarketRow } from '../markets';
+import type { MarketRow } from '../books';
 import { emitEvent } from '../events';
 import { leafMetrics, openPairsOrSkip, pairInputs, planPairs, type SkippedContributor } from './branchPairs';
 import { lockProposal } from './proposalRows';

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../markets';
+import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../books';
 
 /**
  * The decision scorecard: when a branch book of a proposal resolves, the realised value is recorded

@@ -1,18 +1,20 @@
 import type { EntityManager } from 'typeorm';
-import type { MarketRow } from '../markets/books';
+import type { MarketRow } from '../books';
 
 /**
  * The one registration point. Areas call each other through plain imports; only where an area must
- * call back into one that already imports it (markets -> proposals) does the callee register here.
+ * call back into one that already imports it (lifecycle -> proposals) does the callee register here.
  * `wireAreas()` (src/services/wireAreas.ts) registers every callback at boot, and start-up refuses
  * to run while one is missing, as it refuses a job without a processor.
  */
 export interface Callbacks {
   /** Inside the resolving transaction of a book: the proposals area records its decision scorecard. */
   bookResolved: (m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null, now: Date) => Promise<void>;
+  /** The horizon pass moved a metric's dates: a pending proposal opens the branch pairs it now misses. */
+  proposalDatesChanged: (m: EntityManager, proposalId: string, now: Date) => Promise<{ opened: unknown[] }>;
 }
 
-const CALLBACKS: ReadonlyArray<keyof Callbacks> = ['bookResolved'];
+const CALLBACKS: ReadonlyArray<keyof Callbacks> = ['bookResolved', 'proposalDatesChanged'];
 const registered: Partial<Callbacks> = {};
 
 export function register<K extends keyof Callbacks>(name: K, fn: Callbacks[K]): void {

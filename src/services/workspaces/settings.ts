@@ -2,7 +2,7 @@ import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { toNano } from '../../domain/money';
 import { Workspace } from '../../entities/workspace';
-import { refundWorkspaceBooks } from '../markets';
+import { refundWorkspaceBooks } from '../lifecycle';
 import { findWorkspace } from './workspaces';
 
 export interface WorkspacePatch {

@@ -9,9 +9,11 @@ import { ownerPriceNano, reserveFor } from '../../domain/orderBook';
 import { toCredits } from '../../domain/money';
 import { accountId, leg, writeLedger } from '../ledger';
 import { emitEvent } from '../events';
-import { bookOf, lockMarket } from './books';
-import { checkTradable, executeTrade, type TradeOutcome } from './placeTrade';
-import { closeOrders, openReserve, rowToOrder, type OrderRow } from './orders';
+import { bookOf, lockMarket } from '../books';
+import { checkTradable } from '../../domain/trading';
+import { executeTrade } from './applyTrade';
+import type { TradeOutcome } from './tradeRequests';
+import { closeOrders, openReserve, rowToOrder, type OrderRow } from '../books';
 
 export type PlaceOrderJob = z.infer<typeof queueFamilies.trade.jobs.placeOrder>;
 export type CancelOrderJob = z.infer<typeof queueFamilies.trade.jobs.cancelOrder>;

@@ -3,10 +3,10 @@ import { DomainError } from '../../errors';
 import { holderPayout, payoutFraction } from '../../domain/lmsr';
 
 import { accountId, balanceOf, leg, writeLedger, type Transfer } from '../ledger';
-import { lockMarket, marketConsensus, type MarketRow } from './books';
+import { lockMarket, marketConsensus, type MarketRow } from '../books';
 import { emitEvent } from '../events';
 import { callback } from '../wiring';
-import { closeOrdersOf } from './orders';
+import { closeOrdersOf } from '../books';
 
 interface HolderRow {
   agent_id: string;

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps';
-import type { TradeJobData, TradeOutcome } from './placeTrade';
+import type { TradeJobData, TradeOutcome } from './tradeRequests';
 
 /** Job options of every trade job. A job's id is its first request's id, so an enqueue is idempotent. */
 export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JobPayload } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
-import { dueMarketIds, type RefreshSummary } from './horizonPass';
+import { dueMarketIds, type RefreshSummary } from './refreshHorizons';
 
 /**
  * Run a book-changing job on the book's trade lane (so it serializes with the book's trades) and

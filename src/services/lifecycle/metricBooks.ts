@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { conflict } from '../../errors';
-import { listMarkets, type MarketRow } from './books';
-import { refreshMetric } from './horizonPass';
+import { listMarkets, type MarketRow } from '../books';
+import { refreshMetric } from './refreshHorizons';
 import { voidMarketById } from './resolveBook';
 import { spawnBooksForMetric } from './spawnBooks';
 

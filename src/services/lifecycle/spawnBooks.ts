@@ -2,10 +2,10 @@ import type { EntityManager } from 'typeorm';
 import { desiredHorizons, type TimePreference } from '../../domain/horizons';
 import { consensusOf, probability } from '../../domain/lmsr';
 import { toNano } from '../../domain/money';
-import { openBooks, type MarketRow, type OpenBookInput } from './books';
+import { openBooks, type MarketRow, type OpenBookInput } from '../books';
 import { voidLockedMarket } from './resolveBook';
-import { closeOrdersOf } from './orders';
-import { lockMarket } from './books';
+import { closeOrdersOf } from '../books';
+import { lockMarket } from '../books';
 
 export interface SpawnMetric {
   id: string;

@@ -1,0 +1,7 @@
+/** A book's life: horizons spawned and retired, due books resolved, early settlement, metric changes. */
+export * from './spawnBooks';
+export * from './refreshHorizons';
+export * from './endBooks';
+export * from './resolveBook';
+export * from './metricBooks';
+export * from './lanes';

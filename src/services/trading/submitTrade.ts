@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { tradeRequest } from '../../../jobs/definitions';
+import type { Deps } from '../../deps';
+import { DomainError } from '../../errors';
+import { checkTradable, planTrade, type TradeSpec } from '../../domain/trading';
+import { maxBig, toCredits } from '../../domain/money';
+import { accountId, balanceOf } from '../ledger';
+import { bookOf, findMarket, marketConsensus, presentFills, requireMarket, wallQuery, wallsOf, wallsSql } from '../books';
+import { laneBatches } from './tradeBatches';
+import { ensureTradeJob } from './recoverTrades';
+import { guardDetails, holdingOf, priorOutcome, serializeSpec, storedOutcome, type TradeOutcome } from './tradeRequests';
+
+/** The API's side of a trade: a dry run, or a request journalled, batched onto its lane and waited for. */
+
+/** Price a trade without changing or recording anything; refuses what a real trade refuses. */
+export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec }) {
+  const m = deps.ds.manager;
+  const mk = requireMarket(await findMarket(m, p.workspaceId, p.marketId), p.marketId);
+  const { sellOnly } = checkTradable(mk, deps.clock.now(), p.spec.mode === 'sell');
+  const holding = await holdingOf(m, mk.id, p.agentId);
+  const wq = wallQuery(mk, p.spec);
+  const walls = wq ? wallsOf((await m.query(`SELECT ${wallsSql('$1', '$2', '$3', '$4')} AS walls`, [mk.id, wq.wallSide, wq.bound, deps.clock.now()]))[0].walls) : [];
+  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec: p.spec, sellOnly, walls, selfId: p.agentId });
+  const balance = (await balanceOf(m, accountId.agent(p.agentId))) ?? 0n;
+  const cost = plan.kind === 'buy' ? plan.cash : 0n;
+  return {
+    dryRun: true,
+    marketId: mk.id,
+    direction: plan.direction,
+    shares: toCredits(plan.shares),
+    ...(plan.kind === 'buy' ? { cost: toCredits(plan.cash) } : { proceeds: toCredits(plan.cash) }),
+    redeemed: toCredits(plan.redeemed),
+    probability: plan.probabilityAfter,
+    consensus: plan.consensusAfter,
+    prevConsensus: plan.consensusBefore,
+    balance: toCredits(balance),
+    affordable: balance >= cost,
+    shortfall: toCredits(maxBig(cost - balance, 0n)),
+    basis: { tradeCount: mk.tradeCount, liquidity: toCredits(mk.liquidity), consensus: marketConsensus(mk) },
+    ...guardDetails(plan),
+    ...(plan.kind === 'buy' ? { limitFills: presentFills(plan.fills, mk) } : {}),
+  };
+}
+
+async function pollOutcome(deps: Deps, requestId: string, ms: number): Promise<TradeOutcome | null> {
+  const until = Date.now() + ms;
+  for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+    const o = await priorOutcome(deps, requestId);
+    if (o) return o;
+    if (Date.now() >= until) return null;
+    await new Promise((res) => setTimeout(res, wait));
+  }
+}
+
+function pending(requestId: string): DomainError {
+  return new DomainError('trade_pending', 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key to get it.', { requestId });
+}
+
+const replay = (o: TradeOutcome): TradeOutcome => (o.ok ? { ok: true, body: { ...o.body, idempotentReplay: true } } : o);
+
+/**
+ * The API's side: the request is journalled as pending with its job (so it can never be lost), with
+ * its Idempotency-Key when it has one (scoped to participant and workspace), and goes on the
+ * market's lane with the other requests batched for it (tradeBatches.ts); the API waits for its
+ * outcome (from the batch's completion, else from Postgres). A key already journalled is replayed
+ * (done), waited for (pending) or freed and run anew (failed: a refusal does not consume its key).
+ */
+export async function submitTrade(
+  deps: Deps,
+  p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec; idempotencyKey?: string; hash: string },
+): Promise<TradeOutcome> {
+  const wait = deps.config.TRADE_WAIT_MS;
+  const spec = serializeSpec(p.spec);
+  for (let attempt = 0; ; attempt++) {
+    const requestId = randomUUID();
+    const sent = await laneBatches(deps).submit({ requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec }, p.idempotencyKey, p.hash);
+    if (sent.kind === 'outcome') return sent.outcome;
+    if (sent.kind === 'unknown') {
+      // Lost event, timeout or Redis away: Postgres is the truth (the journal row gets the job to run).
+      const o = await pollOutcome(deps, sent.requestId, wait);
+      if (!o) throw pending(sent.requestId);
+      return o;
+    }
+    if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request could not be journalled (request id taken)');
+    const rows = await deps.ds.query(
+      `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
+      [p.agentId, p.workspaceId, p.idempotencyKey],
+    );
+    if (!rows.length) continue; // freed meanwhile: journal it again
+    const r = rows[0];
+    if (r.body_hash !== p.hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+    if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
+    if (r.status === 'pending') {
+      // The client retries: give the request a live job first, in case its job was lost.
+      const parsed = tradeRequest.safeParse(r.job);
+      if (parsed.success) await ensureTradeJob(deps, parsed.data);
+      const o = await pollOutcome(deps, r.request_id, wait * 2);
+      if (!o) throw pending(r.request_id);
+      if (o.ok) return replay(o);
+    }
+    // A failed call does not consume its key: clear it and run anew.
+    await deps.ds.query(`DELETE FROM trade_requests WHERE request_id = $1 AND status = 'failed'`, [r.request_id]);
+  }
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import type { z } from 'zod';
+import { tradeRequest } from '../../../jobs/definitions';
+import type { Deps } from '../../deps';
+import type { DomainError } from '../../errors';
+import type { Holding, TradePlan, TradeSpec } from '../../domain/trading';
+import { toCredits } from '../../domain/money';
+
+/** The trade journal (trade_requests) and the job payload: what the API side, the worker side and recovery share. */
+
+export type TradeJobData = z.infer<typeof tradeRequest>;
+
+/** JSON-safe TradeSpec (bigints as decimal strings): the job payload's spec, typed by its zod schema. */
+export type SerializedSpec = TradeJobData['spec'];
+
+export function serializeSpec(s: TradeSpec): SerializedSpec {
+  if (s.mode === 'buy') return { ...s, amount: s.amount.toString() };
+  if (s.mode === 'target') return { ...s, maxBudget: s.maxBudget.toString() };
+  return { ...s, shares: s.shares.toString() };
+}
+export function deserializeSpec(s: SerializedSpec): TradeSpec {
+  if (s.mode === 'buy') return { ...s, amount: BigInt(s.amount) };
+  if (s.mode === 'target') return { ...s, maxBudget: BigInt(s.maxBudget) };
+  return { ...s, shares: BigInt(s.shares) };
+}
+
+/**
+ * What a trade request came to: applied (the trade result) or refused (the error body, whose
+ * catalog code gives the HTTP status at the edge). Stored in trade_requests, returned by the job.
+ */
+export type TradeOutcome = { ok: true; body: Record<string, unknown> } | { ok: false; body: Record<string, unknown> };
+
+export const storedOutcome = (status: string, response: Record<string, unknown>): TradeOutcome => ({ ok: status === 'done', body: response });
+
+export async function holdingOf(m: EntityManager, marketId: string, agentId: string): Promise<Holding> {
+  const rows = await m.query(
+    `SELECT shares_higher, shares_lower FROM positions WHERE market_id = $1 AND agent_id = $2`,
+    [marketId, agentId],
+  );
+  return rows.length ? { higher: BigInt(rows[0].shares_higher), lower: BigInt(rows[0].shares_lower) } : { higher: 0n, lower: 0n };
+}
+
+export function positionView(h: Holding) {
+  if (h.higher > 0n) return { direction: 'higher', shares: toCredits(h.higher) };
+  if (h.lower > 0n) return { direction: 'lower', shares: toCredits(h.lower) };
+  return { direction: null, shares: 0 };
+}
+
+export function guardDetails(plan: TradePlan) {
+  const out: Record<string, unknown> = {};
+  if (plan.limited !== undefined) out.limited = plan.limited;
+  if (plan.spent !== undefined) out.spent = toCredits(plan.spent);
+  if (plan.unspent !== undefined) out.unspent = toCredits(plan.unspent);
+  if (plan.sharesSold !== undefined) out.sharesSold = toCredits(plan.sharesSold);
+  if (plan.sharesKept !== undefined) out.sharesKept = toCredits(plan.sharesKept);
+  return out;
+}
+
+/** The stored outcome of a request id (null while pending or unknown), read without a lock. */
+export async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
+  const rows = await deps.ds.query(`SELECT status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
+  return rows.length && rows[0].status !== 'pending' ? storedOutcome(rows[0].status, rows[0].response) : null;
+}
+
+export async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobData, 'requestId' | 'agentId' | 'workspaceId'>, err: DomainError): Promise<TradeOutcome> {
+  const outcome: TradeOutcome = { ok: false, body: err.toBody() };
+  await m.query(
+    `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
+     VALUES ($1, $2, $3, 'failed', $4)
+     ON CONFLICT (request_id) DO UPDATE SET status = 'failed', response = $4 WHERE trade_requests.status <> 'done'`,
+    [job.requestId, job.agentId, job.workspaceId, JSON.stringify(outcome.body)],
+  );
+  return outcome;
+}
+
+export function bodyHash(parts: unknown): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
