@@ -4,6 +4,7 @@ import {
   hasScope,
   metricReadable,
   metricTradable,
+  narrowsMetrics,
   scopeFor,
   sourceReadable,
   type Capability,
@@ -31,6 +32,10 @@ export interface WorkspaceAccess {
   metricReadable(metricId: string): boolean;
   /** Per-metric trade: trade capability, read on the metric, and no group entry setting trade false. */
   metricTradable(metricId: string): boolean;
+  /** Refuses (not_authorized, naming the metric) unless metricTradable. */
+  requireMetricTradable(metric: { metricId: string; metricName: string }): void;
+  /** Whether some group narrows per-metric permissions (then a book must be read before it is traded). */
+  narrowsMetrics: boolean;
   /** Per-source read (spec §2.14). */
   sourceReadable(sourceId: string): boolean;
 }
@@ -135,6 +140,12 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
     isOwner,
     metricReadable: (id) => metricReadable(grants, id, caps),
     metricTradable: (id) => metricTradable(grants, id, caps),
+    requireMetricTradable: ({ metricId, metricName }) => {
+      if (!metricTradable(grants, metricId, caps)) {
+        throw new DomainError('not_authorized', `Your groups do not allow trading on ${metricName}.`, { requiredCapabilities: ['trade'] });
+      }
+    },
+    narrowsMetrics: narrowsMetrics(grants, caps),
     sourceReadable: (id) => sourceReadable(grants, id, caps),
   };
 }

@@ -122,6 +122,11 @@ export function metricTradable(grants: readonly PermissionGrant[], metricId: str
   return metricAllowed(grants, metricId, caps, 'trade');
 }
 
+/** Whether any of the caller's groups narrows per-metric permissions (holders of manage see everything). */
+export function narrowsMetrics(grants: readonly PermissionGrant[], caps: ReadonlySet<Capability>): boolean {
+  return !caps.has('manage') && grants.some((g) => !!g.metricPermissions && Object.keys(g.metricPermissions).length > 0);
+}
+
 /** Per-source read, same narrowing rule as metrics. */
 export function sourceReadable(grants: readonly PermissionGrant[], sourceId: string, caps: ReadonlySet<Capability>): boolean {
   if (!caps.has('read')) return false;

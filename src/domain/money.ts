@@ -2,14 +2,24 @@
 export const NANO_PER_CREDIT = 1_000_000_000n;
 export const MAX_CREDITS = 1e12;
 
-/** JSON number of credits -> nano; rounds to the nearest nano (at most 9 decimals are meaningful). */
+/**
+ * JSON number of credits -> nano, from the number's shortest decimal form (what the client wrote:
+ * 21952073.003, not the binary expansion 21952073.00299999…), rounded half up to the nearest nano.
+ */
 export function toNano(credits: number): bigint {
   if (!Number.isFinite(credits)) throw new RangeError('credits must be finite');
   if (Math.abs(credits) > MAX_CREDITS) throw new RangeError('credits out of range');
-  const neg = credits < 0;
-  const [whole, frac = ''] = Math.abs(credits).toFixed(9).split('.');
-  const nano = BigInt(whole) * NANO_PER_CREDIT + BigInt(frac.padEnd(9, '0'));
-  return neg ? -nano : nano;
+  const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(Math.abs(credits).toString())!;
+  const frac = m[2] ?? '';
+  const digits = BigInt(m[1] + frac);
+  const shift = Number(m[3] ?? 0) - frac.length + 9; // nano = digits * 10^shift
+  let nano: bigint;
+  if (shift >= 0) nano = digits * 10n ** BigInt(shift);
+  else {
+    const div = 10n ** BigInt(-shift);
+    nano = digits / div + ((digits % div) * 2n >= div ? 1n : 0n);
+  }
+  return credits < 0 ? -nano : nano;
 }
 
 /** nano -> JSON number of credits (display; exact up to 2^53 nano-units). */

@@ -11,7 +11,7 @@ import {
   type BookState,
   type Direction,
 } from './lmsr';
-import { minBig, toCredits } from './money';
+import { minBig, toCredits, toNano } from './money';
 import { walkBuy, type Fill, type Wall } from './orderBook';
 
 /** Smallest spend or proceeds a trade may have: 0.000001 credits. */
@@ -230,3 +230,38 @@ export function checkTradable(mk: TradableBook, now: Date, isSell: boolean): { s
   return { sellOnly };
 }
 
+/** The trade request's fields as the API takes them (credits as numbers; spec §4.5). */
+export interface TradeFields {
+  direction?: Direction;
+  amount?: number;
+  targetValue?: number;
+  /** Superseded by targetValue. */
+  value?: number;
+  maxBudget?: number;
+  sellShares?: number;
+  limit?: number;
+}
+
+/** Which of the three modes the body asks for (spec §4.5), or a 400 saying how to ask. */
+export function tradeSpecOf(b: TradeFields): { spec: TradeSpec; warnings: string[] } {
+  const warnings: string[] = [];
+  if (b.value !== undefined && b.targetValue === undefined) warnings.push("'value' is superseded by 'targetValue'; it still works.");
+  const target = b.targetValue ?? b.value;
+  if (b.sellShares !== undefined) {
+    if (!b.direction) throw new DomainError('validation_failed', 'A sell needs direction: which side to sell, higher or lower.');
+    if (target !== undefined || b.amount !== undefined) throw new DomainError('validation_failed', 'Send sellShares alone, without amount or targetValue.');
+    return { spec: { mode: 'sell', direction: b.direction, shares: toNano(b.sellShares), limit: b.limit }, warnings };
+  }
+  if (target !== undefined) {
+    const budget = b.maxBudget ?? b.amount;
+    if (b.maxBudget === undefined && b.amount !== undefined) warnings.push("'amount' as the budget of a targetValue trade is superseded by 'maxBudget'; it still works.");
+    if (budget === undefined) throw new DomainError('validation_failed', 'A targetValue trade needs maxBudget: the most credits it may spend.');
+    if (b.limit !== undefined && !b.direction) throw new DomainError('validation_failed', 'A targetValue trade with a limit must say its direction.');
+    return { spec: { mode: 'target', direction: b.direction, targetValue: target, maxBudget: toNano(budget), limit: b.limit }, warnings };
+  }
+  if (b.direction && b.amount !== undefined) return { spec: { mode: 'buy', direction: b.direction, amount: toNano(b.amount), limit: b.limit }, warnings };
+  throw new DomainError(
+    'validation_failed',
+    'Say what to trade: { direction, amount } to buy, { targetValue, maxBudget } to move the price, or { direction, sellShares } to sell.',
+  );
+}

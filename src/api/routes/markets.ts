@@ -2,13 +2,12 @@ import { z } from 'zod';
 import { DomainError } from '../../errors';
 import { parseTargetDate, HorizonError } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
-import type { TradeSpec } from '../../domain/trading';
+import { tradeSpecOf } from '../../domain/trading';
 import { marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/books';
 import { bodyHash, dryRunTrade, submitTrade } from '../../services/trading';
 import { auth } from '../auth';
 import { idempotencyKey } from '../idempotency';
 import { presentMarket } from '../presenters/market';
-import type { WorkspaceAccess } from '../access';
 import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas/markets';
 import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
@@ -73,17 +72,6 @@ async function readableMarket(c: Call<unknown, unknown, unknown>, id: string): P
   return mk;
 }
 
-/** Whether any of the caller's groups narrows per-metric permissions (managers see everything). */
-function narrowsMetrics(access: WorkspaceAccess): boolean {
-  return !access.caps.has('manage') && access.grants.some((g) => g.metricPermissions && Object.keys(g.metricPermissions).length > 0);
-}
-
-function requireTradable(c: Call<unknown, unknown, unknown>, mk: MarketRow): void {
-  if (!c.workspace().metricTradable(mk.metricId)) {
-    throw new DomainError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
-  }
-}
-
 const tradeBody = z.object({
   marketId: z.string().uuid('must be a market id (UUID)').optional(),
   metricId: z.string().max(100).optional(),
@@ -100,32 +88,6 @@ const tradeBody = z.object({
   limit: finite.optional(),
   dryRun: z.boolean({ error: 'must be true or false' }).optional(),
 });
-type TradeBody = z.infer<typeof tradeBody>;
-
-/** Which of the three modes the body asks for (spec §4.5), or a 400 saying how to ask. */
-export function tradeSpecOf(b: TradeBody): { spec: TradeSpec; warnings: string[] } {
-  const warnings: string[] = [];
-  if (b.value !== undefined && b.targetValue === undefined) warnings.push("'value' is superseded by 'targetValue'; it still works.");
-  const target = b.targetValue ?? b.value;
-  if (b.sellShares !== undefined) {
-    if (!b.direction) throw new DomainError('validation_failed', 'A sell needs direction: which side to sell, higher or lower.');
-    if (target !== undefined || b.amount !== undefined) throw new DomainError('validation_failed', 'Send sellShares alone, without amount or targetValue.');
-    return { spec: { mode: 'sell', direction: b.direction, shares: toNano(b.sellShares), limit: b.limit }, warnings };
-  }
-  if (target !== undefined) {
-    const budget = b.maxBudget ?? b.amount;
-    if (b.maxBudget === undefined && b.amount !== undefined) warnings.push("'amount' as the budget of a targetValue trade is superseded by 'maxBudget'; it still works.");
-    if (budget === undefined) throw new DomainError('validation_failed', 'A targetValue trade needs maxBudget: the most credits it may spend.');
-    if (b.limit !== undefined && !b.direction) throw new DomainError('validation_failed', 'A targetValue trade with a limit must say its direction.');
-    return { spec: { mode: 'target', direction: b.direction, targetValue: target, maxBudget: toNano(budget), limit: b.limit }, warnings };
-  }
-  if (b.direction && b.amount !== undefined) return { spec: { mode: 'buy', direction: b.direction, amount: toNano(b.amount), limit: b.limit }, warnings };
-  throw new DomainError(
-    'validation_failed',
-    'Say what to trade: { direction, amount } to buy, { targetValue, maxBudget } to move the price, or { direction, sellShares } to sell.',
-  );
-}
-
 /** The body fields that name a market (POST /predictions/orders names its market the same way). */
 export const marketRef = tradeBody.pick({ marketId: true, metricId: true, metricName: true, targetDate: true, proposalId: true, branch: true });
 
@@ -167,9 +129,9 @@ defineRoute({
     const { spec, warnings } = tradeSpecOf(c.body);
     // The lane worker checks the market exists in this workspace; read it here only when the
     // request names it another way, is a dry run, or the caller's groups narrow some metrics.
-    const direct = c.body.marketId && !c.body.dryRun && !narrowsMetrics(c.workspace());
+    const direct = c.body.marketId && !c.body.dryRun && !c.workspace().narrowsMetrics;
     const mk = direct ? null : await resolveTradeMarket(c, ws.id);
-    if (mk) requireTradable(c as Call<unknown, unknown, unknown>, mk);
+    if (mk) c.workspace().requireMetricTradable(mk);
     const marketId = mk?.id ?? c.body.marketId!;
     for (const w of warnings) c.deprecate(w);
     if (c.body.dryRun) return dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId, spec });
@@ -202,7 +164,7 @@ defineRoute({
     const ws = c.workspace().workspace;
     c.deprecate('The condensed trade form { side, credits } is superseded by POST /predictions/trade with { marketId, direction, amount }; it still works.');
     const mk = await readableMarket(c as Call<unknown, unknown, unknown>, c.params.id);
-    requireTradable(c as Call<unknown, unknown, unknown>, mk);
+    c.workspace().requireMetricTradable(mk);
     const key = idempotencyKey(c);
     const outcome = await submitTrade(c.deps, {
       agentId: caller.agentId,

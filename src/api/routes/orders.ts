@@ -46,7 +46,7 @@ defineRoute({
     const access = c.workspace();
     // Named as on POST /predictions/trade: marketId, or metric + targetDate (+ proposalId, branch).
     const mk = await resolveTradeMarket(c, access.workspace.id);
-    if (!access.metricTradable(mk.metricId)) throw new DomainError('not_authorized', `Your groups do not allow trading on ${mk.metricName}.`, { requiredCapabilities: ['trade'] });
+    access.requireMetricTradable(mk);
     const key = idempotencyKey(c);
     const o = await submitOrder(c.deps, {
       agentId: caller.agentId,
