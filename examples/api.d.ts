@@ -10659,7 +10659,24 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    agentId?: string;
+                    bio?: string;
+                    nickname?: string;
+                    workspace: {
+                        name: string;
+                        template?: string;
+                        templateParams?: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        visibility?: "public" | "private";
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Success. */
             201: {

@@ -31,6 +31,11 @@ export interface AppOptions {
 }
 
 /** Koa app factory (no listen): used by main and by the tests through real HTTP. */
+/** No body, or an empty JSON object: what a route without a body schema accepts. */
+function emptyBody(b: unknown): boolean {
+  return b === undefined || b === null || (typeof b === 'object' && !Array.isArray(b) && Object.keys(b).length === 0);
+}
+
 export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const app = new Koa({ proxy: true });
   app.context.deps = deps;
@@ -64,7 +69,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     }
     await next();
   });
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8' }));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
   app.use(serveReference);
 
   const router = new Router({ prefix: '/api' });
@@ -86,7 +91,10 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       if (caller) requireScope(caller, def.auth);
       const params = parseWith(def.params, ctx.params, 'path');
       const query = parseWith(def.query, { ...ctx.query }, 'query');
-      const body = parseWith(def.body, ctx.request.body ?? {}, 'body');
+      const body = def.bodyParsedByHandler ? (ctx.request.body ?? {}) : parseWith(def.body, ctx.request.body ?? {}, 'body');
+      if (!def.body && !emptyBody(ctx.request.body)) {
+        throw new DomainError('validation_failed', `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')} takes no body: send none, or {}.`);
+      }
       const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;
       const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, ctx.headers, def.auth, pathWorkspace) : null;
       if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);

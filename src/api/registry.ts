@@ -36,6 +36,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   auth: AuthRule;
   summary: string;
   body?: ZodType<B>;
+  /**
+   * The handler validates the body itself (with `parseWith(body, ...)`) after a check that must come
+   * first: POST /onboard answers 403 while paused whatever was sent. The schema still documents it.
+   */
+  bodyParsedByHandler?: true;
   query?: ZodType<Q>;
   params?: ZodType<P>;
   /**
@@ -82,7 +87,30 @@ export function validationError(where: 'body' | 'query' | 'path', err: z.ZodErro
   return new DomainError('validation_failed', `Invalid ${field}: ${first.message}${more}.`, { issues });
 }
 
+/** A lone surrogate (half of a UTF-16 pair), or U+FFFD: what invalid UTF-8 bytes decode to. */
+const BAD_TEXT = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\uFFFD/;
+
+/** The path of the first string (key or value) that is not valid Unicode text, or null. */
+export function badTextPath(value: unknown, path: string[] = [], depth = 0): string[] | null {
+  if (typeof value === 'string') return BAD_TEXT.test(value) ? path : null;
+  if (depth > 64 || value === null || typeof value !== 'object') return null;
+  for (const [k, v] of Object.entries(value)) {
+    if (BAD_TEXT.test(k)) return [...path, k];
+    const found = badTextPath(v, [...path, k], depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 export function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, where: 'body' | 'query' | 'path'): T {
+  // One rule for every text field: refused, never stored as replacement characters.
+  const bad = badTextPath(value);
+  if (bad) {
+    const field = bad.length ? `${where} field "${bad.join('.')}"` : `the ${where}`;
+    throw new DomainError('validation_failed', `Invalid ${field}: text must be valid UTF-8 (no invalid bytes, lone surrogates or U+FFFD replacement characters).`, {
+      issues: [{ path: bad.join('.'), message: 'invalid text' }],
+    });
+  }
   if (!schema) return value as T;
   const r = schema.safeParse(value);
   if (!r.success) throw validationError(where, r.error);

@@ -2,6 +2,18 @@
 export const NANO_PER_CREDIT = 1_000_000_000n;
 export const MAX_CREDITS = 1e12;
 
+/** The number's shortest decimal form as digits x 10^exp (what the client wrote, not its binary expansion). */
+function decimalOf(x: number): { digits: bigint; exp: number } {
+  const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(Math.abs(x).toString())!;
+  const frac = m[2] ?? '';
+  return { digits: BigInt(m[1] + frac), exp: Number(m[3] ?? 0) - frac.length };
+}
+
+/** Whether a JSON number of credits is a whole number of nano-credits (at most 9 decimals). */
+export function fitsNano(credits: number): boolean {
+  return Number.isFinite(credits) && (credits === 0 || decimalOf(credits).exp + 9 >= 0);
+}
+
 /**
  * JSON number of credits -> nano, from the number's shortest decimal form (what the client wrote:
  * 21952073.003, not the binary expansion 21952073.00299999…), rounded half up to the nearest nano.
@@ -9,10 +21,8 @@ export const MAX_CREDITS = 1e12;
 export function toNano(credits: number): bigint {
   if (!Number.isFinite(credits)) throw new RangeError('credits must be finite');
   if (Math.abs(credits) > MAX_CREDITS) throw new RangeError('credits out of range');
-  const m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(Math.abs(credits).toString())!;
-  const frac = m[2] ?? '';
-  const digits = BigInt(m[1] + frac);
-  const shift = Number(m[3] ?? 0) - frac.length + 9; // nano = digits * 10^shift
+  const { digits, exp } = decimalOf(credits);
+  const shift = exp + 9; // nano = digits * 10^shift
   let nano: bigint;
   if (shift >= 0) nano = digits * 10n ** BigInt(shift);
   else {

@@ -30,7 +30,7 @@ import {
 } from '../presenters/credits';
 import { idempotencyKey } from '../idempotency';
 import { defineRoute } from '../registry';
-import { idParam, limitQuery, positiveCredits } from '../schemas/common';
+import { limitQuery, positiveCredits, uuidParam } from '../schemas/common';
 import {
   creditSchema,
   depositAddressSchema,
@@ -105,7 +105,7 @@ for (const decision of ['approve', 'reject'] as const) {
       decision === 'approve'
         ? 'Approve a withdrawal waiting for review (above WITHDRAW_REVIEW_CREDITS): it is sent. Platform operator only.'
         : 'Reject a withdrawal waiting for review { reason? }: its credits are restored. Platform operator only.',
-    params: idParam,
+    params: uuidParam('a withdrawal'),
     body: z.strictObject({ reason: z.string().max(500).optional() }).optional(),
     response: withdrawalSchema,
     errors: ['not_found', 'conflict', 'treasury_not_configured'],

@@ -11,7 +11,7 @@ import { presentMarket } from '../presenters/market';
 import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas/markets';
 import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
-import { limitQuery, positiveCredits } from '../schemas/common';
+import { limitQuery, positiveCredits, positiveShares } from '../schemas/common';
 
 const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
 const finite = z.number({ error: 'must be a number' });
@@ -84,7 +84,7 @@ const tradeBody = z.object({
   targetValue: finite.optional(),
   value: finite.optional().meta({ deprecated: true, description: "Superseded by 'targetValue'." }),
   maxBudget: positiveCredits.optional(),
-  sellShares: positiveCredits.optional(),
+  sellShares: positiveShares.optional(),
   limit: finite.optional(),
   dryRun: z.boolean({ error: 'must be true or false' }).optional(),
 });

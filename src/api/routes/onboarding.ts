@@ -27,6 +27,8 @@ defineRoute({
   successStatus: 201,
   errors: ['onboarding_paused', 'nickname_taken', 'conflict'],
   auth: auth.none(),
+  body: onboardBody,
+  bodyParsedByHandler: true,
   summary:
     'Key-first onboarding. While paused: always 403 onboarding_paused with { waitlist }. When open: body { workspace: { name, template?, templateParams?, visibility? }, agentId?, nickname?, bio? }; 201 { participantId, nickname, apiKey, keyId, scopes, credits, creditsAfterClaim, workspace { id, name, slug, ownerHandle, visibility, template, metricsCreated, starterProposalId }, claimUrl }. Rate-limited per client address together with registration.',
   handler: async (c) => {

@@ -7,7 +7,7 @@ import { auth } from '../auth';
 import { orderSchema, presentOrder } from '../presenters/order';
 import { defineRoute } from '../registry';
 import { idempotencyKey } from '../idempotency';
-import { limitQuery, positiveCredits } from '../schemas/common';
+import { limitQuery, positiveCredits, positiveShares } from '../schemas/common';
 import { marketRef, resolveTradeMarket } from './markets';
 
 const orderIdParam = z.object({ id: z.string().uuid('must be an order id (UUID)') });
@@ -17,7 +17,7 @@ const placeBody = marketRef
     direction: z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" }),
     limit: z.number({ error: 'must be a number on the consensus scale' }),
     amount: positiveCredits.optional(),
-    shares: positiveCredits.optional(),
+    shares: positiveShares.optional(),
     expiresAt: z.string().datetime({ offset: true, message: 'must be an ISO date-time' }).optional(),
   })
   .refine((b) => (b.amount === undefined) !== (b.shares === undefined), { message: 'send exactly one of amount (credits) or shares' });
