@@ -81,6 +81,11 @@ export const queueFamilies = {
   },
 } as const;
 
+/** On Postgres a schema is BullMQ's namespace (its prefix is a Redis key concern): one per QUEUE_PREFIX. */
+export function queueSchema(prefix: string): string {
+  return `bullmq_${prefix.toLowerCase().replace(/-/g, '_')}`;
+}
+
 export type QueueFamilyName = keyof typeof queueFamilies;
 export type JobName<F extends QueueFamilyName> = keyof (typeof queueFamilies)[F]['jobs'] & string;
 export type JobPayload<F extends QueueFamilyName, J extends JobName<F>> = z.infer<

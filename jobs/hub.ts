@@ -1,7 +1,7 @@
 import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, type BackendFactory, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import type { ZodType } from 'zod';
 import { logger } from '../src/logger';
-import { queueFamilies, type JobName, type JobPayload, type QueueFamilyName } from './definitions';
+import { queueFamilies, queueSchema, type JobName, type JobPayload, type QueueFamilyName } from './definitions';
 
 /** Where the queues live: Redis (production, scale-out) or BullMQ's Postgres backend (zero setup). */
 export type QueueBackend = { kind: 'redis'; url: string } | { kind: 'postgres'; url: string };
@@ -17,11 +17,6 @@ export type HubQueue = Queue<any, any, string, any, any, string, any, any>;
 export type HubQueueEvents = QueueEvents<any, any, any>;
 export type HubWorker = Worker<any, any, string, any, any, any>;
 /* eslint-enable @typescript-eslint/no-explicit-any */
-
-/** On Postgres a schema is BullMQ's namespace (its prefix is a Redis key concern): one per QUEUE_PREFIX. */
-export function queueSchema(prefix: string): string {
-  return `bullmq_${prefix.toLowerCase().replace(/-/g, '_')}`;
-}
 
 export function redisConnection(url: string) {
   const u = new URL(url);
