@@ -52,7 +52,7 @@ export async function settleMetric(deps: Deps, input: SettleMetricInput): Promis
     metricId: metric.id,
     settled: settled.map((r) => r!.marketId as string),
     count: settled.length,
-    totalPayout: settled.reduce((s, r) => s + BigInt(r!.payout as string), 0n),
+    totalPayout: settled.reduce((s, r) => s + (r!.payout as bigint), 0n), // decoded by enqueueAndWait (jobs/definitions.ts bigintText)
     pending: results.filter((r) => r === null).length,
   };
 }
