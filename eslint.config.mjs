@@ -11,6 +11,10 @@ const pure = {
 };
 const recipe = 'Routes are recipes; workers are thin: call a service use case (src/services/<area>), which owns its transaction and its SQL.';
 const noDb = { group: ['**/db', '**/db/**', 'typeorm', 'typeorm/*', 'pg', 'pg/*'], message: recipe };
+const noEntities = {
+  group: ['**/entities', '**/entities/**'],
+  message: 'src/api shows plain rows: take the row type its service exports (e.g. WorkspaceRow), never a TypeORM entity.',
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**', '*.config.js', '*.config.mjs'] },
@@ -58,6 +62,11 @@ export default tseslint.config(
         { selector: "TSImportType[argument.literal.value=/^typeorm/]", message: `No typeorm types here. ${recipe}` },
       ],
     },
+  },
+  {
+    // api/ sees no entities: presenters take the services' plain rows.
+    files: ['src/api/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noEntities] }] },
   },
   {
     files: ['workers/**/*.ts'],

@@ -18,8 +18,41 @@ export const tradeRequest = z.object({ requestId: z.string(), agentId: z.string(
 /** Most trade requests one lane job carries (the API batches a lane's requests while its previous batch is in flight). */
 export const TRADE_BATCH_LIMIT = 256;
 
+/**
+ * A bigint in a job result: a decimal string on the queue (results are JSON), a bigint to the code on
+ * both sides. The worker encodes a processor's result with its schema and enqueueAndWait decodes it
+ * (z.encode / schema.parse), so no processor or caller converts by hand.
+ */
+const bigintText = z.codec(z.string().regex(/^-?\d+$/), z.bigint(), { decode: (s) => BigInt(s), encode: (b) => b.toString() });
+const counts = <K extends string>(...keys: K[]) => z.object(Object.fromEntries(keys.map((k) => [k, z.number()])) as Record<K, z.ZodNumber>);
+/**
+ * A trade, order placement or cancel as the API answers it. Its body is the stored response, passed
+ * through as it is: checked to be an object, not copied key by key (z.record costs ~2 us an outcome).
+ */
+const body = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'an object');
+const tradeOutcome = z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), body }), z.object({ ok: z.literal(false), body })]);
+const resolveOutcome = z.object({
+  marketId: z.string(),
+  outcome: z.enum(['resolved', 'voided', 'waiting', 'skipped', 'untouched']),
+  value: z.number().optional(),
+  reason: z.string().optional(),
+  payout: bigintText.optional(),
+});
+/** A job run for its effect only (nothing waits for its result; BullMQ stores undefined as null). */
+const none = z.union([z.void(), z.null()]);
+
+/**
+ * Each family's `jobs` (payload schemas) and, beside them, `results`: what each job's processor
+ * returns. `family` checks that both name the same jobs.
+ */
+function family<J extends Record<string, z.ZodType>, R extends { [K in keyof J]: z.ZodType }, X extends { laned: boolean; concurrency?: number }>(
+  def: X & { jobs: J; results: R & Record<Exclude<keyof R, keyof J>, never> },
+): X & { jobs: J; results: R } {
+  return def;
+}
+
 export const queueFamilies = {
-  trade: {
+  trade: family({
     laned: true,
     jobs: {
       // Trade requests that all hash to this lane, in arrival order, applied in one transaction.
@@ -44,8 +77,17 @@ export const queueFamilies = {
       cancelOrder: z.object({ orderId: z.string().uuid(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid() }),
       expireOrder: z.object({ orderId: z.string().uuid(), marketId: z.string().uuid() }),
     },
-  },
-  horizons: {
+    results: {
+      // One outcome per request, in the batch's order.
+      trade: z.object({ outcomes: z.array(tradeOutcome) }),
+      resolve: z.object({ outcomes: z.array(resolveOutcome) }),
+      settle: z.object({ marketId: z.string(), settled: z.boolean(), payout: bigintText }),
+      placeOrder: tradeOutcome,
+      cancelOrder: tradeOutcome,
+      expireOrder: z.object({ expired: z.boolean() }),
+    },
+  }),
+  horizons: family({
     laned: false,
     jobs: {
       refresh: z.object({ workspaceId: z.string().uuid().optional(), metricId: z.string().uuid().optional(), minuteOnly: z.boolean().optional() }),
@@ -54,35 +96,75 @@ export const queueFamilies = {
       // Limit orders whose delayed expiry job was lost (issue 14).
       expireOrders: z.object({}),
     },
-  },
-  outbox: {
+    results: {
+      refresh: counts('metrics', 'opened', 'deactivated', 'voided', 'proposalBranches'),
+      resolveDue: z.object({
+        checked: z.number(),
+        resolved: z.array(z.string()),
+        voided: z.array(z.string()),
+        waiting: z.array(z.string()),
+        skipped: z.array(z.string()),
+        pending: z.array(z.string()),
+      }),
+      purgeRequests: counts('deleted'),
+      expireOrders: counts('expired'),
+    },
+  }),
+  outbox: family({
     laned: false,
     jobs: {
       relay: z.object({}),
       // Events past EVENT_RETENTION_DAYS (and delivery log rows as old) are deleted.
       purge: z.object({}),
     },
-  },
+    results: {
+      relay: counts('sequenced', 'swept'),
+      purge: counts('events', 'deliveries'),
+    },
+  }),
   // Webhook delivery: one run drains one endpoint in log order (a lease on its row keeps it to one worker).
-  webhooks: {
+  webhooks: family({
     laned: false,
     concurrency: 16,
     jobs: {
       deliver: z.object({ hookId: z.string().uuid() }),
     },
-  },
+    results: {
+      deliver: counts('delivered'),
+    },
+  }),
   // Credits and the chain: deposit verification and withdrawals (each re-enqueues itself, delayed, while the chain is not there yet).
-  chain: {
+  chain: family({
     laned: false,
     jobs: {
       verifyDeposit: z.object({ depositId: z.string().uuid(), check: z.number().int().min(0) }),
       sendWithdrawal: z.object({ withdrawalId: z.string().uuid(), check: z.number().int().min(0) }),
     },
-  },
-} as const;
+    results: {
+      verifyDeposit: none,
+      sendWithdrawal: none,
+    },
+  }),
+};
+
+/** On Postgres a schema is BullMQ's namespace (its prefix is a Redis key concern): one per QUEUE_PREFIX. */
+export function queueSchema(prefix: string): string {
+  return `bullmq_${prefix.toLowerCase().replace(/-/g, '_')}`;
+}
 
 export type QueueFamilyName = keyof typeof queueFamilies;
 export type JobName<F extends QueueFamilyName> = keyof (typeof queueFamilies)[F]['jobs'] & string;
 export type JobPayload<F extends QueueFamilyName, J extends JobName<F>> = z.infer<
   (typeof queueFamilies)[F]['jobs'][J] extends z.ZodType ? (typeof queueFamilies)[F]['jobs'][J] : never
 >;
+/** What job J's processor returns and enqueueAndWait hands back (bigints as bigints: see bigintText). */
+export type JobResult<F extends QueueFamilyName, J extends JobName<F>> = z.output<
+  (typeof queueFamilies)[F]['results'][J & keyof (typeof queueFamilies)[F]['results']] extends z.ZodType
+    ? (typeof queueFamilies)[F]['results'][J & keyof (typeof queueFamilies)[F]['results']]
+    : never
+>;
+
+/** Job J's result schema. */
+export function resultSchema(family: QueueFamilyName, job: string): z.ZodType | undefined {
+  return (queueFamilies[family].results as Record<string, z.ZodType>)[job];
+}

@@ -1,7 +1,7 @@
 import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, type BackendFactory, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import type { ZodType } from 'zod';
 import { logger } from '../src/logger';
-import { queueFamilies, type JobName, type JobPayload, type QueueFamilyName } from './definitions';
+import { queueFamilies, queueSchema, resultSchema, type JobName, type JobPayload, type JobResult, type QueueFamilyName } from './definitions';
 
 /** Where the queues live: Redis (production, scale-out) or BullMQ's Postgres backend (zero setup). */
 export type QueueBackend = { kind: 'redis'; url: string } | { kind: 'postgres'; url: string };
@@ -17,11 +17,6 @@ export type HubQueue = Queue<any, any, string, any, any, string, any, any>;
 export type HubQueueEvents = QueueEvents<any, any, any>;
 export type HubWorker = Worker<any, any, string, any, any, any>;
 /* eslint-enable @typescript-eslint/no-explicit-any */
-
-/** On Postgres a schema is BullMQ's namespace (its prefix is a Redis key concern): one per QUEUE_PREFIX. */
-export function queueSchema(prefix: string): string {
-  return `bullmq_${prefix.toLowerCase().replace(/-/g, '_')}`;
-}
 
 export function redisConnection(url: string) {
   const u = new URL(url);
@@ -282,11 +277,27 @@ export class JobHub {
   }
 
   /**
-   * The one enqueue-and-wait: add a job, then wait up to `waitMs` for its result. `finished: false`
-   * when Redis did not take the job in time, the job failed, or it did not finish in time (it may
-   * still run: callers whose work is journalled read the outcome from Postgres).
+   * The one enqueue-and-wait: add a job, then wait up to `waitMs` for its result, decoded with the
+   * job's result schema (jobs/definitions.ts). `finished: false` when Redis did not take the job in
+   * time, the job failed, or it did not finish in time (it may still run: callers whose work is
+   * journalled read the outcome from Postgres), or, logged as an error, when its result does not
+   * match its schema.
    */
   async enqueueAndWait<F extends QueueFamilyName, J extends JobName<F>>(
+    family: F,
+    job: J,
+    payload: JobPayload<F, J>,
+    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean },
+  ): Promise<{ finished: true; result: JobResult<F, J> } | { finished: false }> {
+    const end = await this.enqueueAndWaitRaw(family, job, payload, opts);
+    if (!end.finished) return end;
+    const parsed = resultSchema(family, job)!.safeParse(end.result);
+    if (parsed.success) return { finished: true, result: parsed.data as JobResult<F, J> };
+    logger.error({ family, job, jobId: opts.jobId, issues: parsed.error.issues }, 'job result does not match its schema');
+    return { finished: false };
+  }
+
+  private async enqueueAndWaitRaw<F extends QueueFamilyName, J extends JobName<F>>(
     family: F,
     job: J,
     payload: JobPayload<F, J>,

@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
-import { queueFamilies, type QueueFamilyName } from '../jobs/definitions';
+import { z } from 'zod';
+import { queueFamilies, resultSchema, type QueueFamilyName } from '../jobs/definitions';
 import type { HubWorker } from '../jobs/hub';
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
@@ -29,6 +30,7 @@ export function checkProcessors(table: Record<string, AnyProcessors>): void {
     const handlers = table[family] ?? {};
     for (const job of Object.keys(def.jobs)) if (typeof handlers[job] !== 'function') missing.push(`${family}.${job}`);
     for (const job of Object.keys(handlers)) if (!(job in def.jobs)) missing.push(`${family}.${job} (handler without a declared job)`);
+    for (const job of Object.keys(def.jobs)) if (!resultSchema(family as QueueFamilyName, job)) missing.push(`${family}.${job} (no result schema)`);
   }
   if (missing.length) throw new Error(`Refusing to start: declared jobs without a processor: ${missing.join(', ')}`);
 }
@@ -64,8 +66,9 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
         async (job: Job) => {
           const handler = table[family][job.name];
           if (!handler) throw new Error(`no processor for ${family}.${job.name}`);
-          const schema = (def.jobs as Record<string, import('zod').ZodType>)[job.name];
-          return handler(schema.parse(job.data) as never, job);
+          const schema = (def.jobs as Record<string, z.ZodType>)[job.name];
+          // The result as it travels (JSON): bigints become strings here, and back in enqueueAndWait.
+          return z.encode(resultSchema(family, job.name)!, await handler(schema.parse(job.data) as never, job));
         },
         laneOpts,
       );

@@ -7,14 +7,8 @@ import type { Processors } from './types';
 export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
   // A batch of requests the API gathered for this lane; outcomes in the same order.
   trade: async (data) => ({ outcomes: await applyTradeBatch(deps, data.trades) }),
-  resolve: async (data) => {
-    const out = await resolveDueBooks(deps, data.marketIds);
-    return { outcomes: out.map((r) => ({ ...r, payout: r.payout?.toString() })) };
-  },
-  settle: async (data) => {
-    const r = await settleBookNow(deps, data.marketId, data.value, data.reason);
-    return { ...r, payout: r.payout.toString() };
-  },
+  resolve: async (data) => ({ outcomes: await resolveDueBooks(deps, data.marketIds) }),
+  settle: async (data) => settleBookNow(deps, data.marketId, data.value, data.reason),
   placeOrder: async (data) => applyPlaceOrder(deps, data),
   cancelOrder: async (data) => applyCancelOrder(deps, data),
   expireOrder: async (data) => applyExpireOrder(deps, data),

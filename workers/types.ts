@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
-import type { JobName, JobPayload, QueueFamilyName } from '../jobs/definitions';
+import type { JobName, JobPayload, JobResult, QueueFamilyName } from '../jobs/definitions';
 
 export type Processors<F extends QueueFamilyName> = {
-  [J in JobName<F>]: (data: JobPayload<F, J>, job: Job) => Promise<unknown>;
+  /** Returns the job's declared result (jobs/definitions.ts `results`), encoded for the queue by workers/index.ts. */
+  [J in JobName<F>]: (data: JobPayload<F, J>, job: Job) => Promise<JobResult<F, J>>;
 };

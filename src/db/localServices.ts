@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { queueSchema } from '../../jobs/hub';
+import { queueSchema } from '../../jobs/definitions';
 import type { Config } from '../config';
 import { logger } from '../logger';
 

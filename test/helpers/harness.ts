@@ -4,7 +4,7 @@ import request from 'supertest';
 import { createApp } from '../../src/api/app';
 import { loadConfig } from '../../src/config';
 import { ManualClock, type Deps } from '../../src/deps';
-import { queueSchema } from '../../jobs/hub';
+import { queueSchema } from '../../jobs/definitions';
 import { bootDeps, closeDeps } from '../../src/runtime';
 import { ensurePlatform } from '../../src/services/identity';
 import { checkLedgerInvariant } from '../../src/services/ledger';

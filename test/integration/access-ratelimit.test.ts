@@ -1,4 +1,4 @@
-import { queueSchema } from '../../jobs/hub';
+import { queueSchema } from '../../jobs/definitions';
 import { startTestApp, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 
 /** Rate limits (spec §4.2, §8) on Redis or Postgres, lowered through the test app's configuration. */

@@ -167,8 +167,10 @@ describe('a market of walls, buys and sells', () => {
   );
 
   it('no nano created or lost; the pool covers every outcome; fills never pass an order size', () => {
+    const seen = { runs: 0, trades: 0, accepted: 0, fills: 0 };
     fc.assert(
       fc.property(fc.integer({ min: 20, max: 500 }), fc.double({ min: 0.1, max: 0.9, noNaN: true }), fc.array(op, { minLength: 1, maxLength: 30 }), (liq, p0, ops) => {
+        seen.runs++;
         const L = BigInt(liq) * NANO;
         let book: BookState = openBook(L, p0);
         let pool = L;
@@ -197,6 +199,7 @@ describe('a market of walls, buys and sells', () => {
             if (shares <= 0n) continue;
             spec = { mode: 'sell', direction: o.direction, shares };
           }
+          seen.trades++;
           let plan;
           try {
             plan = planTrade({ book, rangeMin: 0, rangeMax: 1000, holding, spec, sellOnly: false, walls: walls.filter((w) => w.remaining > 0n), selfId: `a${o.who}` });
@@ -204,6 +207,8 @@ describe('a market of walls, buys and sells', () => {
             expect(err).toBeInstanceOf(DomainError);
             continue;
           }
+          seen.accepted++;
+          seen.fills += plan.fills.length;
           if (plan.kind === 'buy') {
             cash[o.who] -= plan.cash;
             pool += plan.cash;
@@ -251,5 +256,11 @@ describe('a market of walls, buys and sells', () => {
       }),
       { numRuns: 200 },
     );
+    // Refused trades are skipped, so the property holds vacuously if planTrade refuses everything:
+    // count the trades that went through and the wall fills among them (measured over 8 seeds:
+    // 246-317 trades accepted of 406-487 tried, 10-29 wall fills, in 200 runs).
+    expect(seen.runs).toBe(200);
+    expect(seen.accepted).toBeGreaterThanOrEqual(200);
+    expect(seen.fills).toBeGreaterThanOrEqual(4);
   });
 });

@@ -1,14 +1,14 @@
 import { formatUnits } from 'ethers';
 import { toCredits } from '../../domain/money';
-import type { AgentWallet, CreditTransfer, Deposit, Withdrawal } from '../../entities/credits';
 import type { CreditRecord, SpendRecord, TransferRecord, depositAddress, treasuryStatus } from '../../services/credits';
+import type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from '../../services/credits/rows';
 
 const replayFlag = (replay: boolean) => (replay ? { idempotentReplay: true as const } : {});
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const credits = (n: bigint | null) => (n === null ? null : toCredits(n));
 
 /** Spec §2.12 transfer row. */
-export function presentTransfer(t: CreditTransfer | TransferRecord) {
+export function presentTransfer(t: TransferRow) {
   return { id: t.id, fromAgent: t.fromAgent, toAgent: t.toAgent, amount: toCredits(t.amount), memo: t.memo, createdAt: t.createdAt.toISOString() };
 }
 
@@ -24,11 +24,11 @@ export function presentCredit(c: CreditRecord, replay: boolean) {
   return { ok: true as const, agentId: c.agentId, amount: toCredits(c.amount), balance: toCredits(c.balance), issued: c.issued, ...replayFlag(replay) };
 }
 
-export function presentWallet(w: AgentWallet) {
+export function presentWallet(w: WalletRow) {
   return { agentId: w.agentId, walletAddress: w.address, updatedAt: w.updatedAt.toISOString() };
 }
 
-export function presentDeposit(d: Deposit) {
+export function presentDeposit(d: DepositRow) {
   return {
     id: d.id,
     agentId: d.agentId,
@@ -49,7 +49,7 @@ export function presentDeposit(d: Deposit) {
   };
 }
 
-export function presentWithdrawal(w: Withdrawal, replay = false) {
+export function presentWithdrawal(w: WithdrawalRow, replay = false) {
   return {
     id: w.id,
     agentId: w.agentId,

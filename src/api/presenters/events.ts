@@ -1,13 +1,13 @@
 import type { Switches } from '../../domain/webhooks';
-import type { Hook, HookDelivery } from '../../entities/hooks';
 import type { FeedEvent } from '../../services/events';
+import type { HookDeliveryRow, HookRow } from '../../services/hooks/rows';
 
 export function presentEvent(e: FeedEvent) {
   return { id: e.id, type: e.type, workspaceId: e.workspaceId, timestamp: e.timestamp.toISOString(), data: e.data };
 }
 
 /** A hook as its owner sees it; the secret appears only in the answer that created or rotated it. */
-export function presentHook(h: Hook, secret?: string) {
+export function presentHook(h: HookRow, secret?: string) {
   return {
     id: h.id,
     workspaceId: h.workspaceId,
@@ -28,7 +28,7 @@ export function presentHook(h: Hook, secret?: string) {
   };
 }
 
-export function presentDelivery(d: HookDelivery) {
+export function presentDelivery(d: HookDeliveryRow) {
   return {
     id: d.id,
     hookId: d.hookId,

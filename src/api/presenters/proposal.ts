@@ -1,8 +1,7 @@
 import { toCredits } from '../../domain/money';
-import type { ProposalComment } from '../../entities/proposal';
 import { displayStatus, marketProbability } from '../../services/books';
 import { headlineImpact, proposalImpact, type BranchImpact, type ImpactEntry, type ProposalView } from '../../services/proposals';
-import type { ScorecardRow, ScorecardStats, WorkspaceScorecard } from '../../services/proposals';
+import type { CommentRow, ScorecardRow, ScorecardStats, WorkspaceScorecard } from '../../services/proposals';
 import { presentMarket } from './market';
 
 function presentBranch(b: BranchImpact | null, now: Date) {
@@ -92,7 +91,7 @@ export function presentProposal(v: ProposalView, now: Date, readable: (metricId:
   };
 }
 
-export function presentComment(c: ProposalComment) {
+export function presentComment(c: CommentRow) {
   return {
     id: c.id,
     proposalId: c.proposalId,

@@ -1,7 +1,7 @@
 import { toCredits } from '../../domain/money';
-import type { Workspace } from '../../entities/workspace';
+import type { WorkspaceRow } from '../../services/workspaces';
 
-export function presentWorkspace(w: Workspace, metrics: unknown[] = []) {
+export function presentWorkspace(w: WorkspaceRow, metrics: unknown[] = []) {
   return {
     id: w.id,
     slug: w.slug,

@@ -1,5 +1,5 @@
 import { RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { queueSchema } from '../../../jobs/hub';
+import { queueSchema } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { logger } from '../../logger';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { JobPayload } from '../../../jobs/definitions';
+import type { JobPayload, JobResult } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { dueMarketIds, type RefreshSummary } from './refreshHorizons';
 
@@ -7,9 +7,9 @@ import { dueMarketIds, type RefreshSummary } from './refreshHorizons';
  * Run a book-changing job on the book's trade lane (so it serializes with the book's trades) and
  * wait for its result; null when it did not finish in time (the job still runs).
  */
-export async function runOnLane<J extends 'resolve' | 'settle'>(deps: Deps, job: J, data: JobPayload<'trade', J>, laneKey: string, jobId: string): Promise<Record<string, unknown> | null> {
+export async function runOnLane<J extends 'resolve' | 'settle'>(deps: Deps, job: J, data: JobPayload<'trade', J>, laneKey: string, jobId: string): Promise<JobResult<'trade', J> | null> {
   const r = await deps.hub.enqueueAndWait('trade', job, data, { jobId, laneKey, attempts: 3, backoff: { type: 'exponential', delay: 100 }, waitMs: deps.config.TRADE_WAIT_MS * 3 });
-  return r.finished ? (r.result as Record<string, unknown>) : null;
+  return r.finished ? r.result : null;
 }
 
 export interface ResolveSummary {
@@ -43,7 +43,7 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
       out.pending.push(...batches[i]);
       return;
     }
-    for (const o of r.outcomes as Array<{ marketId: string; outcome: string }>) {
+    for (const o of r.outcomes) {
       const list = o.outcome === 'resolved' ? out.resolved : o.outcome === 'voided' ? out.voided : o.outcome === 'waiting' ? out.waiting : o.outcome === 'skipped' ? out.skipped : null;
       list?.push(o.marketId);
     }
@@ -55,6 +55,6 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
 export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }): Promise<RefreshSummary | null> {
   // A fresh id per call: a reused id would hand back an earlier pass's result. The pass is idempotent.
   const r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: 60_000 });
-  return r.finished ? (r.result as RefreshSummary) : null;
+  return r.finished ? r.result : null;
 }
 

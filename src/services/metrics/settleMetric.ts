@@ -50,9 +50,9 @@ export async function settleMetric(deps: Deps, input: SettleMetricInput): Promis
   const settled = results.filter((r) => r?.settled === true);
   return {
     metricId: metric.id,
-    settled: settled.map((r) => r!.marketId as string),
+    settled: settled.map((r) => r!.marketId),
     count: settled.length,
-    totalPayout: settled.reduce((s, r) => s + BigInt(r!.payout as string), 0n),
+    totalPayout: settled.reduce((s, r) => s + r!.payout, 0n),
     pending: results.filter((r) => r === null).length,
   };
 }

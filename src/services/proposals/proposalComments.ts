@@ -7,13 +7,24 @@ import { DomainError } from '../../errors';
 import { emitEvent } from '../events';
 import { findProposal, proposalNotFound } from './proposalRows';
 
+/** A comment as the API shows it: a plain row; `author` is null once the agent is gone. */
+export interface CommentRow {
+  id: string;
+  proposalId: string;
+  authorId: string | null;
+  author?: { nickname: string } | null;
+  parentId: string | null;
+  body: string;
+  createdAt: Date;
+}
+
 /** Comments with their author's nickname (`author.nickname`; the author is null once the agent is gone). */
 function commentsWithAuthor(m: DataSource | EntityManager): SelectQueryBuilder<ProposalComment> {
   return m.getRepository(ProposalComment).createQueryBuilder('c').leftJoin('c.author', 'a').addSelect(['a.id', 'a.nickname']);
 }
 
 /** A comment (optionally a reply to another comment on the same proposal), decided proposals included. */
-export async function addComment(deps: Deps, workspaceId: string, proposalId: string, authorId: string, input: { body: string; parentId?: string }): Promise<ProposalComment> {
+export async function addComment(deps: Deps, workspaceId: string, proposalId: string, authorId: string, input: { body: string; parentId?: string }): Promise<CommentRow> {
   return inTransaction(deps.ds, async (m) => {
     const p = await findProposal(m, workspaceId, proposalId);
     if (!p) throw proposalNotFound(proposalId);
@@ -36,7 +47,7 @@ export async function addComment(deps: Deps, workspaceId: string, proposalId: st
 }
 
 /** Comments oldest first (newest last), with the total. */
-export async function listComments(ds: DataSource, workspaceId: string, proposalId: string, page: { limit: number; offset: number }): Promise<{ items: ProposalComment[]; total: number }> {
+export async function listComments(ds: DataSource, workspaceId: string, proposalId: string, page: { limit: number; offset: number }): Promise<{ items: CommentRow[]; total: number }> {
   const p = await findProposal(ds, workspaceId, proposalId);
   if (!p) throw proposalNotFound(proposalId);
   const total = await ds.getRepository(ProposalComment).countBy({ proposalId: p.id });

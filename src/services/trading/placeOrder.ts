@@ -152,9 +152,9 @@ export async function expireDueOrders(deps: Deps, limit = 500): Promise<number> 
   return n;
 }
 
-function outcomeOf(waited: { finished: true; result: unknown } | { finished: false }, what: string): TradeOutcome {
+function outcomeOf(waited: { finished: true; result: TradeOutcome } | { finished: false }, what: string): TradeOutcome {
   if (!waited.finished) throw new DomainError('trade_pending', `The ${what} is queued but its outcome is not known yet; retry (with the same Idempotency-Key) to get it.`);
-  return waited.result as TradeOutcome;
+  return waited.result;
 }
 
 /**

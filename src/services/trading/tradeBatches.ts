@@ -101,7 +101,7 @@ class LaneBatches {
       { trades: go.map((w) => w.job) },
       { jobId: first.requestId, laneKey: first.marketId, ...TRADE_JOB_OPTS, waitMs: this.deps.config.TRADE_WAIT_MS, freshId: true },
     );
-    const outcomes = waited.finished ? (waited.result as { outcomes?: TradeOutcome[] } | undefined)?.outcomes : undefined;
+    const outcomes = waited.finished ? waited.result.outcomes : undefined;
     go.forEach((w, i) => w.resolve(outcomes?.[i] ? { kind: 'outcome', outcome: outcomes[i] } : { kind: 'unknown', requestId: w.job.requestId }));
   }
 }

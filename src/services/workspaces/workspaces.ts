@@ -7,8 +7,6 @@ import { toNano } from '../../domain/money';
 import { Group, GroupMember, Membership, Workspace } from '../../entities/workspace';
 
 export type { Workspace };
-/** @deprecated The Workspace entity; the name stays for code not yet moved to it. */
-export type WorkspaceRow = Workspace;
 
 export const SYSTEM_GROUPS: Array<{ name: string; capabilities: Capability[] }> = [
   { name: 'Public', capabilities: ['read'] },
