@@ -1,3 +1,4 @@
+import type { TransferRow } from './rows';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
@@ -36,13 +37,8 @@ function refuseMaster(actor: Principal, what: string): void {
   if (actor.isMaster) throw new DomainError('funds_move_forbidden', `The master key cannot ${what}: send the participant's own key.`);
 }
 
-export interface TransferRecord {
-  id: string;
-  fromAgent: string;
-  toAgent: string;
-  amount: bigint;
-  memo: string | null;
-  createdAt: Date;
+/** A transfer as its sender sees it: the row and the sender's balance after it. */
+export interface TransferRecord extends TransferRow {
   balance: bigint;
 }
 
