@@ -59,7 +59,7 @@ const credits = (nano: bigint) => Number(`${nano / 1_000_000_000n}.${(nano % 1_0
 describe('money at the edge', () => {
   afterAll(() => {
     // Answers checked and those with noise, by kind ([checked, noisy]): the figures for the closing note.
-    console.log(`money-edge: ${JSON.stringify(seen)}`); // eslint-disable-line no-console
+    console.log(`money-edge: ${JSON.stringify(seen)}`);
   });
 
   it('random trades, their dry runs and replays, positions, portfolio and orders: at most 9 decimals, replays equal to the first answer', async () => {

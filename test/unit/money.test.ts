@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { EXACT_CREDITS, formatCredits, NANO_PER_CREDIT, toCredits, toNano, withCredits } from '../../src/domain/money';
 
 /** Decimals a JSON number prints with (exponent form included: 1e-7 has 7). */
-export function decimalsOf(text: string): number {
+function decimalsOf(text: string): number {
   const m = /^-?\d+(?:\.(\d+))?(?:e([+-]?\d+))?$/i.exec(text);
   if (!m) throw new Error(`not a JSON number: ${text}`);
   return Math.max(0, (m[1]?.length ?? 0) - Number(m[2] ?? 0));
