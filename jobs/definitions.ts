@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { OrderCancelled, OrderPlacement, TradeResult } from '../src/domain/outcomes';
 
 /**
  * Every queue and every job payload. A family with `laned: true` is split into TRADE_LANES queues
@@ -30,7 +31,9 @@ const counts = <K extends string>(...keys: K[]) => z.object(Object.fromEntries(k
  * through as it is: checked to be an object, not copied key by key (z.record costs ~2 us an outcome).
  */
 const body = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'an object');
-const tradeOutcome = z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), body }), z.object({ ok: z.literal(false), body })]);
+/** An outcome whose applied body is T (the trading area's data type; a refusal's body is the error body). */
+const outcome = <T>() =>
+  z.discriminatedUnion('ok', [z.object({ ok: z.literal(true), body: z.custom<T>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'an object') }), z.object({ ok: z.literal(false), body })]);
 const resolveOutcome = z.object({
   marketId: z.string(),
   outcome: z.enum(['resolved', 'voided', 'waiting', 'skipped', 'untouched']),
@@ -79,11 +82,11 @@ export const queueFamilies = {
     },
     results: {
       // One outcome per request, in the batch's order.
-      trade: z.object({ outcomes: z.array(tradeOutcome) }),
+      trade: z.object({ outcomes: z.array(outcome<TradeResult>()) }),
       resolve: z.object({ outcomes: z.array(resolveOutcome) }),
       settle: z.object({ marketId: z.string(), settled: z.boolean(), payout: bigintText }),
-      placeOrder: tradeOutcome,
-      cancelOrder: tradeOutcome,
+      placeOrder: outcome<OrderPlacement>(),
+      cancelOrder: outcome<OrderCancelled>(),
       expireOrder: z.object({ expired: z.boolean() }),
     },
   }),

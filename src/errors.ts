@@ -1,3 +1,5 @@
+import { withCredits } from './domain/money';
+
 /**
  * The error catalog (spec §7 plus the codes this service adds). A published code never changes
  * meaning; retired codes stay listed so nobody reuses them, and are never thrown.
@@ -77,8 +79,9 @@ export class DomainError extends Error {
     super(message);
   }
 
+  /** The error body; bigint details are nano amounts, shown as credits. */
   toBody(): Record<string, unknown> {
-    return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...this.details };
+    return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...withCredits(this.details) };
   }
 
   /** Rebuild a refusal from its stored body (a trade's outcome read back from its job or Postgres). */

@@ -1,6 +1,14 @@
-/** Credits are bigint nano-units inside; whole-credit JSON numbers only at the edge. */
+/** Credits are bigint nano-units inside; credits as JSON numbers with at most 9 decimals only at the edge. */
 export const NANO_PER_CREDIT = 1_000_000_000n;
 export const MAX_CREDITS = 1e12;
+
+/**
+ * Below this many credits (2^23 = 8,388,608, i.e. about 8.4e15 nano, a little under 2^53 nano) two
+ * doubles are less than one nano apart, so `toCredits` and `toNano` are exact inverses and the
+ * number prints in JSON as the same short decimal `formatCredits` gives. Above it a credit amount
+ * still prints with at most 9 decimals, but may be off by a nano or so (the double's own spacing).
+ */
+export const EXACT_CREDITS = 2 ** 23;
 
 /** The number's shortest decimal form as digits x 10^exp (what the client wrote, not its binary expansion). */
 function decimalOf(x: number): { digits: bigint; exp: number } {
@@ -32,12 +40,37 @@ export function toNano(credits: number): bigint {
   return credits < 0 ? -nano : nano;
 }
 
-/** nano -> JSON number of credits (display; exact up to 2^53 nano-units). */
-export function toCredits(nano: bigint): number {
+/**
+ * nano -> credits as an exact decimal string, at most 9 decimals, no trailing zeros ("16.683973774",
+ * "-0.5", "0"). Integer arithmetic only: the one formatter of money (sentences use it directly).
+ */
+export function formatCredits(nano: bigint): string {
   const neg = nano < 0n;
   const abs = neg ? -nano : nano;
-  const value = Number(abs / NANO_PER_CREDIT) + Number(abs % NANO_PER_CREDIT) / 1e9;
-  return neg ? -value : value;
+  const frac = (abs % NANO_PER_CREDIT).toString().padStart(9, '0').replace(/0+$/, '');
+  return `${neg ? '-' : ''}${abs / NANO_PER_CREDIT}${frac ? `.${frac}` : ''}`;
+}
+
+/**
+ * nano -> JSON number of credits: the double nearest the exact decimal (no float arithmetic), so
+ * JSON prints it back as that decimal (exact below EXACT_CREDITS). For presenters, and for the
+ * documents made once where they happen (error bodies, event data: `withCredits`).
+ */
+export function toCredits(nano: bigint): number {
+  return Number(formatCredits(nano));
+}
+
+/**
+ * A document whose bigint values are nano amounts, with each of them as credits (deep): how an
+ * error's details and an event's data reach the edge, where they are shown verbatim.
+ */
+export function withCredits<T>(value: T): T {
+  if (typeof value === 'bigint') return toCredits(value) as T;
+  if (Array.isArray(value)) return value.map(withCredits) as T;
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withCredits(v)])) as T;
+  }
+  return value;
 }
 
 export function minBig(a: bigint, b: bigint): bigint {

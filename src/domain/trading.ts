@@ -11,7 +11,7 @@ import {
   type BookState,
   type Direction,
 } from './lmsr';
-import { minBig, toCredits, toNano } from './money';
+import { formatCredits, minBig, toNano } from './money';
 import { walkBuy, type Fill, type Wall } from './orderBook';
 
 /** Smallest spend or proceeds a trade may have: 0.000001 credits. */
@@ -89,8 +89,8 @@ export function planTrade(input: {
   if (spec.mode === 'sell') {
     const available = spec.direction === 'higher' ? holding.higher : holding.lower;
     if (spec.shares > available) {
-      throw new DomainError('insufficient_shares', `You hold ${toCredits(available)} ${spec.direction} shares and asked to sell ${toCredits(spec.shares)}.`, {
-        available: toCredits(available),
+      throw new DomainError('insufficient_shares', `You hold ${formatCredits(available)} ${spec.direction} shares and asked to sell ${formatCredits(spec.shares)}.`, {
+        available,
       });
     }
     let shares = spec.shares;
@@ -200,8 +200,8 @@ export function planTrade(input: {
 }
 
 function tooSmall(): DomainError {
-  return new DomainError('trade_too_small', `The trade is too small: the minimum is ${toCredits(MIN_TRADE_NANO)} credits spent or received.`, {
-    minimum: toCredits(MIN_TRADE_NANO),
+  return new DomainError('trade_too_small', `The trade is too small: the minimum is ${formatCredits(MIN_TRADE_NANO)} credits spent or received.`, {
+    minimum: MIN_TRADE_NANO,
   });
 }
 

@@ -34,12 +34,19 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 const nano = (credits: number) => toNano(credits);
 
 /** The book's move from a trade: the market maker's shares only (the walls' fills are outside it). */
-function bookMove(body: { kind: string; direction: Dir; shares: number; limitFills?: Array<{ shares: number }> }): bigint {
-  const s = nano(body.shares);
-  if (body.kind === 'sell') return body.direction === 'higher' ? s : -s; // distance qLower - qHigher
-  const mm = s - (body.limitFills ?? []).reduce((a, f) => a + nano(f.shares), 0n);
-  return body.direction === 'lower' ? mm : -mm;
+function bookMove(t: { kind: string; direction: Dir; shares: bigint; fills: bigint[] }): bigint {
+  if (t.kind === 'sell') return t.direction === 'higher' ? t.shares : -t.shares; // distance qLower - qHigher
+  const mm = t.shares - t.fills.reduce((a, f) => a + f, 0n);
+  return t.direction === 'lower' ? mm : -mm;
 }
+
+/** From a trade answer (credits). */
+const answerMove = (b: { kind: string; direction: Dir; shares: number; limitFills?: Array<{ shares: number }> }) =>
+  bookMove({ kind: b.kind, direction: b.direction, shares: nano(b.shares), fills: (b.limitFills ?? []).map((f) => nano(f.shares)) });
+
+/** From a stored trade outcome (nano data: decimal strings). */
+const storedMove = (r: { kind: string; direction: Dir; shares: string; limitFills?: Array<{ shares: string }> }) =>
+  bookMove({ kind: r.kind, direction: r.direction, shares: BigInt(r.shares), fills: (r.limitFills ?? []).map((f) => BigInt(f.shares)) });
 
 async function distance(marketId: string): Promise<bigint> {
   const [r] = await app.deps.ds.query(`SELECT q_higher::text AS h, q_lower::text AS l FROM markets WHERE id = $1`, [marketId]);
@@ -77,7 +84,7 @@ describe('limit orders: random sequences of orders, cancels and trades', () => {
               if (res.body.immediate.tradeId) {
                 // The crossed part traded at once: its fills are in the stored trade outcome.
                 const [r] = await app.deps.ds.query(`SELECT response FROM trade_requests WHERE request_id = $1`, [`order:${res.body.id}`]);
-                expected += bookMove(r.response);
+                expected += storedMove(r.response);
               }
             }
           } else if (o.t === 'cancel') {
@@ -87,7 +94,7 @@ describe('limit orders: random sequences of orders, cancels and trades', () => {
             // A guard some way ahead of the consensus, in the buy's direction.
             const limit = o.guard === undefined ? undefined : Math.round((await consensus(marketId)) + (o.direction === 'higher' ? o.guard : -o.guard));
             res = await trade(app, ws, a, { marketId, direction: o.direction, amount: o.amount, ...(limit === undefined ? {} : { limit }) });
-            if (res.status === 200) expected += bookMove(res.body);
+            if (res.status === 200) expected += answerMove(res.body);
           } else {
             const [p] = await app.deps.ds.query(`SELECT shares_higher::text AS h, shares_lower::text AS l FROM positions WHERE market_id = $1 AND agent_id = $2`, [marketId, a.id]);
             const direction: Dir = p && BigInt(p.h) > 0n ? 'higher' : 'lower';
@@ -95,7 +102,7 @@ describe('limit orders: random sequences of orders, cancels and trades', () => {
             if (have === 0n) continue;
             const shares = o.part === 1 ? have : (have * 3n) / 10n;
             res = await trade(app, ws, a, { marketId, direction, sellShares: Number(shares) / 1e9 });
-            if (res.status === 200) expected += bookMove(res.body);
+            if (res.status === 200) expected += answerMove(res.body);
           }
           seen.sent++;
           if (res.status === 200) {

@@ -1,7 +1,6 @@
 import { toCredits } from '../../domain/money';
 import type { AgentRecord } from '../../services/participants';
 
-
 export function presentAgent(a: AgentRecord) {
   return {
     id: a.id,
@@ -17,4 +16,8 @@ export function presentAgent(a: AgentRecord) {
     createdAt: a.createdAt.toISOString(),
     joinedAt: a.createdAt.toISOString(),
   };
+}
+
+export function presentBalance(a: Pick<AgentRecord, 'id' | 'balance'>) {
+  return { agentId: a.id, balance: toCredits(a.balance) };
 }

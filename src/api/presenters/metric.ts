@@ -1,6 +1,7 @@
 import { toCredits } from '../../domain/money';
 import type { MetricRow, UpdateRow } from '../../services/metrics';
 import type { ReadingRow } from '../../services/metrics';
+import type { settleMetric } from '../../services/metrics';
 
 /** Catalog shape plus the condensed names (currentValue, targetValue, unit) for older clients. */
 export function presentMetric(r: MetricRow) {
@@ -55,4 +56,9 @@ export function presentUpdate(u: UpdateRow) {
     updatedBy: u.agentId,
     createdAt: u.at.toISOString(),
   };
+}
+
+/** An early settlement (POST /metrics/{id}/settle). */
+export function presentSettlement(r: Awaited<ReturnType<typeof settleMetric>>) {
+  return { metricId: r.metricId, settled: r.settled, count: r.count, totalPayout: toCredits(r.totalPayout), pending: r.pending };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { orderView } from '../../services/trading';
-import { type OrderRow } from '../../services/books';
+import { orderOfData, type BookLevel, type OrderRow } from '../../services/books';
+import type { OrderCancelled, OrderPlacement, Outcome } from '../../services/trading';
+import { credits, isPresented } from './trade';
 
 /** Every output field of a limit order (credits as numbers, dates as ISO strings). */
 export const orderSchema = z.object({
@@ -24,4 +25,42 @@ export const orderSchema = z.object({
 
 export const limitFillSchema = z.object({ orderId: z.string(), shares: z.number(), price: z.number(), cost: z.number() });
 
-export const presentOrder = (o: OrderRow): z.infer<typeof orderSchema> => orderView(o);
+export function presentOrder(o: OrderRow): z.infer<typeof orderSchema> {
+  return {
+    id: o.id,
+    marketId: o.marketId,
+    direction: o.direction,
+    limit: o.limit,
+    probability: o.limitP,
+    price: credits(o.priceNano),
+    shares: credits(o.shares),
+    filled: credits(o.filled),
+    remaining: credits(o.shares - o.filled),
+    spent: credits(o.spent),
+    reserved: credits(o.reserve),
+    status: o.status,
+    closeReason: o.closeReason,
+    expiresAt: o.expiresAt ? o.expiresAt.toISOString() : null,
+    createdAt: o.createdAt.toISOString(),
+    updatedAt: o.updatedAt.toISOString(),
+  };
+}
+
+/** A placement: the same for the first answer and an idempotent replay (stored data, or a placement stored before it). */
+export function presentPlacement(o: Outcome<OrderPlacement> & { ok: true; replay?: true }) {
+  const p = o.body;
+  const body = isPresented(p)
+    ? (p as unknown as Record<string, unknown>)
+    : { ...presentOrder(orderOfData(p.order)), immediate: { shares: credits(p.immediate.shares), cost: credits(p.immediate.cost), tradeId: p.immediate.tradeId } };
+  return { ...body, idempotentReplay: o.replay === true };
+}
+
+export function presentCancelled(c: OrderCancelled) {
+  return isPresented(c) ? (c as unknown as Record<string, unknown>) : { ...presentOrder(orderOfData(c.order)), returned: credits(c.returned) };
+}
+
+const level = (l: BookLevel) => ({ limit: l.limit, probability: l.probability, shares: credits(l.shares), orders: l.orders });
+
+export function presentOrderBook(b: { marketId: string; higher: BookLevel[]; lower: BookLevel[] }) {
+  return { marketId: b.marketId, higher: b.higher.map(level), lower: b.lower.map(level) };
+}

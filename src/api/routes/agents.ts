@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
-import { toCredits } from '../../domain/money';
 import { participantByIdOrNickname, registerParticipant } from '../../services/participants';
 import { isWorkspaceMember } from '../../services/workspaces';
 import { auth } from '../auth';
 import { limitByAddress } from '../middleware/rateLimit';
-import { presentAgent } from '../presenters/agent';
+import { presentAgent, presentBalance } from '../presenters/agent';
 import { agentSchema, balanceSchema, registrationSchema } from '../schemas/participants';
 import { defineRoute, type Call } from '../registry';
 import { nickname } from '../schemas/common';
@@ -94,6 +93,6 @@ defineRoute({
   params: agentIdParam,
   handler: async (c) => {
     const a = await resolveSelfOrAdmin(c);
-    return { agentId: a.id, balance: toCredits(a.balance) };
+    return presentBalance(a);
   },
 });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
-import { toCredits } from '../../domain/money';
 import { refreshNow, resolveDueNow } from '../../services/lifecycle';
 import { settleMetric } from '../../services/metrics';
 import { auth } from '../auth';
 import { refreshSchema, resolveSchema, settleSchema } from '../schemas/metrics';
 import { defineRoute } from '../registry';
+import { presentSettlement } from '../presenters/metric';
 
 defineRoute({
   method: 'POST',
@@ -27,7 +27,7 @@ defineRoute({
     const asOf = c.body.asOf ? new Date(c.body.asOf) : now;
     if (asOf.getTime() > now.getTime() + 60_000) throw new DomainError('validation_failed', 'asOf may be at most one minute ahead of now.');
     const r = await settleMetric(c.deps, { workspaceId: ws.id, metric: c.params.id, value: c.body.value, reason: c.body.reason, asOf, agentId: c.identity().agentId });
-    return { metricId: r.metricId, settled: r.settled, count: r.count, totalPayout: toCredits(r.totalPayout), pending: r.pending };
+    return presentSettlement(r);
   },
 });
 

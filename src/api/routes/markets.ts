@@ -8,6 +8,7 @@ import { bodyHash, dryRunTrade, submitTrade } from '../../services/trading';
 import { auth } from '../auth';
 import { idempotencyKey } from '../idempotency';
 import { presentMarket } from '../presenters/market';
+import { presentTradeOutcome, presentTradeQuote } from '../presenters/trade';
 import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas/markets';
 import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
@@ -134,7 +135,7 @@ defineRoute({
     if (mk) c.workspace().requireMetricTradable(mk);
     const marketId = mk?.id ?? c.body.marketId!;
     for (const w of warnings) c.deprecate(w);
-    if (c.body.dryRun) return dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId, spec });
+    if (c.body.dryRun) return presentTradeQuote(await dryRunTrade(c.deps, { agentId: caller.agentId, workspaceId: ws.id, marketId, spec }));
     const key = idempotencyKey(c);
     const outcome = await submitTrade(c.deps, {
       agentId: caller.agentId,
@@ -145,7 +146,7 @@ defineRoute({
       hash: bodyHash({ path: '/predictions/trade', body: c.body }),
     });
     if (!outcome.ok) throw DomainError.fromBody(outcome.body);
-    return { ...outcome.body, idempotentReplay: outcome.body.idempotentReplay === true };
+    return presentTradeOutcome(outcome);
   },
 });
 

@@ -6,6 +6,7 @@ import { auth } from '../auth';
 import { claimInfoSchema, claimSchema, onboardSchema, waitlistSchema } from '../schemas/participants';
 import { defineRoute, parseWith } from '../registry';
 import { nickname } from '../schemas/common';
+import { presentClaim, presentOnboarded } from '../presenters/participant';
 
 const onboardBody = z.strictObject({
   workspace: z.strictObject({
@@ -38,7 +39,7 @@ defineRoute({
     const body = parseWith(onboardBody, c.body, 'body');
     await limitByAddress(c.deps, c.koa, 'signup');
     c.status(201);
-    return onboardParticipant(c.deps, body);
+    return presentOnboarded(await onboardParticipant(c.deps, body));
   },
 });
 
@@ -62,7 +63,7 @@ defineRoute({
   summary:
     'Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.',
   body: z.strictObject({ token: tokenSchema }),
-  handler: async (c) => claimParticipant(c.deps, c.identity(), c.body.token),
+  handler: async (c) => presentClaim(await claimParticipant(c.deps, c.identity(), c.body.token)),
 });
 
 defineRoute({

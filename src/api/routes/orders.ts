@@ -4,7 +4,7 @@ import { toNano } from '../../domain/money';
 import { bodyHash, submitCancelOrder, submitOrder } from '../../services/trading';
 import { marketInWorkspace, orderBookOf, orderOf, ordersOf } from '../../services/books';
 import { auth } from '../auth';
-import { orderSchema, presentOrder } from '../presenters/order';
+import { orderSchema, presentCancelled, presentOrder, presentOrderBook, presentPlacement } from '../presenters/order';
 import { defineRoute } from '../registry';
 import { idempotencyKey } from '../idempotency';
 import { limitQuery, positiveCredits, positiveShares } from '../schemas/common';
@@ -61,7 +61,7 @@ defineRoute({
       hash: bodyHash({ path: '/predictions/orders', body: c.body }),
     });
     if (!o.ok) throw DomainError.fromBody(o.body);
-    return { ...o.body, idempotentReplay: o.body.idempotentReplay === true };
+    return presentPlacement(o);
   },
 });
 
@@ -101,7 +101,7 @@ defineRoute({
   handler: async (c) => {
     const o = await submitCancelOrder(c.deps, { agentId: c.identity().agentId, workspaceId: c.workspace().workspace.id, orderId: c.params.id });
     if (!o.ok) throw DomainError.fromBody(o.body);
-    return o.body;
+    return presentCancelled(o.body);
   },
 });
 
@@ -118,6 +118,6 @@ defineRoute({
   handler: async (c) => {
     const access = c.workspace();
     const mk = await requireMarketHere(c.deps, access.workspace.id, c.params.id, (m) => access.metricReadable(m));
-    return orderBookOf(c.deps, mk.id);
+    return presentOrderBook(await orderBookOf(c.deps, mk.id));
   },
 });

@@ -8,6 +8,7 @@ import { auth } from '../auth';
 import { childSchema, myParticipantSchema, removalSchema, workspaceParticipantSchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
 import { credits, flag, nickname } from '../schemas/common';
+import { presentChild, presentMyParticipant, presentRemoval, presentWorkspaceParticipant } from '../presenters/participant';
 import { agentIdParam } from './agents';
 import { scopeList } from './keys';
 
@@ -48,7 +49,7 @@ defineRoute({
       return access.caps;
     });
     c.status(201);
-    return out;
+    return presentChild(out);
   },
 });
 
@@ -63,7 +64,7 @@ defineRoute({
   query: z.object({ fresh: flag.meta({ deprecated: true, description: 'Accepted and ignored: earnings are always current.' }) }),
   handler: async (c) => {
     if (c.query.fresh !== undefined) c.deprecate("'fresh' is superseded: earnings are always current; it is ignored.");
-    return participantsOfCaller(c.deps, c.identity().agentId);
+    return (await participantsOfCaller(c.deps, c.identity().agentId)).map(presentMyParticipant);
   },
 });
 
@@ -74,7 +75,7 @@ defineRoute({
   errors: [],
   auth: auth.manage(),
   summary: "The workspace's participants with groups, a display role, and realizedPnl, pnlConsensus, pnlMetric.",
-  handler: async (c) => participantsOfWorkspace(c.deps, c.workspace().workspace),
+  handler: async (c) => (await participantsOfWorkspace(c.deps, c.workspace().workspace)).map(presentWorkspaceParticipant),
 });
 
 defineRoute({
@@ -88,7 +89,7 @@ defineRoute({
   params: agentIdParam,
   handler: async (c) => {
     const caller = c.identity();
-    return removeParticipant(c.deps, caller, c.params.id, async (workspaceId) => {
+    const removed = await removeParticipant(c.deps, caller, c.params.id, async (workspaceId) => {
       const ws = await workspaceByIdOrSlug(c.deps, workspaceId);
       if (!ws) return false;
       try {
@@ -98,5 +99,6 @@ defineRoute({
         throw err;
       }
     });
+    return presentRemoval(removed);
   },
 });

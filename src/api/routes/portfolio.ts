@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { toCredits } from '../../domain/money';
 import { mostLiquidMarkets } from '../../services/books';
-import { agentPositions, marketPnlOf, presentPosition, tradeHistoryOf } from '../../services/portfolio';
+import { agentPositions, marketPnlOf, tradeHistoryOf } from '../../services/portfolio';
 import { auth } from '../auth';
-import { presentMarketSummary } from '../presenters/market';
+import { presentDashboard, presentMarketPnl, presentPosition, presentTradeRow } from '../presenters/portfolio';
 import { dashboardSchema, marketPnlSchema, positionSchema, tradeRowSchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
 import { limitQuery } from '../schemas/common';
@@ -25,7 +24,7 @@ defineRoute({
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
     const trades = await tradeHistoryOf(c.deps, agent.id, viewScope(c, agent.id), c.query.limit);
-    return trades.map((t) => ({ ...t, shares: toCredits(t.shares), cost: toCredits(t.cost), createdAt: t.createdAt.toISOString() }));
+    return trades.map(presentTradeRow);
   },
 });
 
@@ -56,17 +55,7 @@ defineRoute({
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
     const scope = viewScope(c, agent.id);
-    return (await marketPnlOf(c.deps, agent.id, scope)).map((r) => ({
-      marketId: r.marketId,
-      metricName: r.metricName,
-      targetDate: r.targetDate,
-      open: r.open,
-      netCash: toCredits(r.netCash),
-      markValueConsensus: toCredits(r.markValueConsensus),
-      metricPayoutValue: r.metricPayoutValue === null ? null : toCredits(r.metricPayoutValue),
-      pnlConsensus: toCredits(r.pnlConsensus),
-      pnlMetric: r.pnlMetric === null ? null : toCredits(r.pnlMetric),
-    }));
+    return (await marketPnlOf(c.deps, agent.id, scope)).map(presentMarketPnl);
   },
 });
 
@@ -82,9 +71,6 @@ defineRoute({
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
     const markets = c.access ? await mostLiquidMarkets(c.deps, c.access.workspace.id, c.query.limit) : [];
-    return {
-      balance: toCredits(agent.balance),
-      markets: markets.map((mk) => ({ ...presentMarketSummary(mk), metricName: mk.metricName, liquidity: toCredits(mk.liquidity), tradeCount: mk.tradeCount })),
-    };
+    return presentDashboard(agent.balance, markets);
   },
 });

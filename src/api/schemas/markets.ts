@@ -53,7 +53,7 @@ export const marketHistorySchema = z.object({
   points: z.array(z.object({ at: instant, tradeId: z.string(), kind: z.string(), direction: z.string(), consensus: z.number(), probability: z.number() })),
 });
 
-/** Price-guard and target-mode details (placeTrade.guardDetails): present only when they apply. */
+/** Price-guard and target-mode details (services/trading tradeFigures, presenters/trade): present only when they apply. */
 const guard = {
   limited: z.boolean().optional(),
   spent: creditAmount.optional(),

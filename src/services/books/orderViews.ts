@@ -1,6 +1,5 @@
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { toCredits } from '../../domain/money';
 import { rowToOrder, type OrderRow, type OrderStatus } from './orders';
 
 /** The caller's orders, newest first; by market and status when asked. */
@@ -19,6 +18,14 @@ export async function orderOf(deps: Deps, p: { agentId: string; workspaceId: str
   return rowToOrder(row);
 }
 
+export interface BookLevel {
+  limit: number;
+  probability: number;
+  /** Nano-units. */
+  shares: bigint;
+  orders: number;
+}
+
 /** The resting walls of a market by price, aggregated (no owners): buy-higher bids and buy-lower bids. */
 export async function orderBookOf(deps: Deps, marketId: string) {
   const rows: Array<{ direction: 'higher' | 'lower'; limit_value: number; limit_p: number; shares: string; orders: number }> = await deps.ds.query(
@@ -27,6 +34,6 @@ export async function orderBookOf(deps: Deps, marketId: string) {
       GROUP BY direction, limit_value, limit_p ORDER BY direction, limit_p DESC`,
     [marketId, deps.clock.now()],
   );
-  const level = (r: (typeof rows)[number]) => ({ limit: r.limit_value, probability: r.limit_p, shares: toCredits(BigInt(r.shares)), orders: r.orders });
+  const level = (r: (typeof rows)[number]): BookLevel => ({ limit: r.limit_value, probability: r.limit_p, shares: BigInt(r.shares), orders: r.orders });
   return { marketId, higher: rows.filter((r) => r.direction === 'higher').map(level), lower: rows.filter((r) => r.direction === 'lower').map(level) };
 }

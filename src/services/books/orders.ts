@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { probability, type Direction } from '../../domain/lmsr';
 import { opposite, type Fill, type Wall } from '../../domain/orderBook';
 import type { TradeSpec } from '../../domain/trading';
-import { toCredits } from '../../domain/money';
+import type { OrderData, OrderStatus } from '../../domain/outcomes';
 import { accountId, leg, ledgerFragment, ledgerOutcome, openAccounts, writeLedger, type Transfer } from '../ledger';
 import { writeEvents, type PendingEvent } from '../events';
 import { bookOf, type MarketRow } from './books';
@@ -10,7 +10,7 @@ import { bookOf, type MarketRow } from './books';
 /** The market's reserve account: every open order's unused reserve (kind pool: never negative). */
 export const reserveAccount = (marketId: string) => `reserve:${marketId}`;
 
-export type OrderStatus = 'open' | 'filled' | 'cancelled' | 'expired';
+export type { OrderData, OrderStatus };
 
 export interface OrderRow {
   id: string;
@@ -51,6 +51,34 @@ export function rowToOrder(r: Record<string, any>): OrderRow { // eslint-disable
     expiresAt: r.expires_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+export function orderData(o: OrderRow): OrderData {
+  return {
+    ...o,
+    priceNano: o.priceNano.toString(),
+    shares: o.shares.toString(),
+    filled: o.filled.toString(),
+    spent: o.spent.toString(),
+    reserve: o.reserve.toString(),
+    expiresAt: o.expiresAt ? o.expiresAt.toISOString() : null,
+    createdAt: o.createdAt.toISOString(),
+    updatedAt: o.updatedAt.toISOString(),
+  };
+}
+
+export function orderOfData(d: OrderData): OrderRow {
+  return {
+    ...d,
+    priceNano: BigInt(d.priceNano),
+    shares: BigInt(d.shares),
+    filled: BigInt(d.filled),
+    spent: BigInt(d.spent),
+    reserve: BigInt(d.reserve),
+    expiresAt: d.expiresAt === null ? null : new Date(d.expiresAt),
+    createdAt: new Date(d.createdAt),
+    updatedAt: new Date(d.updatedAt),
   };
 }
 
@@ -99,15 +127,6 @@ export function wallsOf(json: unknown): Wall[] {
   }));
 }
 
-export function presentFills(fills: readonly Fill[], mk: Pick<MarketRow, 'rangeMin' | 'rangeMax'>) {
-  return fills.map((f) => ({
-    orderId: f.orderId,
-    shares: toCredits(f.shares),
-    price: mk.rangeMin + f.p * (mk.rangeMax - mk.rangeMin),
-    cost: toCredits(f.takerPay),
-  }));
-}
-
 /**
  * The resting orders' side of a trade's fills, before the trade's own write in the same
  * transaction: each order's part moves from the reserve to the pool, owners (other than the taker,
@@ -143,7 +162,7 @@ export async function applyFills(m: EntityManager, mk: MarketRow, fills: readonl
     events.push({
       workspaceId: mk.workspaceId,
       type: 'order:filled',
-      data: { orderId: o.id, marketId: mk.id, agentId: o.agent_id, direction: o.direction, shares: toCredits(f.shares), cost: toCredits(f.pay), filled: toCredits(BigInt(o.filled)), size: toCredits(BigInt(o.shares)), complete: o.status === 'filled' },
+      data: { orderId: o.id, marketId: mk.id, agentId: o.agent_id, direction: o.direction, shares: f.shares, cost: f.pay, filled: BigInt(o.filled), size: BigInt(o.shares), complete: o.status === 'filled' },
     });
     if (o.status === 'filled') {
       done.push(o.id);
@@ -233,7 +252,7 @@ async function releaseReserves(m: EntityManager, rows: Array<Record<string, any>
   else await writeLedger(m, legs, { shortfall: 'internal' });
   await writeEvents(
     m,
-    rows.map((r) => ({ workspaceId: r.workspace_id, type: status === 'cancelled' ? 'order:cancelled' : 'order:expired', data: { orderId: r.id, marketId: r.market_id, agentId: r.agent_id, returned: toCredits(BigInt(r.returned)), reason } })),
+    rows.map((r) => ({ workspaceId: r.workspace_id, type: status === 'cancelled' ? 'order:cancelled' : 'order:expired', data: { orderId: r.id, marketId: r.market_id, agentId: r.agent_id, returned: BigInt(r.returned), reason } })),
   );
   return rows.length;
 }

@@ -4,7 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
-import { toCredits, toNano } from '../../domain/money';
+import { toNano } from '../../domain/money';
 import { CreditTransfer } from '../../entities/credits';
 import { DomainError } from '../../errors';
 import { accountId, transfer } from '../ledger';
@@ -27,7 +27,7 @@ async function moving<T>(amount: bigint, run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (err) {
     if (err instanceof DomainError && err.code === 'insufficient_balance') {
-      throw new DomainError(err.code, err.message, { ...err.details, amount: toCredits(amount) });
+      throw new DomainError(err.code, err.message, { ...err.details, amount });
     }
     throw err;
   }

@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { withdrawalUnits } from '../../domain/credits';
-import { toCredits, toNano } from '../../domain/money';
+import { formatCredits, toNano } from '../../domain/money';
 import { Withdrawal } from '../../entities/credits';
 import { DomainError } from '../../errors';
 import { logger } from '../../logger';
@@ -30,7 +30,7 @@ export async function requestWithdrawal(deps: Deps, actor: Principal, p: { idPar
   const amount = nanoAmount(p.amount);
   const units = withdrawalUnits(amount, chain.settings.unitsPerCredit);
   if (units === null) {
-    throw new DomainError('validation_failed', `The amount must be a whole number of token units: a multiple of ${toCredits(1_000_000_000n / chain.settings.unitsPerCredit)} credits.`);
+    throw new DomainError('validation_failed', `The amount must be a whole number of token units: a multiple of ${formatCredits(1_000_000_000n / chain.settings.unitsPerCredit)} credits.`);
   }
   const review = amount > toNano(deps.config.WITHDRAW_REVIEW_CREDITS);
   const out = await inTransaction(deps.ds, async (m) => {

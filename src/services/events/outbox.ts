@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { withCredits } from '../../domain/money';
 
 /** Every event type the service emits: the outbox accepts no other. */
 export const EVENT_TYPES = [
@@ -23,7 +24,7 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** One outbox row: the workspace's stream (null: the platform's), its type and its JSON data. */
+/** One outbox row: the workspace's stream (null: the platform's), its type and its JSON data (bigint values are nano-units, written as credits). */
 export interface PendingEvent {
   workspaceId: string | null;
   type: EventType;
@@ -53,7 +54,7 @@ function insertSql(count: number, firstParam: number, when?: string, recipients 
 const hasRecipients = (events: readonly PendingEvent[]) => events.some((e) => e.agentId);
 
 function paramsOf(events: readonly PendingEvent[]): unknown[] {
-  const cols: unknown[][] = [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(e.data))];
+  const cols: unknown[][] = [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(withCredits(e.data)))];
   if (hasRecipients(events)) cols.push(events.map((e) => e.agentId ?? null));
   return events.length === 1 ? cols.map((c) => c[0]) : cols;
 }

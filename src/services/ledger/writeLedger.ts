@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
-import { toCredits } from '../../domain/money';
+import { formatCredits } from '../../domain/money';
 
 /**
  * The one ledger writer. Every balance change and every ledger row goes through here: one debit to
@@ -48,8 +48,8 @@ export interface LedgerWriteOptions {
 export function insufficientBalance(balance: bigint, cost: bigint, opts: { purpose?: string; note?: string } = {}): DomainError {
   return new DomainError(
     'insufficient_balance',
-    `Not enough credits${opts.purpose ? ` ${opts.purpose}` : ''}: the balance is ${toCredits(balance)} and this needs ${toCredits(cost)}.${opts.note ? ` ${opts.note}` : ''}`,
-    { balance: toCredits(balance), cost: toCredits(cost) },
+    `Not enough credits${opts.purpose ? ` ${opts.purpose}` : ''}: the balance is ${formatCredits(balance)} and this needs ${formatCredits(cost)}.${opts.note ? ` ${opts.note}` : ''}`,
+    { balance, cost },
   );
 }
 

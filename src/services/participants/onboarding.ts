@@ -4,7 +4,7 @@ import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
-import { toCredits, toNano } from '../../domain/money';
+import { maxBig, toNano } from '../../domain/money';
 import { createAgent, hashKey, mintKey, NICKNAME_RE } from '../identity';
 import { accountId, transfer } from '../ledger';
 import { createWorkspace } from '../workspaces';
@@ -56,8 +56,8 @@ export async function onboardParticipant(deps: Deps, input: OnboardInput) {
       apiKey: key.apiKey,
       keyId: key.keyId,
       scopes: key.scopes,
-      credits: toCredits(credits),
-      creditsAfterClaim: Math.max(deps.config.SIGNUP_CREDITS, toCredits(credits)),
+      credits,
+      creditsAfterClaim: maxBig(toNano(deps.config.SIGNUP_CREDITS), credits),
       workspace: {
         id: ws.id,
         name: ws.name,
@@ -119,7 +119,7 @@ export async function claimParticipant(deps: Deps, actor: Principal, token: stri
     const agentId: string = rows[0].agent_id;
     await m.query(`UPDATE agents SET unclaimed = false, claimed_by = $2, claimed_at = now() WHERE id = $1`, [agentId, actor.agentId]);
     const topUp = await grant(m, agentId, Math.max(0, deps.config.SIGNUP_CREDITS - deps.config.UNCLAIMED_SIGNUP_CREDITS), 'claim top-up to the full signup grant');
-    return { ok: true, participantId: agentId, creditsToppedUp: toCredits(topUp), workspaces: await workspacesOf(m, agentId) };
+    return { ok: true, participantId: agentId, creditsToppedUp: topUp, workspaces: await workspacesOf(m, agentId) };
   });
 }
 

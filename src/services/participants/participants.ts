@@ -2,7 +2,7 @@ import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { capabilityChangeNotHeld, type Capability, type Principal } from '../../domain/capabilities';
-import { toCredits, toNano } from '../../domain/money';
+import { toNano } from '../../domain/money';
 import { groupsByIds } from '../access';
 import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from '../identity';
 import { agentPositions, positionMetricValue, positionWorth } from '../portfolio';
@@ -35,10 +35,11 @@ async function resultsOf(deps: Deps, agentId: string, workspaceId: string | null
   return { realized, open, metric };
 }
 
+/** Nano-units (presenters/participant.ts shows credits). */
 export interface PnlRow {
-  realizedPnl: number;
-  pnlConsensus: number;
-  pnlMetric: number;
+  realizedPnl: bigint;
+  pnlConsensus: bigint;
+  pnlMetric: bigint;
 }
 
 async function workspacePnl(deps: Deps, workspaceId: string): Promise<Map<string, PnlRow>> {
@@ -46,7 +47,7 @@ async function workspacePnl(deps: Deps, workspaceId: string): Promise<Map<string
   const out = new Map<string, PnlRow>();
   for (const h of holders) {
     const r = await resultsOf(deps, h.agent_id, workspaceId);
-    out.set(h.agent_id, { realizedPnl: toCredits(r.realized), pnlConsensus: toCredits(r.realized + r.open), pnlMetric: toCredits(r.metric) });
+    out.set(h.agent_id, { realizedPnl: r.realized, pnlConsensus: r.realized + r.open, pnlMetric: r.metric });
   }
   return out;
 }
@@ -56,15 +57,15 @@ async function earningsOf(deps: Deps, agentId: string) {
   const r = await resultsOf(deps, agentId, null);
   const [t] = await deps.ds.query(`SELECT count(*)::int AS n, max(created_at) AS last FROM trades WHERE agent_id = $1`, [agentId]);
   return {
-    earned: toCredits(r.realized + r.open),
-    settledEarnings: toCredits(r.realized),
-    openEarnings: toCredits(r.open),
+    earned: r.realized + r.open,
+    settledEarnings: r.realized,
+    openEarnings: r.open,
     totalTrades: t.n as number,
     lastTradeAt: t.last ? (t.last as Date).toISOString() : null,
   };
 }
 
-const NO_PNL: PnlRow = { realizedPnl: 0, pnlConsensus: 0, pnlMetric: 0 };
+const NO_PNL: PnlRow = { realizedPnl: 0n, pnlConsensus: 0n, pnlMetric: 0n };
 
 export interface ChildInput {
   agentId?: string;
@@ -145,7 +146,7 @@ export async function createChildParticipant(
       scopes: key.scopes,
       label: key.label,
       memberships,
-      balance: toCredits(amount),
+      balance: amount,
     };
   });
 }
@@ -162,7 +163,8 @@ interface AgentListRow {
   balance: string;
 }
 
-function presentRow(r: AgentListRow) {
+/** A listed participant (balance in nano-units). */
+function listRow(r: AgentListRow) {
   return {
     id: r.id,
     name: r.nickname,
@@ -172,7 +174,7 @@ function presentRow(r: AgentListRow) {
     parent: r.parent_id,
     bot: r.parent_id !== null,
     unclaimed: r.unclaimed,
-    balance: toCredits(BigInt(r.balance)),
+    balance: BigInt(r.balance),
     createdAt: r.created_at.toISOString(),
     joinedAt: r.created_at.toISOString(),
   };
@@ -189,7 +191,7 @@ export async function participantsOfCaller(deps: Deps, agentId: string) {
     [agentId],
   );
   const out = [];
-  for (const r of rows) out.push({ ...presentRow(r), self: r.id === agentId, ...(await earningsOf(deps, r.id)), earnedAsOf: asOf.toISOString() });
+  for (const r of rows) out.push({ ...listRow(r), self: r.id === agentId, ...(await earningsOf(deps, r.id)), earnedAsOf: asOf.toISOString() });
   return out;
 }
 
@@ -207,7 +209,7 @@ export async function participantsOfWorkspace(deps: Deps, ws: WorkspaceRow) {
   );
   const pnl = await workspacePnl(deps, ws.id);
   return rows.map((r) => ({
-    ...presentRow(r),
+    ...listRow(r),
     joinedWorkspaceAt: r.joined_at.toISOString(),
     groups: r.groups,
     // Display only (spec §5.4): capabilities come from groups, never from this label.
@@ -262,6 +264,6 @@ export async function removeParticipant(deps: Deps, actor: Principal, idParam: s
       await transfer(m, { from: accountId.agent(id), to, amount: balance, kind: 'participant_deleted', ref: id, memo: `balance of deleted participant ${id}` });
     }
     await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
-    return { ok: true, agentId: id, creditsReturned: toCredits(balance), returnedTo: { account: to, agentId: heirExists ? heirId : null } };
+    return { ok: true, agentId: id, creditsReturned: balance, returnedTo: { account: to, agentId: heirExists ? heirId : null } };
   });
 }

@@ -1,7 +1,6 @@
 import type { Deps } from '../../deps';
-import { consensusOf, holderPayout, payoutFraction, probability } from '../../domain/lmsr';
-import { toCredits } from '../../domain/money';
-import { displayStatus, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { holderPayout, payoutFraction, probability } from '../../domain/lmsr';
+import { MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 
 export interface PositionView {
   market: MarketRow;
@@ -46,27 +45,4 @@ export function positionMetricValue(p: PositionView, metricTotal: number | null)
   if (p.payout !== null) return p.payout;
   if (metricTotal === null) return null;
   return holderPayout(p.sharesHigher, p.sharesLower, payoutFraction(Math.max(0, metricTotal), p.market.rangeMin, p.market.rangeMax));
-}
-
-export function presentPosition(p: PositionView, now: Date) {
-  const { worth, markProbability } = positionWorth(p);
-  const direction = p.sharesHigher > 0n ? 'higher' : p.sharesLower > 0n ? 'lower' : null;
-  const mk = p.market;
-  return {
-    workspaceId: mk.workspaceId,
-    marketId: mk.id,
-    proposalId: mk.proposalId,
-    branch: mk.branch,
-    metricName: mk.metricName,
-    targetDate: mk.targetDate,
-    direction,
-    shares: toCredits(p.sharesHigher > 0n ? p.sharesHigher : p.sharesLower),
-    totalCost: toCredits(p.netCost),
-    worth: toCredits(worth),
-    profit: toCredits(worth - p.netCost),
-    status: displayStatus(mk, now),
-    probabilityHigher: markProbability,
-    consensus: markProbability === null ? null : consensusOf(markProbability, mk.rangeMin, mk.rangeMax),
-    actualValue: mk.resolvedValue,
-  };
 }

@@ -2,7 +2,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Proposal } from '../../entities/proposal';
 import { desiredHorizons, periodContaining, type Period } from '../../domain/horizons';
-import { toCredits, toNano } from '../../domain/money';
+import { toNano } from '../../domain/money';
 import { accountId, balanceOf } from '../ledger';
 import { openBooks, type MarketRow, type OpenBookInput } from '../books';
 import { liveBaselineBooks, loadSpawnMetrics, openingValueFrom, type SpawnMetric } from '../lifecycle';
@@ -56,8 +56,9 @@ export interface SkippedContributor {
   contributorId: string;
   metricId: string;
   targetDate: string;
-  needed: number;
-  had: number;
+  /** Nano-units (the event shows credits). */
+  needed: bigint;
+  had: bigint;
 }
 
 /**
@@ -104,7 +105,7 @@ export async function openPairsOrSkip(m: EntityManager, pairs: OpenBookInput[][]
       if (short) {
         const { funderId, metricId, period, liquidity } = pair[0];
         const had = (await balanceOf(m, accountId.agent(funderId))) ?? 0n;
-        skipped.push({ contributorId: funderId, metricId, targetDate: period.targetDate, needed: toCredits(2n * liquidity), had: toCredits(had) });
+        skipped.push({ contributorId: funderId, metricId, targetDate: period.targetDate, needed: 2n * liquidity, had });
       }
       continue;
     }

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
-import { toCredits, toNano } from '../../domain/money';
+import { formatCredits, toNano } from '../../domain/money';
 import { accountId, balanceOf, insufficientBalance } from '../ledger';
 import { openBooks } from '../books';
 import { emitEvent } from '../events';
@@ -93,7 +93,7 @@ export async function createProposal(deps: Deps, workspace: { id: string; ownerI
       const balance = (await balanceOf(m, accountId.agent(who.agentId), true)) ?? 0n;
       if (balance < cost) {
         throw insufficientBalance(balance, cost, {
-          purpose: `to fund ${proposerPlans.length * 2} conditional books at ${toCredits(liquidity)} credits each`,
+          purpose: `to fund ${proposerPlans.length * 2} conditional books at ${formatCredits(liquidity)} credits each`,
           note: 'Nothing was created.',
         });
       }
@@ -109,7 +109,7 @@ export async function createProposal(deps: Deps, workspace: { id: string; ownerI
       proposalId: p.id,
       title: p.title,
       proposedBy: who.agentId,
-      liquiditySubsidy: toCredits(liquidity),
+      liquiditySubsidy: liquidity,
       conditionalMarketCount: count,
     });
     if (owner.skipped.length) await emitEvent(m, workspace.id, 'proposal:subsidy_skipped', { proposalId: p.id, skipped: owner.skipped });

@@ -5,12 +5,12 @@ import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { queryPrepared } from '../../db/prepared';
 import { checkTradable, planTrade, type Holding, type TradePlan } from '../../domain/trading';
-import { toCredits } from '../../domain/money';
 import { accountId, leg, ledgerFragment, ledgerOutcome } from '../ledger';
 import { outboxFragment } from '../events';
 import { bookOf, lockMarket, rowToMarket, type MarketRow } from '../books';
-import { applyFills, presentFills, wallQuery, wallsOf, wallsSql } from '../books';
-import { deserializeSpec, guardDetails, positionView, recordFailure, storedOutcome, type TradeJobData, type TradeOutcome } from './tradeRequests';
+import { applyFills, wallQuery, wallsOf, wallsSql } from '../books';
+import { deserializeSpec, positionData, recordFailure, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
+import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
 
 /**
  * The lane worker's entry: a batch of trade requests (one or more, in arrival order) applied in one
@@ -114,29 +114,15 @@ async function writeTrade(m: EntityManager, job: TradeJobData, mk: MarketRow, pl
   const poolAcc = accountId.pool(mk.id);
   const [from1, to1] = plan.kind === 'buy' ? [agentAcc, poolAcc] : [poolAcc, agentAcc];
   const signedCost = plan.kind === 'buy' ? plan.cash : -plan.cash;
-  const body = {
-    tradeId,
-    marketId: mk.id,
-    kind: plan.kind,
-    direction: plan.direction,
-    shares: toCredits(plan.shares),
-    ...(plan.kind === 'buy' ? { cost: toCredits(plan.cash) } : { proceeds: toCredits(plan.cash) }),
-    redeemed: toCredits(plan.redeemed),
-    consensus: plan.consensusAfter,
-    prevConsensus: plan.consensusBefore,
-    probability: plan.probabilityAfter,
-    balance: null, // the write statement fills it from the updated balance
-    position: positionView(plan.holding),
-    ...guardDetails(plan),
-    ...(plan.kind === 'buy' ? { limitFills: presentFills(plan.fills, mk) } : {}),
-  };
+  // The result as data (nano strings); the write statement fills in the balance after it.
+  const body: Omit<TradeResult, 'balance'> = { v: 2, tradeId, ...tradeFigures(plan, mk), position: positionData(plan.holding) };
   const event = {
     marketId: mk.id,
     metricName: mk.metricName,
     agentId: job.agentId,
     direction: plan.direction,
     kind: plan.kind,
-    cost: toCredits(signedCost),
+    cost: signedCost,
     newConsensus: plan.consensusAfter,
   };
   // The ledger legs and the event are built by their writers as fragments of this one statement:
@@ -146,7 +132,7 @@ async function writeTrade(m: EntityManager, job: TradeJobData, mk: MarketRow, pl
     touch: [agentAcc, poolAcc],
   });
   const outbox = outboxFragment([{ workspaceId: mk.workspaceId, type: 'trade:executed', data: event }], 24 + ledger.params.length, ledger.ok);
-  const [w] = await queryPrepared<{ body: Record<string, unknown>; ledger: { ok: boolean; before: Record<string, string> | null } }>(
+  const [w] = await queryPrepared<{ body: TradeResult; ledger: { ok: boolean; before: Record<string, string> | null } }>(
     m,
     `WITH ${ledger.ctes},
      mu AS (
@@ -163,7 +149,7 @@ async function writeTrade(m: EntityManager, job: TradeJobData, mk: MarketRow, pl
          FROM (VALUES ($14::uuid, $15::text, $19::text, $20::bigint, $21::bigint, $17::float8, $22::float8),
                       (gen_random_uuid(), 'redeem', NULL, $3::bigint, -$3::bigint, $16::float8, $18::float8)) AS x(id, kind, direction, shares, cost, pb, cb)
         WHERE ${ledger.ok} AND (x.kind <> 'redeem' OR $3::bigint > 0)),
-     resp AS (SELECT $23::jsonb || jsonb_build_object('balance', ${ledger.balanceAfter(agentAcc)}::numeric / 1000000000) AS body),
+     resp AS (SELECT $23::jsonb || jsonb_build_object('balance', (${ledger.balanceAfter(agentAcc)})::text) AS body),
      ${outbox.cte},
      rq AS (
        INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
@@ -199,6 +185,6 @@ async function writeTrade(m: EntityManager, job: TradeJobData, mk: MarketRow, pl
     ],
   );
   ledgerOutcome(ledger, w); // refuses with insufficient_balance (the write wrote nothing)
-  return { ok: true, body: { ...w.body, balance: Number(w.body.balance) } };
+  return { ok: true, body: w.body };
 }
 

@@ -1,4 +1,5 @@
 /** Trades and limit orders: the API side (submit, dry run), the lane worker side (apply), recovery. */
+export type * from '../../domain/outcomes';
 export * from './tradeRequests';
 export * from './submitTrade';
 export * from './applyTrade';

@@ -6,39 +6,16 @@ import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import { NANO, probability, probabilityOf, type Direction } from '../../domain/lmsr';
 import { ownerPriceNano, reserveFor } from '../../domain/orderBook';
-import { toCredits } from '../../domain/money';
 import { accountId, leg, writeLedger } from '../ledger';
 import { emitEvent } from '../events';
 import { bookOf, lockMarket } from '../books';
 import { checkTradable } from '../../domain/trading';
 import { executeTrade } from './applyTrade';
-import type { TradeOutcome } from './tradeRequests';
-import { closeOrders, openReserve, rowToOrder, type OrderRow } from '../books';
+import type { Outcome, OrderCancelled, OrderPlacement } from '../../domain/outcomes';
+import { closeOrders, openReserve, orderData, rowToOrder } from '../books';
 
 export type PlaceOrderJob = z.infer<typeof queueFamilies.trade.jobs.placeOrder>;
 export type CancelOrderJob = z.infer<typeof queueFamilies.trade.jobs.cancelOrder>;
-
-/** An order as the API shows it (credits as numbers, dates as ISO strings). */
-export function orderView(o: OrderRow) {
-  return {
-    id: o.id,
-    marketId: o.marketId,
-    direction: o.direction,
-    limit: o.limit,
-    probability: o.limitP,
-    price: Number(o.priceNano) / 1e9,
-    shares: toCredits(o.shares),
-    filled: toCredits(o.filled),
-    remaining: toCredits(o.shares - o.filled),
-    spent: toCredits(o.spent),
-    reserved: toCredits(o.reserve),
-    status: o.status,
-    closeReason: o.closeReason,
-    expiresAt: o.expiresAt ? o.expiresAt.toISOString() : null,
-    createdAt: o.createdAt.toISOString(),
-    updatedAt: o.updatedAt.toISOString(),
-  };
-}
 
 const ORDER_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
 
@@ -55,7 +32,7 @@ export function orderProbability(limit: number, rangeMin: number, rangeMax: numb
  * the owner's; what is left rests, its worst-case cost moved into the market's reserve account.
  * A job that runs twice returns the first placement.
  */
-export async function applyPlaceOrder(deps: Deps, job: PlaceOrderJob): Promise<TradeOutcome> {
+export async function applyPlaceOrder(deps: Deps, job: PlaceOrderJob): Promise<Outcome<OrderPlacement>> {
   try {
     return await inTransaction(deps.ds, async (m) => {
       const mk = await lockMarket(m, job.marketId);
@@ -100,9 +77,9 @@ export async function applyPlaceOrder(deps: Deps, job: PlaceOrderJob): Promise<T
           reserve.toString(), rest > 0n ? 'open' : 'filled', job.expiresAt ?? null, job.idempotencyKey ?? null, job.bodyHash ?? null, now],
       );
       const order = rowToOrder(row);
-      const body = { ...orderView(order), immediate: { shares: toCredits(immediate.shares), cost: toCredits(immediate.cost), tradeId: immediate.tradeId } };
+      const body: OrderPlacement = { v: 2, order: orderData(order), immediate: { shares: immediate.shares.toString(), cost: immediate.cost.toString(), tradeId: immediate.tradeId } };
       await m.query(`UPDATE limit_orders SET placement = $2 WHERE id = $1`, [order.id, JSON.stringify(body)]);
-      await emitEvent(m, mk.workspaceId, 'order:placed', { orderId: order.id, marketId: mk.id, agentId: job.agentId, direction: dir, limit: job.limit, shares: toCredits(shares), immediate: toCredits(immediate.shares) });
+      await emitEvent(m, mk.workspaceId, 'order:placed', { orderId: order.id, marketId: mk.id, agentId: job.agentId, direction: dir, limit: job.limit, shares, immediate: immediate.shares });
       return { ok: true, body };
     });
   } catch (err) {
@@ -112,7 +89,7 @@ export async function applyPlaceOrder(deps: Deps, job: PlaceOrderJob): Promise<T
 }
 
 /** The lane's side of a cancel: the owner's open order closed, its unused reserve returned. */
-export async function applyCancelOrder(deps: Deps, job: CancelOrderJob): Promise<TradeOutcome> {
+export async function applyCancelOrder(deps: Deps, job: CancelOrderJob): Promise<Outcome<OrderCancelled>> {
   try {
     return await inTransaction(deps.ds, async (m) => {
       await lockMarket(m, job.marketId);
@@ -121,7 +98,7 @@ export async function applyCancelOrder(deps: Deps, job: CancelOrderJob): Promise
       if (row.status !== 'open') throw new DomainError('order_not_open', `Order "${job.orderId}" is ${row.status}.`, { status: row.status });
       await closeOrders(m, [job.orderId], 'cancelled', 'cancelled by its owner', deps.clock.now());
       const [after] = await m.query(`SELECT * FROM limit_orders WHERE id = $1`, [job.orderId]);
-      return { ok: true, body: { ...orderView(rowToOrder(after)), returned: toCredits(BigInt(row.reserve)) } };
+      return { ok: true, body: { v: 2, order: orderData(rowToOrder(after)), returned: String(row.reserve) } };
     });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
@@ -152,7 +129,7 @@ export async function expireDueOrders(deps: Deps, limit = 500): Promise<number> 
   return n;
 }
 
-function outcomeOf(waited: { finished: true; result: TradeOutcome } | { finished: false }, what: string): TradeOutcome {
+function outcomeOf<T>(waited: { finished: true; result: Outcome<T> } | { finished: false }, what: string): Outcome<T> {
   if (!waited.finished) throw new DomainError('trade_pending', `The ${what} is queued but its outcome is not known yet; retry (with the same Idempotency-Key) to get it.`);
   return waited.result;
 }
@@ -165,13 +142,13 @@ function outcomeOf(waited: { finished: true; result: TradeOutcome } | { finished
 export async function submitOrder(
   deps: Deps,
   p: { agentId: string; workspaceId: string; marketId: string; direction: Direction; limit: number; shares?: bigint; amount?: bigint; expiresAt?: Date; idempotencyKey?: string; hash: string },
-): Promise<TradeOutcome> {
+): Promise<Outcome<OrderPlacement> & { replay?: true }> {
   if (p.expiresAt && p.expiresAt <= deps.clock.now()) throw new DomainError('validation_failed', 'expiresAt must be in the future.');
   if (p.idempotencyKey) {
     const [r] = await deps.ds.query(`SELECT body_hash, placement FROM limit_orders WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`, [p.agentId, p.workspaceId, p.idempotencyKey]);
     if (r) {
       if (r.body_hash !== p.hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
-      return { ok: true, body: { ...r.placement, idempotentReplay: true } };
+      return { ok: true, body: r.placement, replay: true };
     }
   }
   const orderId = p.idempotencyKey ? uuidOf(`${p.agentId}|${p.workspaceId}|${p.idempotencyKey}|${p.hash}`) : randomUUID();
@@ -188,25 +165,25 @@ export async function submitOrder(
     idempotencyKey: p.idempotencyKey,
     bodyHash: p.idempotencyKey ? p.hash : undefined,
   };
-  let o: TradeOutcome;
+  let o: Outcome<OrderPlacement>;
   try {
-    o = outcomeOf(await deps.hub.enqueueAndWait('trade', 'placeOrder', job, { jobId: `order-${orderId}`, laneKey: p.marketId, ...ORDER_JOB_OPTS, waitMs: deps.config.TRADE_WAIT_MS }), 'order');
+    o = outcomeOf<OrderPlacement>(await deps.hub.enqueueAndWait('trade', 'placeOrder', job, { jobId: `order-${orderId}`, laneKey: p.marketId, ...ORDER_JOB_OPTS, waitMs: deps.config.TRADE_WAIT_MS }), 'order');
   } catch (err) {
     if (pgCode(err) === '23505') throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
     throw err;
   }
-  if (o.ok && p.expiresAt && o.body.status === 'open') {
+  if (o.ok && p.expiresAt && o.body.v === 2 && o.body.order.status === 'open') {
     const delay = Math.max(0, p.expiresAt.getTime() - deps.clock.now().getTime());
     await deps.hub.enqueue('trade', 'expireOrder', { orderId, marketId: p.marketId }, { jobId: `expire-${orderId}`, laneKey: p.marketId, delay, ...ORDER_JOB_OPTS }).catch(() => undefined); // the sweep covers a lost one
   }
   return o;
 }
 
-export async function submitCancelOrder(deps: Deps, p: { agentId: string; workspaceId: string; orderId: string }): Promise<TradeOutcome> {
+export async function submitCancelOrder(deps: Deps, p: { agentId: string; workspaceId: string; orderId: string }): Promise<Outcome<OrderCancelled>> {
   const [r] = await deps.ds.query(`SELECT market_id FROM limit_orders WHERE id = $1 AND agent_id = $2 AND workspace_id = $3`, [p.orderId, p.agentId, p.workspaceId]);
   if (!r) throw new DomainError('order_not_found', `Order "${p.orderId}" was not found.`);
   const job: CancelOrderJob = { ...p, marketId: r.market_id };
-  return outcomeOf(await deps.hub.enqueueAndWait('trade', 'cancelOrder', job, { jobId: `cancel-${p.orderId}-${randomUUID()}`, laneKey: r.market_id, ...ORDER_JOB_OPTS, waitMs: deps.config.TRADE_WAIT_MS }), 'cancel');
+  return outcomeOf<OrderCancelled>(await deps.hub.enqueueAndWait('trade', 'cancelOrder', job, { jobId: `cancel-${p.orderId}-${randomUUID()}`, laneKey: r.market_id, ...ORDER_JOB_OPTS, waitMs: deps.config.TRADE_WAIT_MS }), 'cancel');
 }
 
 function uuidOf(s: string): string {

@@ -3,17 +3,18 @@ import { tradeRequest } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { checkTradable, planTrade, type TradeSpec } from '../../domain/trading';
-import { maxBig, toCredits } from '../../domain/money';
+import { maxBig } from '../../domain/money';
 import { accountId, balanceOf } from '../ledger';
-import { bookOf, findMarket, marketConsensus, presentFills, requireMarket, wallQuery, wallsOf, wallsSql } from '../books';
+import { bookOf, findMarket, marketConsensus, requireMarket, wallQuery, wallsOf, wallsSql } from '../books';
 import { laneBatches } from './tradeBatches';
 import { ensureTradeJob } from './recoverTrades';
-import { guardDetails, holdingOf, priorOutcome, serializeSpec, storedOutcome, type TradeOutcome } from './tradeRequests';
+import { holdingOf, priorOutcome, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
+import type { TradeOutcome, TradeQuote } from '../../domain/outcomes';
 
 /** The API's side of a trade: a dry run, or a request journalled, batched onto its lane and waited for. */
 
-/** Price a trade without changing or recording anything; refuses what a real trade refuses. */
-export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec }) {
+/** Price a trade without changing or recording anything; refuses what a real trade refuses. Nano data (presentTradeQuote). */
+export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec }): Promise<TradeQuote> {
   const m = deps.ds.manager;
   const mk = requireMarket(await findMarket(m, p.workspaceId, p.marketId), p.marketId);
   const { sellOnly } = checkTradable(mk, deps.clock.now(), p.spec.mode === 'sell');
@@ -25,20 +26,11 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   const cost = plan.kind === 'buy' ? plan.cash : 0n;
   return {
     dryRun: true,
-    marketId: mk.id,
-    direction: plan.direction,
-    shares: toCredits(plan.shares),
-    ...(plan.kind === 'buy' ? { cost: toCredits(plan.cash) } : { proceeds: toCredits(plan.cash) }),
-    redeemed: toCredits(plan.redeemed),
-    probability: plan.probabilityAfter,
-    consensus: plan.consensusAfter,
-    prevConsensus: plan.consensusBefore,
-    balance: toCredits(balance),
+    ...tradeFigures(plan, mk),
+    balance: balance.toString(),
     affordable: balance >= cost,
-    shortfall: toCredits(maxBig(cost - balance, 0n)),
-    basis: { tradeCount: mk.tradeCount, liquidity: toCredits(mk.liquidity), consensus: marketConsensus(mk) },
-    ...guardDetails(plan),
-    ...(plan.kind === 'buy' ? { limitFills: presentFills(plan.fills, mk) } : {}),
+    shortfall: maxBig(cost - balance, 0n).toString(),
+    basis: { tradeCount: mk.tradeCount, liquidity: mk.liquidity.toString(), consensus: marketConsensus(mk) },
   };
 }
 
@@ -56,7 +48,10 @@ function pending(requestId: string): DomainError {
   return new DomainError('trade_pending', 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key to get it.', { requestId });
 }
 
-const replay = (o: TradeOutcome): TradeOutcome => (o.ok ? { ok: true, body: { ...o.body, idempotentReplay: true } } : o);
+/** What the API answers: the outcome, and whether it repeats an earlier request with the same Idempotency-Key. */
+export type TradeAnswer = TradeOutcome & { replay?: true };
+
+const replay = (o: TradeOutcome): TradeAnswer => (o.ok ? { ...o, replay: true } : o);
 
 /**
  * The API's side: the request is journalled as pending with its job (so it can never be lost), with
@@ -68,7 +63,7 @@ const replay = (o: TradeOutcome): TradeOutcome => (o.ok ? { ok: true, body: { ..
 export async function submitTrade(
   deps: Deps,
   p: { agentId: string; workspaceId: string; marketId: string; spec: TradeSpec; idempotencyKey?: string; hash: string },
-): Promise<TradeOutcome> {
+): Promise<TradeAnswer> {
   const wait = deps.config.TRADE_WAIT_MS;
   const spec = serializeSpec(p.spec);
   for (let attempt = 0; ; attempt++) {

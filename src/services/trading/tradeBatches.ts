@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps';
-import type { TradeJobData, TradeOutcome } from './tradeRequests';
+import type { TradeJobData } from './tradeRequests';
+import type { TradeOutcome } from '../../domain/outcomes';
 
 /** Job options of every trade job. A job's id is its first request's id, so an enqueue is idempotent. */
 export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;

@@ -4,8 +4,10 @@ import type { z } from 'zod';
 import { tradeRequest } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import type { DomainError } from '../../errors';
+import type { Fill } from '../../domain/orderBook';
 import type { Holding, TradePlan, TradeSpec } from '../../domain/trading';
-import { toCredits } from '../../domain/money';
+import type { MarketRow } from '../books';
+import type { NanoString, TradeFigures, TradeOutcome, TradeResult } from '../../domain/outcomes';
 
 /** The trade journal (trade_requests) and the job payload: what the API side, the worker side and recovery share. */
 
@@ -25,13 +27,10 @@ export function deserializeSpec(s: SerializedSpec): TradeSpec {
   return { ...s, shares: BigInt(s.shares) };
 }
 
-/**
- * What a trade request came to: applied (the trade result) or refused (the error body, whose
- * catalog code gives the HTTP status at the edge). Stored in trade_requests, returned by the job.
- */
-export type TradeOutcome = { ok: true; body: Record<string, unknown> } | { ok: false; body: Record<string, unknown> };
+const nano = (n: bigint): NanoString => n.toString();
 
-export const storedOutcome = (status: string, response: Record<string, unknown>): TradeOutcome => ({ ok: status === 'done', body: response });
+export const storedOutcome = (status: string, response: Record<string, unknown>): TradeOutcome =>
+  status === 'done' ? { ok: true, body: response as unknown as TradeResult } : { ok: false, body: response };
 
 export async function holdingOf(m: EntityManager, marketId: string, agentId: string): Promise<Holding> {
   const rows = await m.query(
@@ -41,19 +40,35 @@ export async function holdingOf(m: EntityManager, marketId: string, agentId: str
   return rows.length ? { higher: BigInt(rows[0].shares_higher), lower: BigInt(rows[0].shares_lower) } : { higher: 0n, lower: 0n };
 }
 
-export function positionView(h: Holding) {
-  if (h.higher > 0n) return { direction: 'higher', shares: toCredits(h.higher) };
-  if (h.lower > 0n) return { direction: 'lower', shares: toCredits(h.lower) };
-  return { direction: null, shares: 0 };
+export function positionData(h: Holding): TradeResult['position'] {
+  if (h.higher > 0n) return { direction: 'higher', shares: nano(h.higher) };
+  if (h.lower > 0n) return { direction: 'lower', shares: nano(h.lower) };
+  return { direction: null, shares: '0' };
 }
 
-export function guardDetails(plan: TradePlan) {
-  const out: Record<string, unknown> = {};
+export function fillsData(fills: readonly Fill[], mk: Pick<MarketRow, 'rangeMin' | 'rangeMax'>) {
+  return fills.map((f) => ({ orderId: f.orderId, shares: nano(f.shares), price: mk.rangeMin + f.p * (mk.rangeMax - mk.rangeMin), cost: nano(f.takerPay) }));
+}
+
+/** The figures of a planned trade, shared by the applied trade and the dry run. */
+export function tradeFigures(plan: TradePlan, mk: Pick<MarketRow, 'id' | 'rangeMin' | 'rangeMax'>): TradeFigures {
+  const out: TradeFigures = {
+    marketId: mk.id,
+    kind: plan.kind,
+    direction: plan.direction,
+    shares: nano(plan.shares),
+    cash: nano(plan.cash),
+    redeemed: nano(plan.redeemed),
+    consensus: plan.consensusAfter,
+    prevConsensus: plan.consensusBefore,
+    probability: plan.probabilityAfter,
+  };
   if (plan.limited !== undefined) out.limited = plan.limited;
-  if (plan.spent !== undefined) out.spent = toCredits(plan.spent);
-  if (plan.unspent !== undefined) out.unspent = toCredits(plan.unspent);
-  if (plan.sharesSold !== undefined) out.sharesSold = toCredits(plan.sharesSold);
-  if (plan.sharesKept !== undefined) out.sharesKept = toCredits(plan.sharesKept);
+  if (plan.spent !== undefined) out.spent = nano(plan.spent);
+  if (plan.unspent !== undefined) out.unspent = nano(plan.unspent);
+  if (plan.sharesSold !== undefined) out.sharesSold = nano(plan.sharesSold);
+  if (plan.sharesKept !== undefined) out.sharesKept = nano(plan.sharesKept);
+  if (plan.kind === 'buy') out.limitFills = fillsData(plan.fills, mk);
   return out;
 }
 
