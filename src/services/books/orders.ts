@@ -12,21 +12,13 @@ export const reserveAccount = (marketId: string) => `reserve:${marketId}`;
 
 export type { OrderData, OrderStatus };
 
-export interface OrderRow {
-  id: string;
-  marketId: string;
-  workspaceId: string;
-  agentId: string;
-  direction: Direction;
-  limit: number;
-  limitP: number;
+/** A resting order as the code reads it: OrderData's fields with amounts as bigint nano and instants as Dates. */
+export interface OrderRow extends Omit<OrderData, 'priceNano' | 'shares' | 'filled' | 'spent' | 'reserve' | 'expiresAt' | 'createdAt' | 'updatedAt'> {
   priceNano: bigint;
   shares: bigint;
   filled: bigint;
   spent: bigint;
   reserve: bigint;
-  status: OrderStatus;
-  closeReason: string | null;
   expiresAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
