@@ -119,6 +119,11 @@ async function main(): Promise<void> {
     if (!market) fail('the new metric opened no market');
     const traded = await call('POST', '/predictions/trade', { marketId: market.id, direction: 'higher', amount: 10 }, { ...inWs, 'Idempotency-Key': randomBytes(8).toString('hex') });
     console.log(`smoke: trade ${JSON.stringify(traded).slice(0, 160)}`);
+    // Files read at run time resolve from dist/ as from src/: a guide from docs/, the reference page's script from node_modules.
+    const guide = await fetch(`${base}/guides/get-paid`).then((r) => r.text());
+    if (!guide.includes('## Depositing')) fail(`GET /api/guides/get-paid did not serve docs/guides/get-paid.md: ${guide.slice(0, 120)}`);
+    const bundle = await fetch(`${base}/reference/swagger-ui-bundle.js`);
+    if (bundle.status !== 200 || (await bundle.text()).length < 100_000) fail(`GET /api/reference/swagger-ui-bundle.js answered ${bundle.status} without the bundle`);
     process.kill(child.pid!, 'SIGTERM');
     const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000).unref())]);
     // Allow a moment for the last Postgres backends to go; an orphan stays for good.
