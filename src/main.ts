@@ -11,7 +11,7 @@ import { ensurePlatform } from './services/participants';
 
 type Role = 'all' | 'api' | 'worker';
 
-/** What has started so far; stop() takes down whatever is there, in reverse order. */
+/** What has started so far: stopParts() stops whatever is there. */
 const parts: { http?: BoundHttp; local?: LocalServices; deps?: Deps; workers?: WorkerSet; scheduler?: { stop(): void } } = {};
 
 async function stopParts(): Promise<void> {
