@@ -34,12 +34,14 @@ it('starts a chain with USDC deployed and funded, prints the env lines, mines by
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/chain-dev.ts', '--port', String(port), '--block-ms', '200', '--env-out', envFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  for (const s of [child.stdout, child.stderr]) s.on('data', (b: Buffer) => (out += b.toString()));
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let provider: JsonRpcProvider | undefined;
   try {
     for (const until = Date.now() + 30_000; !out.includes('Ctrl-C stops the chain'); await new Promise((r) => setTimeout(r, 50))) {
-      if (child.exitCode !== null || Date.now() > until) throw new Error(`chain:dev did not come up; it printed:\n${out}`);
+      if (child.exitCode !== null || Date.now() > until) throw new Error(`chain:dev did not come up; it printed:\n${out}${err}`);
     }
     const printed = Object.fromEntries([...out.matchAll(/^([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
     expect(Object.keys(printed)).toEqual(expect.arrayContaining(['CHAIN_RPC_URL', 'CHAIN_ID', 'USDC_ADDRESS', 'TREASURY_PRIVATE_KEY', 'CONFIRMATIONS', 'DEPOSITOR_ADDRESS', 'DEPOSITOR_PRIVATE_KEY']));

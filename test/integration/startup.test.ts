@@ -12,7 +12,9 @@ import { Client } from 'pg';
 const ROOT = path.join(__dirname, '..', '..');
 
 interface Run {
+  /** stdout and stderr as they arrived. */
   out: string;
+  err: string;
   exited: Promise<number | null>;
   waitFor(re: RegExp, ms: number): Promise<RegExpMatchArray>;
   stop(): Promise<number | null>;
@@ -24,6 +26,7 @@ function startMain(env: Record<string, string>): Run {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
   const run: Run = {
     out: '',
+    err: '',
     exited: new Promise((r) => child.once('exit', (code) => r(code))),
     async waitFor(re, ms) {
       for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
@@ -39,6 +42,7 @@ function startMain(env: Record<string, string>): Run {
     },
   };
   for (const s of [child.stdout!, child.stderr!]) s.on('data', (b: Buffer) => (run.out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (run.err += b.toString()));
   return run;
 }
 
@@ -72,7 +76,7 @@ it('a port clash stops the first start with one sentence and no key; the next st
   runs.push(first);
   expect(await first.exited).toBe(1);
   const sentence = `Port ${taken} is in use: stop what holds it or set PORT.`;
-  expect(first.out).toContain(`\n${sentence}\n`);
+  expect(first.err.split('\n')).toContain(sentence); // a line of its own on stderr
   expect(first.out).not.toMatch(/\n\s+at /); // no stack trace
   expect(first.out).not.toContain('"stack"');
   expect(first.out).not.toContain('MASTER_API_KEY=');
