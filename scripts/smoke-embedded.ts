@@ -1,14 +1,17 @@
 /**
  * The clean-machine check (.ci/run): `npm start` with nothing configured and the system's Postgres
  * and Redis hidden (PROBE_PORTS points the default-port probe at ports where nothing listens), so
- * the service starts its embedded Postgres with every queue on it; then one trade over HTTP, then
- * SIGTERM, and the process must stop cleanly with its Postgres.
+ * the service builds, starts its embedded Postgres with every queue on it; then one trade over HTTP,
+ * then SIGTERM to exactly the PID that spawning `npm start` gave (what `$!`, systemd or a container
+ * runtime signals). npm must end with 0, and afterwards no process of the run may be left: none
+ * carrying this run's marker in its environment (the service, its Postgres and every backend
+ * inherit it), none naming the data directory, and neither the HTTP port nor Postgres' port answers.
  * Usage: tsx scripts/smoke-embedded.ts   (exit 0 = passed)
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -22,20 +25,68 @@ const freePort = () =>
     });
   });
 
+const answers = (port: number) =>
+  new Promise<boolean>((res) => {
+    const sock = createConnection({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      res(ok);
+    };
+    sock.setTimeout(500, () => done(false));
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+
+/**
+ * Processes (pid and command line) whose environment holds `marker` or whose command line names
+ * `dir`, and their descendants (Postgres rewrites its backends' titles over the environment).
+ */
+function leftovers(marker: string, dir: string): string[] {
+  const procs = new Map<number, { ppid: number; cmd: string; ours: boolean }>();
+  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x) && Number(x) !== process.pid)) {
+    try {
+      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      const env = readFileSync(`/proc/${p}/environ`, 'utf8');
+      const ppid = Number(readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+      procs.set(Number(p), { ppid, cmd, ours: env.includes(marker) || cmd.includes(dir) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of procs.values()) if (!p.ours && procs.get(p.ppid)?.ours) grew = p.ours = true;
+  }
+  return [...procs].filter(([, p]) => p.ours).map(([pid, p]) => `${pid} ${p.cmd.slice(0, 120)}`);
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const [port, noPg, noRedis] = [await freePort(), await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'mpps-smoke-'));
   chmodSync(dir, 0o755); // as root, Postgres runs as the user postgres, who must reach its data directory
   const masterKey = `smoke-${randomBytes(12).toString('hex')}`;
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), PROBE_PORTS: `${noPg},${noRedis}`, EMBEDDED_PG_DIR: join(dir, 'pg'), MASTER_API_KEY: masterKey, LOG_LEVEL: 'info' };
+  const marker = `MPPS_SMOKE_RUN=${randomBytes(8).toString('hex')}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    PROBE_PORTS: `${noPg},${noRedis}`,
+    EMBEDDED_PG_DIR: join(dir, 'pg'),
+    MASTER_API_KEY: masterKey,
+    LOG_LEVEL: 'info',
+    [marker.split('=')[0]]: marker.split('=')[1],
+  };
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'QUEUE_BACKEND']) delete env[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   for (const s of [child.stdout, child.stderr]) s.on('data', (b: Buffer) => lines.push(...b.toString().split('\n').filter(Boolean)));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // Everything this run started (npm, the service, its Postgres) is killed on the way out, whatever happened.
+  const killAll = () => {
+    for (const l of leftovers(marker, dir)) process.kill(Number(l.split(' ')[0]), 'SIGKILL');
+  };
   const fail = (why: string): never => {
-    child.kill('SIGKILL');
+    killAll();
     throw new Error(`${why}\n--- service output ---\n${lines.slice(-30).join('\n')}`);
   };
   try {
@@ -44,8 +95,12 @@ async function main(): Promise<void> {
       if (i > 1200) fail('the service did not start within 120 s');
       await new Promise((r) => setTimeout(r, 100));
     }
+    const startedIn = (Date.now() - started) / 1000;
     const modeLine = lines.find((l) => l.includes('services: zero-setup'));
     if (!modeLine) fail('no "services: zero-setup" line: the service did not run in embedded mode');
+    const pgPort = Number(/127\.0\.0\.1:(\d+)\//.exec(modeLine!)?.[1]);
+    if (!pgPort) fail('the "services:" line names no Postgres port');
+    const before = leftovers(marker, dir).length;
     const base = `http://127.0.0.1:${port}/api`;
     const call = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -64,13 +119,28 @@ async function main(): Promise<void> {
     if (!market) fail('the new metric opened no market');
     const traded = await call('POST', '/predictions/trade', { marketId: market.id, direction: 'higher', amount: 10 }, { ...inWs, 'Idempotency-Key': randomBytes(8).toString('hex') });
     console.log(`smoke: trade ${JSON.stringify(traded).slice(0, 160)}`);
-    child.kill('SIGTERM');
-    const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000))]);
-    if (code !== 0) fail(`after SIGTERM the service ended with ${code}, not 0`);
+    // Files read at run time resolve from dist/ as from src/: a guide from docs/, the reference page's script from node_modules.
+    const guide = await fetch(`${base}/guides/get-paid`).then((r) => r.text());
+    if (!guide.includes('## Depositing')) fail(`GET /api/guides/get-paid did not serve docs/guides/get-paid.md: ${guide.slice(0, 120)}`);
+    const bundle = await fetch(`${base}/reference/swagger-ui-bundle.js`);
+    if (bundle.status !== 200 || (await bundle.text()).length < 100_000) fail(`GET /api/reference/swagger-ui-bundle.js answered ${bundle.status} without the bundle`);
+    process.kill(child.pid!, 'SIGTERM');
+    const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000).unref())]);
+    // Allow a moment for the last Postgres backends to go; an orphan stays for good.
+    let left = leftovers(marker, dir);
+    for (let i = 0; left.length && i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = leftovers(marker, dir);
+    }
+    if (left.length) {
+      fail(`after SIGTERM to npm start (pid ${child.pid}, which ended with ${code}) ${left.length} of its ${before} processes were left running:\n${left.join('\n')}`);
+    }
+    if (code !== 0) fail(`after SIGTERM to npm start (pid ${child.pid}) it ended with ${code}, not 0`);
+    for (const [what, p] of [['the HTTP port', port], ["the embedded Postgres' port", pgPort]] as const) if (await answers(p)) fail(`after SIGTERM ${what} ${p} still answers`);
     if (!lines.some((l) => l.includes('embedded Postgres stopped'))) fail('the embedded Postgres was not stopped');
-    console.log(`smoke: embedded mode started, traded and stopped cleanly in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(`smoke: npm start (build included) up in ${startedIn.toFixed(1)} s with ${before} processes; traded; SIGTERM to its pid left 0 processes; total ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    killAll();
     rmSync(dir, { recursive: true, force: true });
   }
 }

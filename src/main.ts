@@ -1,8 +1,9 @@
-import type { Server } from 'node:http';
 import { startWorkers, type WorkerSet } from '../workers';
 import { createApp } from './api/app';
+import { bindHttp, StartupError, type BoundHttp } from './boot/listen';
+import { ensureLocalServices, type LocalServices } from './boot/localServices';
 import { config, setConfig } from './config';
-import { ensureLocalServices } from './db/localServices';
+import type { Deps } from './deps';
 import { logger } from './logger';
 import { bootDeps, closeDeps } from './runtime';
 import { startScheduler } from './scheduler';
@@ -10,58 +11,81 @@ import { ensurePlatform } from './services/identity';
 
 type Role = 'all' | 'api' | 'worker';
 
-async function main(): Promise<void> {
-  const roleArg = process.argv.find((a) => a.startsWith('--role='))?.slice(7) ?? 'all';
-  if (!['all', 'api', 'worker'].includes(roleArg)) throw new Error(`Unknown role "${roleArg}": use --role=api, --role=worker or nothing for all-in-one.`);
-  const role = roleArg as Role;
-  const local = await ensureLocalServices(config());
-  const cfg = local.config;
-  setConfig(cfg);
-  const deps = await bootDeps(cfg, { migrate: true });
-  await ensurePlatform(deps.ds, cfg.MASTER_API_KEY);
+/** What has started so far: stopParts() stops whatever is there. */
+const parts: { http?: BoundHttp; local?: LocalServices; deps?: Deps; workers?: WorkerSet; scheduler?: { stop(): void } } = {};
 
-  let server: Server | undefined;
-  let workers: WorkerSet | undefined;
-  let scheduler: { stop(): void } | undefined;
-  if (role !== 'api') {
-    workers = await startWorkers(deps);
-    if (cfg.SCHEDULER) scheduler = startScheduler(deps);
-  }
-  if (role !== 'worker') {
-    const app = createApp(deps);
-    server = app.listen(cfg.PORT);
-    await new Promise<void>((r) => server!.once('listening', () => r()));
-  }
-  logger.info({ role, port: server ? cfg.PORT : undefined, queuePrefix: cfg.QUEUE_PREFIX }, 'started');
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'draining');
-    const deadline = setTimeout(() => {
-      logger.error('drain took over 10 s; exiting');
-      process.exit(1);
-    }, 10_000);
-    deadline.unref();
-    scheduler?.stop();
-    // Stop taking requests, let running jobs finish, then close Redis and Postgres (stopping an embedded one).
-    await Promise.all([
-      server ? new Promise<void>((r) => server!.close(() => r())) : Promise.resolve(),
-      workers?.close(),
-    ]);
-    server?.closeAllConnections?.();
-    await closeDeps(deps);
-    await local.stop();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+async function stopParts(): Promise<void> {
+  parts.scheduler?.stop();
+  // Stop taking requests, let running jobs finish, then close Redis and Postgres (stopping an embedded one).
+  const server = parts.http?.server;
+  await Promise.all([server?.listening ? new Promise<void>((r) => server.close(() => r())) : Promise.resolve(), parts.workers?.close()]);
+  server?.closeAllConnections?.();
+  if (parts.deps) await closeDeps(parts.deps);
+  await parts.local?.stop();
 }
 
-main().catch((err: Error) => {
-  logger.fatal({ err }, err.message);
+let booted = false;
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'draining');
+  const deadline = setTimeout(() => {
+    logger.error('drain took over 10 s; exiting');
+    process.exit(1);
+  }, 10_000);
+  deadline.unref();
+  await stopParts();
+  logger.info('stopped');
+  process.exit(0);
+}
+
+/** A signal during boot waits for the boot to finish (or fail), then stops what started: nothing is left running. */
+let signalDuringBoot: string | undefined;
+const onSignal = (signal: string) => {
+  if (booted) return void shutdown(signal);
+  if (signalDuringBoot) return;
+  signalDuringBoot = signal;
+  logger.info({ signal }, 'stopping once the start in progress finishes');
+  setTimeout(() => {
+    logger.error('the start did not finish within 30 s of the signal; exiting');
+    process.exit(1);
+  }, 30_000).unref();
+};
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('SIGINT', () => onSignal('SIGINT'));
+
+async function main(): Promise<void> {
+  const roleArg = process.argv.find((a) => a.startsWith('--role='))?.slice(7) ?? 'all';
+  if (!['all', 'api', 'worker'].includes(roleArg)) throw new StartupError(`Unknown role "${roleArg}": use --role=api, --role=worker or nothing for all-in-one.`);
+  const role = roleArg as Role;
+  try {
+    config();
+  } catch (err) {
+    throw new StartupError((err as Error).message);
+  }
+  // The port first: a clash stops the start before the database starts or a master key is generated.
+  if (role !== 'worker') parts.http = await bindHttp(config().PORT);
+  parts.local = await ensureLocalServices(config());
+  const cfg = parts.local.config;
+  setConfig(cfg);
+  const deps = (parts.deps = await bootDeps(cfg, { migrate: true }));
+  await ensurePlatform(deps.ds, cfg.MASTER_API_KEY);
+  if (role !== 'api') {
+    parts.workers = await startWorkers(deps);
+    if (cfg.SCHEDULER) parts.scheduler = startScheduler(deps);
+  }
+  parts.http?.attach(createApp(deps).callback());
+  booted = true;
+  logger.info({ role, port: parts.http ? cfg.PORT : undefined, queuePrefix: cfg.QUEUE_PREFIX }, 'started');
+  if (signalDuringBoot) await shutdown(signalDuringBoot);
+}
+
+main().catch(async (err: Error) => {
+  // An operator's mistake is one sentence; anything else keeps its stack in the log.
+  if (err instanceof StartupError) logger.fatal(err.message);
+  else logger.fatal({ err }, err.message);
   process.stderr.write(`${err.message}\n`);
+  await stopParts().catch((e: Error) => logger.error({ err: e }, 'stopping after a failed start'));
   process.exit(1);
 });

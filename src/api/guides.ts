@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ERROR_CATALOG, isRetryable, type ErrorCode } from '../errors';
 
 export const GUIDE_CATEGORIES = [
@@ -82,7 +82,13 @@ export function guideIndex() {
   return GUIDES.map((g, i) => ({ ...g, path: `/api/guides/${g.id}`, order: i + 1 }));
 }
 
-const ROOT = join(__dirname, '..', '..');
+/** The project root (where package.json is): two levels up under tsx and jest, three from the compiled dist/src/api. */
+const ROOT = ((): string => {
+  for (let dir = __dirname; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`No package.json above ${__dirname}: the guides cannot be found.`);
+  }
+})();
 
 /** `{{example:name.ts}}` in a guide is replaced by examples/name.ts: the guide shows code the typecheck compiles. */
 function withExamples(text: string): string {

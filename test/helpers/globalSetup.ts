@@ -1,5 +1,5 @@
 import { makeDataSource, ensureDatabase } from '../../src/db/dataSource';
-import { isListening, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/localServices';
+import { isListening, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/boot/localServices';
 
 /**
  * One database per test run, migrated once; every test file shares it with its own queue prefix.

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import type { EmbeddedPostgresHandle } from '../../src/db/localServices';
+import type { EmbeddedPostgresHandle } from '../../src/boot/localServices';
 
 export default async function globalTeardown(): Promise<void> {
   try {

@@ -1,16 +1,18 @@
 import { chromium, type Browser } from 'playwright-core';
+import { chromiumBinary } from '../helpers/browser';
 import { useTestApp, type TestApp } from '../helpers/harness';
 
-/** The reference page in a real headless browser (Debian's chromium; .ci/run installs it when absent). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The reference page in a real headless browser: the Chromium @sparticuz/chromium ships, or CHROMIUM_PATH. */
 
 let app: TestApp;
 useTestApp((a) => (app = a), {}, { workers: false });
 
 let browser: Browser;
 beforeAll(async () => {
+  const { executablePath, env } = chromiumBinary();
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
+    env: { ...process.env, ...env } as Record<string, string>,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'],
   });

@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { logger } from '../logger';
-import { openDatabase } from './dataSource';
+import { openDatabase } from '../db/dataSource';
 import { ensureLocalServices } from './localServices';
 
 async function main(): Promise<void> {

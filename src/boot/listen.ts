@@ -1,0 +1,41 @@
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { logger } from '../logger';
+
+/** A start-up failure the operator fixes (a port taken, a bad setting): one sentence, no stack trace. */
+export class StartupError extends Error {}
+
+function explain(err: NodeJS.ErrnoException, port: number): Error {
+  if (err.code === 'EADDRINUSE') return new StartupError(`Port ${port} is in use: stop what holds it or set PORT.`);
+  if (err.code === 'EACCES') return new StartupError(`Port ${port} needs privileges this process lacks: set PORT to a port above 1023.`);
+  return new StartupError(`Cannot listen on port ${port}: ${err.message}.`);
+}
+
+export interface BoundHttp {
+  server: Server;
+  /** Serve with the app from now on, starting with the requests that arrived while the service booted. */
+  attach(handler: RequestListener): void;
+}
+
+/**
+ * Bind the HTTP port first, before the database starts and before a master key is generated, so a
+ * port clash stops the start with one sentence and changes nothing. Requests arriving while the
+ * service boots wait and are served once the app is attached.
+ */
+export async function bindHttp(port: number): Promise<BoundHttp> {
+  const waiting: Array<[IncomingMessage, ServerResponse]> = [];
+  let handler: RequestListener | undefined;
+  const server = createServer((req, res) => (handler ? handler(req, res) : waiting.push([req, res])));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => reject(explain(err, port)));
+    server.listen(port, () => resolve());
+  });
+  server.removeAllListeners('error');
+  server.on('error', (err) => logger.error({ err }, 'http server error'));
+  return {
+    server,
+    attach(h) {
+      handler = h;
+      for (const [req, res] of waiting.splice(0)) h(req, res);
+    },
+  };
+}
