@@ -4,15 +4,16 @@ import { listMarkets, type MarketRow } from '../books';
 import { refreshMetric } from './refreshHorizons';
 import { voidMarketById } from './resolveBook';
 import { spawnBooksForMetric } from './spawnBooks';
+import { fundOwnerBooks } from './fundBooks';
 
 /**
  * What a metric's life does to its books, called by the metrics and workspaces areas inside their
  * own transactions (markets never imports them back, so these are plain imports).
  */
 
-/** A new metric opens its books. */
-export async function openBooksForNewMetric(m: EntityManager, metricId: string, now: Date): Promise<void> {
-  await spawnBooksForMetric(m, metricId, now);
+/** A new metric opens its books: what they cost the owner, and which stayed unfunded and why. */
+export async function openBooksForNewMetric(m: EntityManager, metricId: string, now: Date): ReturnType<typeof spawnBooksForMetric> {
+  return spawnBooksForMetric(m, metricId, now);
 }
 
 /** 409 while a live book (open or closed) of the metric has trades. */
@@ -55,6 +56,8 @@ export async function respawnBooksAfterChange(m: EntityManager, metricId: string
   if (['formula', 'marketRangeMax', 'timePreference', 'opensAt', 'liquidityCredits'].some((f) => changed.includes(f))) {
     await refreshMetric(m, metricId, now);
   }
+  // A new subsidy is the owner's act: its unfunded books are funded at it, as far as its balance goes.
+  if (changed.includes('liquidityCredits') || changed.includes('timePreference')) await fundOwnerBooks(m, { metricId }, now);
 }
 
 /** Workspace deletion: every open book is voided and refunded first. */
