@@ -113,7 +113,8 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics',
-  response: z.union([createdMetricSchema, metricQuoteSchema]),
+  response: createdMetricSchema,
+  dryRunResponse: metricQuoteSchema,
   successStatus: 201,
   errors: ['formula_invalid', 'formula_cycle', 'conflict'],
   auth: auth.manage(),
