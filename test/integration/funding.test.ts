@@ -177,3 +177,37 @@ describe('what creating a metric costs', () => {
     expect((await createMetric(ws, { name: `${name}-y`, formula: '{nope} + 1' }, '?dryRun=true')).status).toBe(400);
   });
 });
+
+describe('what a proposal costs', () => {
+  const propose = (ws: TestWorkspace, who: TestAgent, body: Record<string, unknown>, query = '') =>
+    app.http.post(`/api/proposals${query}`).set(as(who, ws)).send(body);
+
+  it('the answer carries subsidySpent and the branch books it paid for; a dry run says it before and writes nothing', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    const metric = await createMetric(ws, {});
+    expect(metric.status).toBe(201);
+    const poor = await trader(app, ws, 5);
+    const quote = await propose(ws, poor, { title: 'Hire a designer', liquidity: 10 }, '?dryRun=true');
+    expect(quote.status).toBe(200);
+    expect(quote.body).toMatchObject({ dryRun: true, title: 'Hire a designer', subsidyNeeded: 20, subsidySpent: 0, balance: 5, balanceCovers: false, payerId: poor.id });
+    expect(quote.body.unfundedBooks.map((u: { branch: string; reason: string }) => [u.branch, u.reason]).sort()).toEqual([
+      ['approved', 'insufficient_balance'],
+      ['declined', 'insufficient_balance'],
+    ]);
+    const rich = await trader(app, ws, 100);
+    const covered = await propose(ws, rich, { title: 'Hire a designer', liquidity: 10, dryRun: true });
+    expect(covered.body).toMatchObject({ subsidyNeeded: 20, subsidySpent: 20, balanceCovers: true, unfundedBooks: [] });
+    expect((await app.deps.ds.query(`SELECT count(*)::int AS n FROM proposals WHERE workspace_id = $1`, [ws.id]))[0].n).toBe(0);
+    expect(await balanceOf(app, rich)).toBe(100);
+    // The real one: refused for the poor proposer as before, paid by the rich one, and the answer says what it cost.
+    expect((await propose(ws, poor, { title: 'Hire a designer', liquidity: 10 })).body.code).toBe('insufficient_balance');
+    const real = await propose(ws, rich, { title: 'Hire a designer', liquidity: 10 });
+    expect(real.status).toBe(200);
+    expect(real.body.subsidySpent).toBe(20);
+    expect(real.body.books.map((b: { branch: string; subsidy: number; funderId: string }) => [b.branch, b.subsidy, b.funderId]).sort()).toEqual([
+      ['approved', 10, rich.id],
+      ['declined', 10, rich.id],
+    ]);
+    expect(await balanceOf(app, rich)).toBeCloseTo(80, 9);
+  });
+});

@@ -13,6 +13,7 @@ export function presentBookCost(b: BookCost, dryRun = false) {
     funded: b.funded,
     subsidy: toCredits(b.subsidy),
     planned: toCredits(b.planned),
+    funderId: b.funderId,
   };
 }
 

@@ -15,6 +15,7 @@ export const bookCostSchema = z
     funded: z.boolean(),
     subsidy: creditAmount.describe('Credits moved from the funder into this book (0 when it stayed unfunded).'),
     planned: creditAmount.describe('The subsidy the book was planned to open with.'),
+    funderId: z.string().nullable().describe('Who pays its subsidy.'),
   })
   .meta({ id: 'BookCost' });
 

@@ -48,6 +48,8 @@ export interface BookCost {
   subsidy: bigint;
   /** The subsidy it was planned to open with (nano). */
   planned: bigint;
+  /** Who pays (paid) its subsidy. */
+  funderId: string | null;
 }
 
 /** What opening some books cost, and which stayed unfunded and why (matched to their inputs by metric, date and branch). */
@@ -63,6 +65,7 @@ export function costOfOpening(opened: readonly MarketRow[], inputs: readonly Ope
     funded: mk.funded,
     subsidy: mk.funded ? mk.liquidity : 0n,
     planned: planned.get(key(mk.metricId, mk.targetDate, mk.branch)) ?? 0n,
+    funderId: mk.funderId,
   }));
   const unfunded = books
     .filter((b) => !b.funded)
