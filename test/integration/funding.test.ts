@@ -1,3 +1,6 @@
+import { inTransaction } from '../../src/db/tx';
+import { recordFunders } from '../../src/services/books';
+import { accountId, writeLedger } from '../../src/services/ledger';
 import { buildWorkspace, mint, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, uniqueName, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, marketsOf, trade, trader } from '../helpers/markets';
@@ -118,6 +121,34 @@ describe('POST /predictions/markets/{id}/fund', () => {
     expect(await poolBalance(marketId)).toBe(0n);
     const rows = await app.deps.ds.query(`SELECT agent_id, amount::text FROM market_funders WHERE market_id = $1`, [marketId]);
     expect(rows).toEqual([{ agent_id: funder.id, amount: '60000000000' }]);
+  });
+
+  it('several funders share the pool remainder pro rata of what each put in, rounded down, the dust to the first funder', async () => {
+    const NANO = 1_000_000_000n;
+    const account = async (id: string) => BigInt((await app.deps.ds.query(`SELECT balance FROM accounts WHERE id = $1`, [id]))[0].balance);
+    const ws = await buildWorkspace(app, { public: true, ownerCredits: 0 });
+    const res = await createMetric(ws, {});
+    const marketId = res.body.books[0].marketId;
+    const [a, b] = [await trader(app, ws, 100), await trader(app, ws, 100)];
+    expect((await fund(ws, a, marketId, 60)).status).toBe(200);
+    // A second funding as a later liquidity top-up would record it (the API refuses a funded book today): through the ledger writer.
+    await inTransaction(app.deps.ds, async (m) => {
+      await writeLedger(m, [{ from: accountId.agent(b.id), credits: [{ to: accountId.pool(marketId), amount: 30n * NANO }], kind: 'fund', ref: marketId }]);
+      await recordFunders(m, [{ marketId, agentId: b.id, amount: 30n * NANO }]);
+    });
+    const t = await trader(app, ws, 1000);
+    expect((await trade(app, ws, t, { marketId, direction: 'higher', amount: 7 })).status).toBe(200);
+    const pool = await poolBalance(marketId);
+    const [aBefore, bBefore] = [await account(accountId.agent(a.id)), await account(accountId.agent(b.id))];
+    expect((await settle(ws, res.body.id, 333)).status).toBe(200);
+    const [{ payout }] = await app.deps.ds.query(`SELECT payout::text FROM positions WHERE market_id = $1`, [marketId]);
+    const remainder = pool - BigInt(payout);
+    const bGain = (await account(accountId.agent(b.id))) - bBefore;
+    const aGain = (await account(accountId.agent(a.id))) - aBefore;
+    expect(bGain).toBe((remainder * 30n) / 90n);
+    expect(aGain).toBe(remainder - bGain);
+    expect(aGain - (remainder * 60n) / 90n).toBeLessThan(2n);
+    expect(await poolBalance(marketId)).toBe(0n);
   });
 
   it('a void gives the funder its subsidy back whole; another workspace cannot reach the book', async () => {
