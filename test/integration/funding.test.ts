@@ -32,13 +32,20 @@ const fund = (ws: TestWorkspace, who: TestAgent, marketId: string, credits: numb
 };
 const settle = (ws: TestWorkspace, metricId: string, value: number) =>
   app.http.post(`/api/metrics/${metricId}/settle`).set(as(ws.owner, ws)).send({ value, reason: 'test settles early' });
-const poolBalance = async (marketId: string) => BigInt((await app.deps.ds.query(`SELECT balance FROM accounts WHERE id = $1`, [`pool:${marketId}`]))[0].balance);
+const account = async (id: string) => BigInt((await app.deps.ds.query(`SELECT balance FROM accounts WHERE id = $1`, [id]))[0].balance);
+const poolBalance = (marketId: string) => account(`pool:${marketId}`);
+
+/** A public workspace whose owner holds `ownerCredits`, and a metric created in it (its 201). */
+async function metricIn(ownerCredits: number) {
+  const ws = await buildWorkspace(app, { public: true, ownerCredits });
+  const res = await createMetric(ws, {});
+  expect(res.status).toBe(201);
+  return { ws, res };
+}
 
 describe('a metric made without credits', () => {
   it('answers which books stayed unfunded and why; the owner refresh funds those it can pay, nearest first', async () => {
-    const ws = await buildWorkspace(app, { public: true, ownerCredits: 0 });
-    const res = await createMetric(ws, {});
-    expect(res.status).toBe(201);
+    const { ws, res } = await metricIn(0);
     expect(res.body.subsidySpent).toBe(0);
     expect(res.body.books).toHaveLength(5);
     expect(res.body.unfundedBooks).toHaveLength(5);
@@ -73,8 +80,7 @@ describe('a metric made without credits', () => {
   });
 
   it('a liquidity change funds the unfunded books at the new subsidy', async () => {
-    const ws = await buildWorkspace(app, { public: true, ownerCredits: 0 });
-    const res = await createMetric(ws, {});
+    const { ws, res } = await metricIn(0);
     await mint(app, ws.owner.id, 1000);
     const put = await app.http.put(`/api/metrics/${res.body.id}`).set(as(ws.owner, ws)).send({ liquidityCredits: 50 });
     expect(put.status).toBe(200);
@@ -86,8 +92,7 @@ describe('a metric made without credits', () => {
 
 describe('POST /predictions/markets/{id}/fund', () => {
   it('a funder who is not the owner funds a book once per key, is refused on a funded book, and gets the pool back at resolution', async () => {
-    const ws = await buildWorkspace(app, { public: true, ownerCredits: 0 });
-    const res = await createMetric(ws, {});
+    const { ws, res } = await metricIn(0);
     const marketId = res.body.books[0].marketId;
     const funder = await trader(app, ws, 200);
     const first = await fund(ws, funder, marketId, 60, 'fund-1');
@@ -125,9 +130,7 @@ describe('POST /predictions/markets/{id}/fund', () => {
 
   it('several funders share the pool remainder pro rata of what each put in, rounded down, the dust to the first funder', async () => {
     const NANO = 1_000_000_000n;
-    const account = async (id: string) => BigInt((await app.deps.ds.query(`SELECT balance FROM accounts WHERE id = $1`, [id]))[0].balance);
-    const ws = await buildWorkspace(app, { public: true, ownerCredits: 0 });
-    const res = await createMetric(ws, {});
+    const { ws, res } = await metricIn(0);
     const marketId = res.body.books[0].marketId;
     const [a, b] = [await trader(app, ws, 100), await trader(app, ws, 100)];
     expect((await fund(ws, a, marketId, 60)).status).toBe(200);
@@ -152,8 +155,7 @@ describe('POST /predictions/markets/{id}/fund', () => {
   });
 
   it('a void gives the funder its subsidy back whole; another workspace cannot reach the book', async () => {
-    const ws = await buildWorkspace(app, { public: true, ownerCredits: 0 });
-    const res = await createMetric(ws, {});
+    const { ws, res } = await metricIn(0);
     const funder = await trader(app, ws, 100);
     const marketId = res.body.books[2].marketId;
     expect((await fund(ws, funder, marketId, 40)).status).toBe(200);
@@ -167,9 +169,7 @@ describe('POST /predictions/markets/{id}/fund', () => {
 
 describe('what creating a metric costs', () => {
   it('the 201 carries subsidySpent and the cost per book', async () => {
-    const ws = await buildWorkspace(app, { public: true, ownerCredits: 1000 });
-    const res = await createMetric(ws, {});
-    expect(res.status).toBe(201);
+    const { ws, res } = await metricIn(1000);
     expect(res.body.subsidySpent).toBe(500);
     expect(res.body.unfundedBooks).toEqual([]);
     expect(res.body.books.map((b: { subsidy: number; funded: boolean }) => [b.subsidy, b.funded])).toEqual(Array(5).fill([100, true]));
