@@ -79,13 +79,16 @@ describe('a metric made without credits', () => {
     expect(await balanceOf(app, ws.owner)).toBeCloseTo(50, 9);
   });
 
-  it('a liquidity change funds the unfunded books at the new subsidy', async () => {
+  it('a new liquidityCredits leaves open books alone (spec §2.2); the next refresh funds them at it', async () => {
     const { ws, res } = await metricIn(0);
     await mint(app, ws.owner.id, 1000);
     const put = await app.http.put(`/api/metrics/${res.body.id}`).set(as(ws.owner, ws)).send({ liquidityCredits: 50 });
     expect(put.status).toBe(200);
-    const books = await marketsOf(app, ws, res.body.id);
-    expect(books.every((b) => b.funded)).toBe(true);
+    expect((await marketsOf(app, ws, res.body.id)).some((b) => b.funded)).toBe(false);
+    const r = await refresh(ws);
+    expect(r.body.fundedCount).toBe(5);
+    expect(r.body.funded.every((f: { subsidy: number }) => f.subsidy === 50)).toBe(true);
+    expect((await marketsOf(app, ws, res.body.id)).every((b) => b.funded && b.liquidity === 50)).toBe(true);
     expect(await balanceOf(app, ws.owner)).toBeCloseTo(1000 - 5 * 50, 9);
   });
 });

@@ -14,8 +14,9 @@ export interface OwnerFunding {
  * The owner funds the unfunded open baseline books of a workspace (or of one metric) that it can
  * pay for, nearest date first, each at the subsidy the metric plans for it today (horizonCredits,
  * liquidityCredits, the workspace default). A book it cannot pay stays unfunded and is reported
- * with what it needs. Run by an explicit act only (the refresh endpoint, a liquidity change), never
- * by the scheduled pass: the owner's credits do not move behind its back.
+ * with what it needs. Run by an explicit act only (the refresh endpoint), never by the scheduled
+ * pass (the owner's credits do not move behind its back) nor by PUT /metrics (spec §2.2:
+ * liquidityCredits never touches an open market; the next refresh funds at the new subsidy).
  */
 export async function fundOwnerBooks(m: EntityManager, scope: { workspaceId?: string; metricId?: string }, now: Date): Promise<OwnerFunding> {
   const rows: Array<{ id: string; metric_id: string; horizon_entry: string | null }> = await m.query(

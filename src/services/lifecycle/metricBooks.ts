@@ -4,7 +4,6 @@ import { listMarkets, type MarketRow } from '../books';
 import { refreshMetric } from './refreshHorizons';
 import { voidMarketById } from './resolveBook';
 import { spawnBooksForMetric } from './spawnBooks';
-import { fundOwnerBooks } from './fundBooks';
 
 /**
  * What a metric's life does to its books, called by the metrics and workspaces areas inside their
@@ -56,8 +55,6 @@ export async function respawnBooksAfterChange(m: EntityManager, metricId: string
   if (['formula', 'marketRangeMax', 'timePreference', 'opensAt', 'liquidityCredits'].some((f) => changed.includes(f))) {
     await refreshMetric(m, metricId, now);
   }
-  // A new subsidy is the owner's act: its unfunded books are funded at it, as far as its balance goes.
-  if (changed.includes('liquidityCredits') || changed.includes('timePreference')) await fundOwnerBooks(m, { metricId }, now);
 }
 
 /** Workspace deletion: every open book is voided and refunded first. */
