@@ -51,7 +51,7 @@ type Shape = 'chain' | 'fan-out';
 async function buildShape(deps: Deps, ownerId: string, shape: Shape, actor: Actor) {
   const ws = await inTransaction(deps.ds, (m) => createWorkspace(m, ownerId, { name: `bench ${shape} ${Date.now()}` }));
   const t0 = performance.now();
-  const base = await inTransaction(deps.ds, (m) => createMetric(m, ws.id, { name: 'm0', value: 1, timePreference: null }, actor));
+  const base = await inTransaction(deps.ds, async (m) => (await createMetric(m, ws.id, { name: 'm0', value: 1, timePreference: null }, actor)).metric);
   for (let i = 1; i < SIZE; i++) {
     const formula = shape === 'chain' ? `{m${i - 1}} + 1` : `{m0} * ${i}`;
     await inTransaction(deps.ds, (m) => createMetric(m, ws.id, { name: `m${i}`, formula, timePreference: null }, actor));

@@ -1095,7 +1095,7 @@ export interface paths {
         put?: never;
         /**
          * Create a metric
-         * @description Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }.
+         * @description Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
          */
@@ -1404,6 +1404,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/predictions/markets/{id}/fund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fund an unfunded book { credits }
+         * @description Fund an unfunded book { credits }: the caller's credits become its liquidity (it opens where it was planned to) and come back with the pool's remainder at resolution or void, pro rata among its funders. 409 conflict for a book already funded (a funded book takes no more liquidity) or no longer open. Idempotency-Key header.
+         *
+         *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
+         */
+        post: operations["postPredictionsMarketsIdFund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/predictions/markets/{id}/history": {
         parameters: {
             query?: never;
@@ -1481,8 +1503,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run the horizon pass for this workspace now: open missing books, retire stale dates
-         * @description Run the horizon pass for this workspace now: open missing books, retire stale dates. Body { force?: true, metricId? }; minute floors call it every minute with force.
+         * Run the horizon pass for this workspace now
+         * @description Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }; minute floors call it every minute with force.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
          */
@@ -1610,7 +1632,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an action
-         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal.
+         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer's balance covers it, and writes nothing.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
          */
@@ -1951,6 +1973,152 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        BookCost: {
+            branch: ("approved" | "declined") | null;
+            funded: boolean;
+            /** @description Who pays its subsidy. */
+            funderId: string | null;
+            horizonEntry: string | null;
+            /** @description Null in a dry run: nothing was created. */
+            marketId: string | null;
+            metricId: string;
+            /** @description The subsidy the book was planned to open with. */
+            planned: number;
+            /** @description Credits moved from the funder into this book (0 when it stayed unfunded). */
+            subsidy: number;
+            targetDate: string;
+        };
+        CreatedMetric: {
+            books: components["schemas"]["BookCost"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Same as total (condensed name). */
+            currentValue: number | null;
+            depth: number;
+            description: string;
+            formula: string;
+            formulaError: string | null;
+            id: string;
+            isLeaf: boolean;
+            liquidityCredits: number | null;
+            marketRangeMax: number;
+            marketTitle: string | null;
+            measuredAt: string | null;
+            name: string;
+            opensAt: number | null;
+            order: number;
+            resetsEvery: string | null;
+            resolvesNaUntilMeasured: boolean;
+            settlementLagMinutes: number | null;
+            /** @description Credits this act moved into the books it opened, in total. */
+            subsidySpent: number;
+            targetValue: null;
+            timePreference: {
+                customHorizons?: string[];
+                density?: number;
+                enabled: boolean;
+                halfLife?: number;
+                horizonCredits?: {
+                    [key: string]: {
+                        book?: number | null;
+                        proposal?: number;
+                    };
+                };
+                horizonTitles?: {
+                    [key: string]: string;
+                };
+            } | null;
+            total: number | null;
+            unfundedBooks: components["schemas"]["UnfundedBook"][];
+            unit: null;
+            /** Format: date-time */
+            updatedAt: string;
+            value: number | null;
+        };
+        CreatedProposal: {
+            books: components["schemas"]["BookCost"][];
+            closed: boolean;
+            conditionalMarketCount: number;
+            conditionalMarkets: components["schemas"]["Market"][];
+            /** Format: date-time */
+            createdAt: string;
+            deadline: string | null;
+            deadlinePassed: boolean;
+            decidedAt: string | null;
+            decidedBy: string | null;
+            description: string;
+            headline: {
+                metricId: string;
+                targetDate: string | null;
+            } | null;
+            /** @description Approved minus declined consensus on the headline metric and date. */
+            headlineImpact: number | null;
+            id: string;
+            impact: {
+                approved: {
+                    consensus: number | null;
+                    liquidity: number;
+                    marketId: string;
+                    probability: number | null;
+                    /** @enum {string} */
+                    status: "open" | "conditional" | "closed" | "resolved" | "voided";
+                    tradeCount: number;
+                } | null;
+                declined: {
+                    consensus: number | null;
+                    liquidity: number;
+                    marketId: string;
+                    probability: number | null;
+                    /** @enum {string} */
+                    status: "open" | "conditional" | "closed" | "resolved" | "voided";
+                    tradeCount: number;
+                } | null;
+                expected: boolean;
+                impact: number | null;
+                metricId: string;
+                metricName: string;
+                resolvesOn: string;
+                targetDate: string;
+            }[];
+            liquiditySubsidy: number;
+            metricIds: string[];
+            proposedBy: string | null;
+            proposedByNickname: string | null;
+            scorecard: {
+                absoluteError: number | null;
+                approvedConsensus: number | null;
+                /** @enum {string} */
+                branch: "approved" | "declined";
+                closerThanOther: boolean | null;
+                /** @enum {string} */
+                decision: "pending" | "approved" | "declined" | "withdrawn";
+                declinedConsensus: number | null;
+                error: number | null;
+                marketId: string;
+                metricId: string;
+                metricName: string;
+                predicted: number | null;
+                proposalId: string;
+                proposalTitle: string;
+                rangeMax: number;
+                rangeMin: number;
+                realisedValue: number;
+                relativeError: number | null;
+                /** Format: date-time */
+                resolvedAt: string;
+                taken: boolean | null;
+                targetDate: string;
+                withinRange: boolean | null;
+            }[];
+            spam: boolean;
+            /** @enum {string} */
+            status: "pending" | "approved" | "declined" | "withdrawn";
+            /** @description Credits this act moved into the books it opened, in total. */
+            subsidySpent: number;
+            title: string;
+            unfundedBooks: components["schemas"]["UnfundedBook"][];
+            workspaceId: string;
+        };
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
@@ -2073,6 +2241,24 @@ export interface components {
             updatedAt: string;
             value: number | null;
         };
+        MetricQuote: {
+            /** @description The payer's balance now. */
+            balance: number;
+            /** @description Whether the balance covers every book it would open. */
+            balanceCovers: boolean;
+            books: components["schemas"]["BookCost"][];
+            /** @constant */
+            dryRun: true;
+            /** @description The metric as it would be created (its id is not kept). */
+            metric: components["schemas"]["Metric"];
+            /** @description Who pays the subsidy. */
+            payerId: string;
+            /** @description What every book it would open needs, in total. */
+            subsidyNeeded: number;
+            /** @description Credits this act moved into the books it opened, in total. */
+            subsidySpent: number;
+            unfundedBooks: components["schemas"]["UnfundedBook"][];
+        };
         Participant: {
             balance: number;
             bio: string;
@@ -2170,6 +2356,23 @@ export interface components {
             title: string;
             workspaceId: string;
         };
+        ProposalQuote: {
+            /** @description The payer's balance now. */
+            balance: number;
+            /** @description Whether the balance covers every book it would open. */
+            balanceCovers: boolean;
+            books: components["schemas"]["BookCost"][];
+            /** @constant */
+            dryRun: true;
+            /** @description Who pays the subsidy. */
+            payerId: string;
+            /** @description What every book it would open needs, in total. */
+            subsidyNeeded: number;
+            /** @description Credits this act moved into the books it opened, in total. */
+            subsidySpent: number;
+            title: string;
+            unfundedBooks: components["schemas"]["UnfundedBook"][];
+        };
         TradeQuote: {
             affordable: boolean;
             balance: number;
@@ -2248,6 +2451,20 @@ export interface components {
             unspent?: number;
             /** @description Present when the request used a superseded parameter; the response also carries a Deprecation header. */
             warnings?: string[];
+        };
+        UnfundedBook: {
+            branch: ("approved" | "declined") | null;
+            /** @description Null in a dry run: nothing was created. */
+            marketId: string | null;
+            metricId: string;
+            /** @description Credits that fund it: POST /predictions/markets/{marketId}/fund, or the owner refreshes once its balance covers it. */
+            needed: number;
+            /**
+             * @description insufficient_balance: its funder could not pay; no_liquidity: its configured subsidy is 0.
+             * @enum {string}
+             */
+            reason: "insufficient_balance" | "no_liquidity";
+            targetDate: string;
         };
         Workspace: {
             /** Format: date-time */
@@ -7913,11 +8130,11 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
-                    events: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired") | {
+                    events: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired" | "market:funded") | {
                         metricIds?: string[];
                         metricNames?: string[];
                         /** @enum {string} */
-                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired";
+                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired" | "market:funded";
                     })[];
                     url: string;
                 };
@@ -8302,11 +8519,11 @@ export interface operations {
                 "application/json": {
                     description?: string;
                     enabled?: boolean;
-                    events?: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired") | {
+                    events?: (("market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired" | "market:funded") | {
                         metricIds?: string[];
                         metricNames?: string[];
                         /** @enum {string} */
-                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired";
+                        type: "market:created" | "market:resolved" | "market:closed" | "metric:updated" | "trade:executed" | "proposal:created" | "proposal:subsidy_skipped" | "proposal:status_changed" | "proposal:commented" | "endpoint:disabled" | "order:placed" | "order:filled" | "order:cancelled" | "order:expired" | "market:funded";
                     })[];
                     url?: string;
                 };
@@ -9416,7 +9633,9 @@ export interface operations {
     };
     postMetrics: {
         parameters: {
-            query?: never;
+            query?: {
+                dryRun?: "true" | "false";
+            };
             header?: {
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -9428,6 +9647,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
+                    dryRun?: boolean;
                     formula?: string;
                     marketRangeMax?: number;
                     name: string;
@@ -9442,13 +9662,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Dry run: what it would do and cost; nothing written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetricQuote"];
+                };
+            };
             /** @description Success. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Metric"];
+                    "application/json": components["schemas"]["CreatedMetric"];
                 };
             };
             /** @description `validation_failed`, `malformed_json`, `formula_invalid`, `formula_cycle`, `workspace_required` */
@@ -11324,6 +11553,139 @@ export interface operations {
             };
         };
     };
+    postPredictionsMarketsIdFund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    credits: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        balance: number;
+                        idempotentReplay: boolean;
+                        market: components["schemas"]["Market"];
+                        /** @constant */
+                        ok: true;
+                        /** @description Credits the caller moved into the book; they come back with the pool at resolution or void, pro rata among funders. */
+                        subsidy: number;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `insufficient_balance`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `market_not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`, `idempotency_key_reuse` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getPredictionsMarketsIdHistory: {
         parameters: {
             query?: {
@@ -11771,10 +12133,19 @@ export interface operations {
                 content: {
                     "application/json": {
                         deactivated: number;
+                        funded: {
+                            /** Format: uuid */
+                            marketId: string;
+                            metricId: string;
+                            subsidy: number;
+                            targetDate: string;
+                        }[];
+                        fundedCount: number;
                         metrics: number;
                         ok: boolean;
                         opened: number;
                         proposalBranches: number;
+                        unfunded: components["schemas"]["UnfundedBook"][];
                         voided: number;
                     };
                 };
@@ -12807,7 +13178,9 @@ export interface operations {
     };
     postProposals: {
         parameters: {
-            query?: never;
+            query?: {
+                dryRun?: "true" | "false";
+            };
             header?: {
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -12820,6 +13193,7 @@ export interface operations {
                 "application/json": {
                     deadline?: string;
                     description?: string;
+                    dryRun?: boolean;
                     liquidity?: number;
                     metricIds?: string[];
                     title: string;
@@ -12833,7 +13207,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Proposal"];
+                    "application/json": components["schemas"]["CreatedProposal"] | components["schemas"]["ProposalQuote"];
                 };
             };
             /** @description `validation_failed`, `malformed_json`, `insufficient_balance`, `workspace_required` */

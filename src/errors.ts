@@ -14,7 +14,7 @@ export const ERROR_CATALOG = {
   market_resolved: { status: 400, text: 'The market has resolved and accepts no trades.' },
   market_voided: { status: 400, text: 'The market was voided and accepts no trades.' },
   market_closed: { status: 400, text: 'The market is closed; sells still work.' },
-  market_unfunded: { status: 400, text: 'The book has no liquidity yet; retry once someone funds it.' },
+  market_unfunded: { status: 400, text: 'The book has no liquidity yet; retry once someone funds it (POST /predictions/markets/{id}/fund, or the owner refreshes).' },
   idempotency_key_reuse: { status: 409, text: 'The Idempotency-Key was already used with a different body.' },
   price_moved: { status: 409, text: 'The price guard refused the trade; the body carries consensus and limit.' },
   identity_required: { status: 403, text: 'This act needs an identity: register or send a key.' },

@@ -134,6 +134,7 @@ function operationOf(r: AnyRoute, sink: SchemaSink): Json {
   responses[String(success)] = r.response
     ? { description: 'Success.', content: { [r.responseType ?? 'application/json']: { schema: sink.convert(r.response, 'output') } } }
     : { description: 'Done; no body.' };
+  if (r.dryRunResponse) responses['200'] = { description: 'Dry run: what it would do and cost; nothing written.', content: { 'application/json': { schema: sink.convert(r.dryRunResponse, 'output') } } };
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(r)) {
     const s = statusOf(r, code);

@@ -56,6 +56,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   response?: ZodType;
   /** The catalog codes this route can answer with, beyond validation_failed and the auth errors. */
   errors?: readonly ErrorCode[];
+  /** A creation's dry run (issue 28): answered with 200 and this schema; nothing is written. */
+  dryRunResponse?: ZodType;
   /** The success status when it is not 200 (201 on creation); routes without a response schema answer 204. */
   successStatus?: number;
   /** The success body's media type when it is not JSON (a guide is text/markdown). */

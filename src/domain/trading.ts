@@ -224,7 +224,12 @@ export function checkTradable(mk: TradableBook, now: Date, isSell: boolean): { s
   }
   if (mk.status === 'resolved') throw new DomainError('market_resolved', 'This market has resolved and accepts no trades.');
   if (mk.status === 'voided') throw new DomainError('market_voided', `This market was voided${mk.voidReason ? ` (${mk.voidReason})` : ''} and accepts no trades.`);
-  if (!mk.funded || mk.b <= 0n) throw new DomainError('market_unfunded', 'This book has no liquidity yet; retry once someone funds it.');
+  if (!mk.funded || mk.b <= 0n) {
+    throw new DomainError(
+      'market_unfunded',
+      'This book has no liquidity yet. Anyone with trade can fund it (POST /api/predictions/markets/{marketId}/fund { credits }), or the workspace owner funds it by refreshing (POST /api/predictions/markets/refresh) once its balance covers the subsidy; retry the trade after that.',
+    );
+  }
   const sellOnly = mk.status === 'closed' || mk.closeReason !== null;
   if (sellOnly && !isSell) throw new DomainError('market_closed', 'This market is closed: it accepts only sells.');
   return { sellOnly };

@@ -72,6 +72,25 @@ export class Market {
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
 }
 
+/** migrations 1763900000000-MarketFunders: who funded a book with how much; the pool's remainder goes back pro rata. */
+@Entity('market_funders')
+@Index('market_funders_market', ['marketId', 'id'])
+@Check('market_funders_amount_check', 'amount > 0')
+export class MarketFunder {
+  @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
+  @Column({ type: 'uuid', name: 'market_id' }) marketId!: string;
+  @ManyToOne(() => Market, { onDelete: 'CASCADE', nullable: false })
+  @JoinColumn({ name: 'market_id', foreignKeyConstraintName: 'market_funders_market_id_fkey' })
+  market?: Market;
+  /** Null once the participant is deleted: its share goes to the treasury. */
+  @Column({ type: 'text', name: 'agent_id', nullable: true }) agentId!: string | null;
+  @ManyToOne(() => Agent, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'agent_id', foreignKeyConstraintName: 'market_funders_agent_id_fkey' })
+  agent?: Agent | null;
+  @Column({ ...big }) amount!: bigint;
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+}
+
 @Entity('positions')
 @Index('positions_agent', ['agentId'])
 @Check('positions_shares_higher_check', 'shares_higher >= 0')

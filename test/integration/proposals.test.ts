@@ -128,7 +128,10 @@ describe('creating a proposal', () => {
     expect(created).toEqual({ proposalId: p.id, title: 'Ship the new onboarding', proposedBy: proposer.id, liquiditySubsidy: 5, conditionalMarketCount: 4 });
     const listed = await app.http.get(`/api/predictions/markets?proposalId=${p.id}`).set('X-Workspace-Id', ws.id);
     expect(listed.body).toHaveLength(4);
-    expect(await getProposal(ws, p.id)).toEqual(p);
+    // The creation answer is the Proposal plus what its books cost (issue 28).
+    const { subsidySpent, books, unfundedBooks, ...proposal } = p;
+    expect([subsidySpent, books.length, unfundedBooks]).toEqual([20, 4, []]);
+    expect(await getProposal(ws, p.id)).toEqual(proposal);
     await expectLedgerSound(app.deps);
   });
 

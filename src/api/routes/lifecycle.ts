@@ -6,6 +6,8 @@ import { auth } from '../auth';
 import { refreshSchema, resolveSchema, settleSchema } from '../schemas/metrics';
 import { defineRoute } from '../registry';
 import { presentSettlement } from '../presenters/metric';
+import { refreshFunding } from '../schemas/funding';
+import { presentRefresh } from '../presenters/funding';
 
 defineRoute({
   method: 'POST',
@@ -34,15 +36,16 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/predictions/markets/refresh',
-  response: refreshSchema,
+  response: refreshSchema.extend(refreshFunding),
   errors: ['trade_pending'],
   auth: auth.manage(),
-  summary: 'Run the horizon pass for this workspace now: open missing books, retire stale dates. Body { force?: true, metricId? }; minute floors call it every minute with force.',
+  summary:
+    "Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }; minute floors call it every minute with force.",
   body: z.object({ force: z.boolean().optional(), metricId: z.string().uuid().optional() }),
   handler: async (c) => {
     const summary = await refreshNow(c.deps, { workspaceId: c.workspace().workspace.id, metricId: c.body.metricId });
     if (!summary) throw new DomainError('trade_pending', 'The horizon pass is queued but did not finish in time; it still runs.');
-    return { ok: true, ...summary };
+    return presentRefresh(summary);
   },
 });
 

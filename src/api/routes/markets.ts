@@ -3,12 +3,14 @@ import { DomainError } from '../../errors';
 import { parseTargetDate, HorizonError } from '../../domain/horizons';
 import { toNano } from '../../domain/money';
 import { tradeSpecOf } from '../../domain/trading';
-import { marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/books';
+import { fundMarket, marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/books';
 import { bodyHash, dryRunTrade, submitTrade } from '../../services/trading';
 import { auth } from '../auth';
 import { idempotencyKey } from '../idempotency';
 import { presentMarket } from '../presenters/market';
 import { presentTradeOutcome, presentTradeQuote } from '../presenters/trade';
+import { presentFunding } from '../presenters/funding';
+import { fundResultSchema } from '../schemas/funding';
 import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas/markets';
 import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
@@ -177,5 +179,29 @@ defineRoute({
     });
     if (!outcome.ok) throw DomainError.fromBody(outcome.body);
     return presentMarket(requireMarket(await marketInWorkspace(c.deps, ws.id, mk.id), mk.id), c.deps.clock.now());
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/markets/:id/fund',
+  response: fundResultSchema,
+  errors: ['market_not_found', 'conflict', 'insufficient_balance', 'idempotency_key_reuse'],
+  auth: auth.trade(),
+  summary:
+    "Fund an unfunded book { credits }: the caller's credits become its liquidity (it opens where it was planned to) and come back with the pool's remainder at resolution or void, pro rata among its funders. 409 conflict for a book already funded (a funded book takes no more liquidity) or no longer open. Idempotency-Key header.",
+  params: marketIdParam,
+  body: z.object({ credits: positiveCredits }),
+  handler: async (c) => {
+    const mk = await readableMarket(c as Call<unknown, unknown, unknown>, c.params.id);
+    c.workspace().requireMetricTradable(mk);
+    const { value, replay } = await fundMarket(c.deps, {
+      agentId: c.identity().agentId,
+      workspaceId: c.workspace().workspace.id,
+      marketId: mk.id,
+      liquidity: toNano(c.body.credits),
+      idempotencyKey: idempotencyKey(c),
+    });
+    return presentFunding(value, replay, c.deps.clock.now());
   },
 });

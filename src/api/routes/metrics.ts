@@ -19,6 +19,8 @@ import { MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/metric
 import { auth } from '../auth';
 import { presentMetric, presentReading, presentUpdate } from '../presenters/metric';
 import { backfillSchema, metricSchema, purgeSchema, readingPageSchema, updatedSchema, updateSchema } from '../schemas/metrics';
+import { openingCost, openingQuote } from '../schemas/funding';
+import { presentOpeningCost } from '../presenters/funding';
 import { defineRoute, type Call } from '../registry';
 import { credits, idParam, limitQuery } from '../schemas/common';
 
@@ -59,13 +61,18 @@ const settings = {
 };
 const UPDATE_ONLY = ['liquidityCredits', 'marketTitle', 'settlementLagMinutes', 'oldValue', 'updateNote', 'na', 'asOf'] as const;
 
+/** At creation the subsidy per book comes from timePreference.horizonCredits or the workspace default. */
+const LIQUIDITY_AT_CREATE =
+  'can be set on update only (PUT /metrics/{id}); at creation set the subsidy per book with timePreference.horizonCredits ({ "<horizon>": { "book": credits } }), or change the workspace\'s defaultLiquidityCredits (PATCH /workspaces/{id}); POST /metrics?dryRun=true shows what the books would cost';
+
 const createBody = z
-  .looseObject({ name: metricName, value: finite.optional(), ...settings })
+  .looseObject({ name: metricName, value: finite.optional(), ...settings, dryRun: z.boolean({ error: 'must be true or false' }).optional() })
   .superRefine((b, ctx) => {
     for (const key of UPDATE_ONLY) {
-      if (key in b) ctx.addIssue({ code: 'custom', path: [key], message: 'can be set on update only (PUT /metrics/{id})' });
+      if (key in b) ctx.addIssue({ code: 'custom', path: [key], message: key === 'liquidityCredits' ? LIQUIDITY_AT_CREATE : 'can be set on update only (PUT /metrics/{id})' });
     }
   });
+const dryRunQuery = z.object({ dryRun: z.enum(['true', 'false'], { error: 'must be true or false' }).optional() });
 
 const updateBody = z.object({
   name: metricName.optional(),
@@ -86,6 +93,11 @@ const updateBody = z.object({
   updateNote: z.string({ error: 'must be a string' }).max(2000, 'must be at most 2000 characters').optional(),
 });
 
+const createdMetricSchema = metricSchema.extend(openingCost).meta({ id: 'CreatedMetric' });
+const metricQuoteSchema = z
+  .object({ ...openingQuote, metric: metricSchema.describe('The metric as it would be created (its id is not kept).') })
+  .meta({ id: 'MetricQuote' });
+
 const actorId = (c: Call<unknown, unknown, unknown>): string | null => c.caller?.agentId ?? null;
 
 defineRoute({
@@ -101,18 +113,26 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics',
-  response: metricSchema,
+  response: createdMetricSchema,
+  dryRunResponse: metricQuoteSchema,
   successStatus: 201,
   errors: ['formula_invalid', 'formula_cycle', 'conflict'],
   auth: auth.manage(),
   summary:
-    'Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }.',
+    "Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing.",
   body: createBody,
+  query: dryRunQuery,
   handler: async (c) => {
     const ws = c.workspace().workspace;
-    const row = await addMetric(c.deps, ws.id, c.body, actorId(c));
+    const { dryRun: bodyDryRun, ...input } = c.body;
+    const dryRun = bodyDryRun === true || c.query.dryRun === 'true';
+    const r = await addMetric(c.deps, ws.id, input, actorId(c), { dryRun });
+    if (dryRun) {
+      c.status(200);
+      return { ...presentOpeningCost(r, { planned: r.planned, payerId: r.ownerId, balance: r.balanceBefore }), metric: presentMetric(r.metric) };
+    }
     c.status(201);
-    return presentMetric(row);
+    return { ...presentMetric(r.metric), ...presentOpeningCost(r) };
   },
 });
 

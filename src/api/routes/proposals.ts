@@ -14,6 +14,8 @@ import { scorecardOfWorkspace } from '../../services/proposals';
 import { auth } from '../auth';
 import { presentComment, presentProposal, presentWorkspaceScorecard } from '../presenters/proposal';
 import { commentSchema, proposalSchema, workspaceScorecardSchema } from '../schemas/proposals';
+import { openingCost, openingQuote } from '../schemas/funding';
+import { presentOpeningCost } from '../presenters/funding';
 import { defineRoute, type Call } from '../registry';
 import { credits, limitQuery } from '../schemas/common';
 
@@ -43,28 +45,34 @@ async function presentOne(c: Call<unknown, unknown, { id: string }>) {
 defineRoute({
   method: 'POST',
   path: '/proposals',
-  response: proposalSchema,
+  response: z.union([proposalSchema.extend(openingCost).meta({ id: 'CreatedProposal' }), z.object({ ...openingQuote, title: z.string() }).meta({ id: 'ProposalQuote' })]),
   errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found'],
   auth: auth.trade(),
   summary:
-    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal.',
+    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer\'s balance covers it, and writes nothing.',
   body: z.object({
     title: requiredText(200),
     description: z.string({ error: 'must be a string' }).max(10_000, 'must be at most 10000 characters').optional(),
     metricIds: z.array(z.string({ error: 'must be metric ids' }).max(100), { error: 'must be an array of metric ids' }).max(100, 'must list at most 100 metrics').optional(),
     liquidity: credits.optional(),
     deadline: instant.optional(),
+    dryRun: z.boolean({ error: 'must be true or false' }).optional(),
   }),
+  query: z.object({ dryRun: z.enum(['true', 'false'], { error: 'must be true or false' }).optional() }),
   handler: async (c) => {
     const caller = c.identity();
     const access = c.workspace();
-    const id = await createProposal(
+    const { dryRun: bodyDryRun, ...input } = c.body;
+    const dryRun = bodyDryRun === true || c.query.dryRun === 'true';
+    const r = await createProposal(
       c.deps,
       access.workspace,
       { agentId: caller.agentId, canManage: access.caps.has('manage'), metricReadable: access.metricReadable },
-      c.body,
+      input,
+      { dryRun },
     );
-    return presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, id), c.deps.clock.now(), access.metricReadable);
+    if (dryRun) return { ...presentOpeningCost(r, { planned: r.planned, payerId: caller.agentId, balance: r.balanceBefore }), title: input.title };
+    return { ...presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, r.id), c.deps.clock.now(), access.metricReadable), ...presentOpeningCost(r) };
   },
 });
 

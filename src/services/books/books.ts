@@ -219,6 +219,7 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
       [[...unfunded]],
     );
   }
+  await recordFunders(m, rows.filter((r) => !unfunded.has(r.id)).map((r) => ({ marketId: r.id, agentId: r.funder_id, amount: BigInt(r.liquidity) })));
   const names = new Map<string, string>(inputs.filter((i) => i.metricName).map((i) => [i.metricId, i.metricName!]));
   const missing = [...new Set(rows.map((r) => r.metric_id as string).filter((id) => !names.has(id)))];
   if (missing.length) for (const r of await m.query(`SELECT id, name FROM metrics WHERE id = ANY($1::uuid[])`, [missing])) names.set(r.id, r.name);
@@ -235,6 +236,17 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
     })),
   );
   return created;
+}
+
+/** Record fundings (one row each): the pool's remainder goes back to these funders pro rata at resolution and void. */
+export async function recordFunders(m: EntityManager, rows: ReadonlyArray<{ marketId: string; agentId: string; amount: bigint }>): Promise<void> {
+  const paid = rows.filter((r) => r.amount > 0n);
+  if (!paid.length) return;
+  await m.query(`INSERT INTO market_funders (market_id, agent_id, amount) SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[])`, [
+    paid.map((r) => r.marketId),
+    paid.map((r) => r.agentId),
+    paid.map((r) => r.amount.toString()),
+  ]);
 }
 
 /** One funding transfer; false when the funder is short (a refused ledger write changes nothing). */

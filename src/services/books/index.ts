@@ -4,3 +4,4 @@ export * from './browseMarkets';
 export * from './marketHistory';
 export * from './orders';
 export * from './orderViews';
+export * from './funding';

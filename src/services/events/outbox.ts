@@ -20,6 +20,8 @@ export const EVENT_TYPES = [
   'order:filled',
   'order:cancelled',
   'order:expired',
+  // An unfunded book funded after it opened (issue 28).
+  'market:funded',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -5,3 +5,4 @@ export * from './endBooks';
 export * from './resolveBook';
 export * from './metricBooks';
 export * from './lanes';
+export * from './fundBooks';

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { JobPayload, JobResult } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
+import { inTransaction } from '../../db/tx';
 import { dueMarketIds, type RefreshSummary } from './refreshHorizons';
+import { fundOwnerBooks, type OwnerFunding } from './fundBooks';
 
 /**
  * Run a book-changing job on the book's trade lane (so it serializes with the book's trades) and
@@ -51,10 +53,15 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
   return out;
 }
 
-/** Enqueue a horizon pass and wait for it (the API's refresh endpoint). */
-export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }): Promise<RefreshSummary | null> {
+/**
+ * Enqueue a horizon pass and wait for it (the API's refresh endpoint), then the owner funds the
+ * unfunded baseline books in scope that it can pay for (an explicit act: the scheduled pass never spends).
+ */
+export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }): Promise<(RefreshSummary & OwnerFunding) | null> {
   // A fresh id per call: a reused id would hand back an earlier pass's result. The pass is idempotent.
   const r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: 60_000 });
-  return r.finished ? r.result : null;
+  if (!r.finished) return null;
+  const funding = await inTransaction(deps.ds, (m) => fundOwnerBooks(m, scope, deps.clock.now()));
+  return { ...r.result, ...funding };
 }
 

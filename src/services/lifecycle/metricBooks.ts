@@ -10,9 +10,9 @@ import { spawnBooksForMetric } from './spawnBooks';
  * own transactions (markets never imports them back, so these are plain imports).
  */
 
-/** A new metric opens its books. */
-export async function openBooksForNewMetric(m: EntityManager, metricId: string, now: Date): Promise<void> {
-  await spawnBooksForMetric(m, metricId, now);
+/** A new metric opens its books: what they cost the owner, and which stayed unfunded and why. */
+export async function openBooksForNewMetric(m: EntityManager, metricId: string, now: Date): ReturnType<typeof spawnBooksForMetric> {
+  return spawnBooksForMetric(m, metricId, now);
 }
 
 /** 409 while a live book (open or closed) of the metric has trades. */

@@ -1,9 +1,10 @@
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { holderPayout, payoutFraction } from '../../domain/lmsr';
+import { splitProRata } from '../../domain/funding';
 
 import { accountId, balanceOf, leg, writeLedger, type Transfer } from '../ledger';
-import { lockMarket, marketConsensus, type MarketRow } from '../books';
+import { fundersOf, lockMarket, marketConsensus, type MarketRow } from '../books';
 import { emitEvent } from '../events';
 import { callback } from '../wiring';
 import { closeOrdersOf } from '../books';
@@ -28,7 +29,10 @@ async function recordPayouts(m: EntityManager, marketId: string, pays: Array<{ a
   );
 }
 
-/** Holders' payouts from the pool, then whatever the pool still holds (dust included) to the funder. */
+/**
+ * Holders' payouts from the pool, then whatever the pool still holds (dust included) back to the
+ * funders, pro rata of what each put in (domain/funding: shares rounded down, the dust to the first funder).
+ */
 async function payOut(
   m: EntityManager,
   mk: MarketRow,
@@ -41,13 +45,15 @@ async function payOut(
   const total = pays.reduce((s, p) => s + p.amount, 0n);
   if (total > pool) throw new Error(`pool ${mk.id} holds ${pool} but owes ${total}`);
   for (const p of pays) ledger.push(leg(accountId.pool(mk.id), accountId.agent(p.agent), p.amount, kind, mk.id));
-  ledger.push(leg(accountId.pool(mk.id), mk.funderId ? accountId.agent(mk.funderId) : accountId.treasury, pool - total, 'pool_return', mk.id));
+  for (const share of splitProRata(pool - total, await fundersOf(m, mk))) {
+    ledger.push(leg(accountId.pool(mk.id), share.key ? accountId.agent(share.key) : accountId.treasury, share.amount, 'pool_return', mk.id));
+  }
   return total;
 }
 
 /**
  * Resolve a locked, open book at value V: each holder paid with one rounding down
- * (higher shares pay v, lower pay 1-v), the pool's remainder back to the funder.
+ * (higher shares pay v, lower pay 1-v), the pool's remainder back to the funders pro rata.
  */
 export async function resolveLockedMarket(
   m: EntityManager,
@@ -83,7 +89,7 @@ export async function resolveLockedMarket(
 
 /**
  * Void a locked book: every position's net cost back (pro rata if the pool cannot cover them all,
- * which only happens after large round trips), then the pool's remainder to the funder.
+ * which only happens after large round trips), then the pool's remainder to the funders pro rata.
  */
 export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: string, now: Date, batch?: Transfer[]): Promise<{ refunded: bigint }> {
   if (mk.status !== 'open' && mk.status !== 'closed') return { refunded: 0n };

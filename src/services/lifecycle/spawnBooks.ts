@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { desiredHorizons, type TimePreference } from '../../domain/horizons';
 import { consensusOf, probability } from '../../domain/lmsr';
 import { toNano } from '../../domain/money';
-import { openBooks, type MarketRow, type OpenBookInput } from '../books';
+import { costOfOpening, openBooks, type MarketRow, type OpenBookInput } from '../books';
 import { voidLockedMarket } from './resolveBook';
 import { closeOrdersOf } from '../books';
 import { lockMarket } from '../books';
@@ -111,7 +111,6 @@ export function planHorizons(metric: SpawnMetric, live: LiveBook[], now: Date): 
   if (!missing.length) return { open: [], stale };
   const opensAt = openingValueFrom(metric, live);
   const open = missing.map((d): OpenBookInput => {
-    const credit = metric.timePreference?.horizonCredits?.[d.entry]?.book;
     return {
       workspaceId: metric.workspaceId,
       metricId: metric.id,
@@ -120,13 +119,19 @@ export function planHorizons(metric: SpawnMetric, live: LiveBook[], now: Date): 
       horizonEntry: d.entry,
       title: metric.timePreference?.horizonTitles?.[d.entry] ?? metric.marketTitle ?? null,
       funderId: metric.ownerId,
-      liquidity: credit !== undefined && credit !== null ? toNano(credit) : (metric.liquidityCredits ?? metric.defaultLiquidity),
+      liquidity: plannedLiquidity(metric, d.entry),
       opensAtValue: opensAt,
       rangeMin: 0,
       rangeMax: metric.rangeMax,
     };
   });
   return { open, stale };
+}
+
+/** A baseline book's subsidy (nano): its entry's horizonCredits.book, else the metric's liquidityCredits, else the workspace default. */
+export function plannedLiquidity(metric: SpawnMetric, entry: string | null): bigint {
+  const credit = entry === null ? undefined : metric.timePreference?.horizonCredits?.[entry]?.book;
+  return credit !== undefined && credit !== null ? toNano(credit) : (metric.liquidityCredits ?? metric.defaultLiquidity);
 }
 
 /** Retire stale books: untraded ones voided (pool back to the funder), traded ones closed to buys. */
@@ -150,7 +155,7 @@ export async function retireBooks(m: EntityManager, stale: LiveBook[], now: Date
 }
 
 /** Open every desired book of some metrics that is missing, retiring stale ones; idempotent. */
-export async function spawnForMetrics(m: EntityManager, metricIds: string[], now: Date): Promise<{ opened: MarketRow[]; deactivated: number; voided: number }> {
+export async function spawnForMetrics(m: EntityManager, metricIds: string[], now: Date): Promise<{ opened: MarketRow[]; inputs: OpenBookInput[]; deactivated: number; voided: number }> {
   const metrics = await loadSpawnMetrics(m, metricIds);
   const live = await liveBaselineBooks(m, metricIds);
   const open: OpenBookInput[] = [];
@@ -162,9 +167,11 @@ export async function spawnForMetrics(m: EntityManager, metricIds: string[], now
   }
   const retired = stale.length ? await retireBooks(m, stale, now) : { deactivated: 0, voided: 0 };
   const opened = await openBooks(m, open);
-  return { opened, ...retired };
+  return { opened, inputs: open, ...retired };
 }
 
-export async function spawnBooksForMetric(m: EntityManager, metricId: string, now: Date): Promise<MarketRow[]> {
-  return (await spawnForMetrics(m, [metricId], now)).opened;
+/** A metric's horizon pass; what the books it opened cost, and which stayed unfunded and why. */
+export async function spawnBooksForMetric(m: EntityManager, metricId: string, now: Date): Promise<ReturnType<typeof costOfOpening>> {
+  const r = await spawnForMetrics(m, [metricId], now);
+  return costOfOpening(r.opened, r.inputs);
 }

@@ -9,6 +9,8 @@ import { toNano } from '../../domain/money';
 import { badRequest, conflict } from '../../errors';
 import { MetricGraph, parseCached, type GraphNode } from '../../domain/metricGraph';
 import { openBooksForNewMetric, refuseIfTraded, respawnBooksAfterChange, retireBooksOfDeletedMetric } from '../lifecycle';
+import type { BookCost, UnfundedBook } from '../books';
+import { accountId, balanceOf } from '../ledger';
 import { insertReadings, type NewReading, type ResetPeriod } from './readings';
 import { DEFAULT_TIME_PREFERENCE, getMetricRow, loadGraph, lockWorkspaceMetrics, requireMetric, UUID_RE, type MetricRow } from './metricRows';
 import { dependantReadings, emitTotalChanges, recalculate, refreshStructure } from './recalculateTotals';
@@ -64,7 +66,21 @@ export function uniqueViolation(err: unknown, name: string): unknown {
   return pgCode(err) === '23505' ? conflict(`A metric named "${name}" already exists in this workspace (names compare case-insensitively).`) : err;
 }
 
-export async function createMetric(m: EntityManager, workspaceId: string, input: CreateMetricInput, actor: Actor): Promise<MetricRow> {
+/** A new metric, what opening its books cost the workspace owner, and which stayed unfunded and why. */
+export interface CreatedMetric {
+  metric: MetricRow;
+  books: BookCost[];
+  /** Credits moved from the owner into the new books' pools (nano). */
+  spent: bigint;
+  /** What every book's planned subsidy adds up to (nano): spent, plus what the unfunded books need. */
+  planned: bigint;
+  unfunded: UnfundedBook[];
+  ownerId: string;
+  /** The owner's balance before the books opened (nano). */
+  balanceBefore: bigint;
+}
+
+export async function createMetric(m: EntityManager, workspaceId: string, input: CreateMetricInput, actor: Actor): Promise<CreatedMetric> {
   await lockWorkspaceMetrics(m, workspaceId);
   const g = await loadGraph(m, workspaceId);
   const name = input.name.trim();
@@ -96,8 +112,11 @@ export async function createMetric(m: EntityManager, workspaceId: string, input:
   if (total !== null && !input.resolvesNaUntilMeasured) {
     await insertReadings(m, workspaceId, [{ metricId: id, value: total, kind: 'create' }], actor.clock.now());
   }
-  await openBooksForNewMetric(m, id, actor.clock.now());
-  return (await getMetricRow(m, workspaceId, id))!;
+  const [{ owner_id: ownerId }] = await m.query(`SELECT owner_id FROM workspaces WHERE id = $1`, [workspaceId]);
+  const balanceBefore = (await balanceOf(m, accountId.agent(ownerId))) ?? 0n;
+  const opening = await openBooksForNewMetric(m, id, actor.clock.now());
+  const planned = opening.books.reduce((sum, b) => sum + b.planned, 0n);
+  return { metric: (await getMetricRow(m, workspaceId, id))!, ...opening, planned, ownerId, balanceBefore };
 }
 
 // jsonb reorders object keys, so settings compare by a key-sorted rendering.

@@ -1,15 +1,22 @@
+import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { createMetric, deleteMetric, migrateLeafTypes, reorderMetrics, updateMetric } from './editMetrics';
 import { backfillMetric, purgeMetricLogs } from './metricHistory';
+import { rolledBack } from '../../db/dryRun';
 
 /*
  * The metric-editing use cases of a workspace, each in its own transaction (retried on
  * serialization failures); `agentId` is who acts (null for the master key), recorded on revisions.
  */
 
-export async function addMetric(deps: Deps, workspaceId: string, input: Parameters<typeof createMetric>[2], agentId: string | null): ReturnType<typeof createMetric> {
-  return inTransaction(deps.ds, (m) => createMetric(m, workspaceId, input, { agentId, clock: deps.clock }));
+/**
+ * Create a metric. A dry run does all of it (the same validation, the same books, the same ledger
+ * refusals) in a transaction that is then rolled back, and answers what it would have cost.
+ */
+export async function addMetric(deps: Deps, workspaceId: string, input: Parameters<typeof createMetric>[2], agentId: string | null, opts: { dryRun?: boolean } = {}): ReturnType<typeof createMetric> {
+  const run = (m: EntityManager) => createMetric(m, workspaceId, input, { agentId, clock: deps.clock });
+  return opts.dryRun ? rolledBack(deps.ds, run) : inTransaction(deps.ds, run);
 }
 
 export async function editMetric(deps: Deps, workspaceId: string, idOrName: string, input: Parameters<typeof updateMetric>[3], agentId: string | null): ReturnType<typeof updateMetric> {

@@ -2,11 +2,12 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
+import { rolledBack } from '../../db/dryRun';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
 import { formatCredits, toNano } from '../../domain/money';
 import { accountId, balanceOf, insufficientBalance } from '../ledger';
-import { openBooks } from '../books';
+import { costOfOpening, openBooks, type BookCost, type UnfundedBook } from '../books';
 import { emitEvent } from '../events';
 import { leafMetrics, openPairsOrSkip, pairInputs, planPairs } from './branchPairs';
 import { isUuid } from './proposalRows';
@@ -52,12 +53,33 @@ export interface Proposer {
   metricReadable: (id: string) => boolean;
 }
 
+/** A new proposal and what its branch books cost (issue 28). */
+export interface CreatedProposal {
+  id: string;
+  books: BookCost[];
+  /** Credits moved into the branch books, by the proposer and the owner (nano). */
+  spent: bigint;
+  unfunded: UnfundedBook[];
+  /** What the proposer pays (nano): 2 x liquidity per proposer-funded pair. */
+  planned: bigint;
+  /** The proposer's balance before (nano). */
+  balanceBefore: bigint;
+}
+
 /**
  * Create a proposal and its branch books in one transaction. The proposer pays 2 x liquidity per
  * proposer-funded pair up front (their balance row locked), else 400 insufficient_balance and
  * nothing is created; owner-subsidised dates the owner cannot pay are skipped and reported.
+ * A dry run does all of it in a transaction that is rolled back; a proposer short of the cost is
+ * then answered (balanceCovers false) rather than refused.
  */
-export async function createProposal(deps: Deps, workspace: { id: string; ownerId: string; externalProposals: boolean; defaultProposalLiquidity: bigint }, who: Proposer, input: CreateProposalInput): Promise<string> {
+export async function createProposal(
+  deps: Deps,
+  workspace: { id: string; ownerId: string; externalProposals: boolean; defaultProposalLiquidity: bigint },
+  who: Proposer,
+  input: CreateProposalInput,
+  opts: { dryRun?: boolean } = {},
+): Promise<CreatedProposal> {
   if (!workspace.externalProposals && !who.canManage) {
     throw new DomainError('external_proposals_disabled', 'This workspace takes proposals from its owner and admins only; nothing was created.');
   }
@@ -66,7 +88,7 @@ export async function createProposal(deps: Deps, workspace: { id: string; ownerI
     throw new DomainError('validation_failed', `The deadline must be in the future (it is ${now.toISOString()} now).`);
   }
   const liquidity = input.liquidity === undefined ? workspace.defaultProposalLiquidity : toNano(input.liquidity);
-  return inTransaction(deps.ds, async (m) => {
+  const run = async (m: EntityManager): Promise<CreatedProposal> => {
     const expected = await checkExpectedMetrics(m, workspace.id, input.metricIds ?? [], who.metricReadable);
     const metrics = await leafMetrics(m, workspace.id, expected);
     const plans = planPairs(now, metrics, liquidity);
@@ -89,9 +111,9 @@ export async function createProposal(deps: Deps, workspace: { id: string; ownerI
 
     const proposerPlans = plans.filter((x) => x.payer === 'proposer');
     const cost = 2n * liquidity * BigInt(proposerPlans.length);
+    const balance = (await balanceOf(m, accountId.agent(who.agentId), cost > 0n)) ?? 0n;
     if (cost > 0n) {
-      const balance = (await balanceOf(m, accountId.agent(who.agentId), true)) ?? 0n;
-      if (balance < cost) {
+      if (balance < cost && !opts.dryRun) {
         throw insufficientBalance(balance, cost, {
           purpose: `to fund ${proposerPlans.length * 2} conditional books at ${formatCredits(liquidity)} credits each`,
           note: 'Nothing was created.',
@@ -99,11 +121,13 @@ export async function createProposal(deps: Deps, workspace: { id: string; ownerI
       }
     }
     // Proposer-funded pairs in one batch: the balance check above guarantees them.
-    const paid = await openBooks(m, (await pairInputs(m, p, proposerPlans)).flat());
-    if (paid.length !== 2 * proposerPlans.length || paid.some((mk) => liquidity > 0n && !mk.funded)) {
+    const paidInputs = (await pairInputs(m, p, proposerPlans)).flat();
+    const paid = await openBooks(m, paidInputs);
+    if (!opts.dryRun && (paid.length !== 2 * proposerPlans.length || paid.some((mk) => liquidity > 0n && !mk.funded))) {
       throw new Error(`proposal ${p.id}: proposer-funded books did not all open funded after the balance check`);
     }
-    const owner = await openPairsOrSkip(m, await pairInputs(m, p, plans.filter((x) => x.payer === 'owner')));
+    const ownerInputs = await pairInputs(m, p, plans.filter((x) => x.payer === 'owner'));
+    const owner = await openPairsOrSkip(m, ownerInputs);
     const count = paid.length + owner.opened.length;
     await emitEvent(m, workspace.id, 'proposal:created', {
       proposalId: p.id,
@@ -113,6 +137,8 @@ export async function createProposal(deps: Deps, workspace: { id: string; ownerI
       conditionalMarketCount: count,
     });
     if (owner.skipped.length) await emitEvent(m, workspace.id, 'proposal:subsidy_skipped', { proposalId: p.id, skipped: owner.skipped });
-    return p.id;
-  });
+    const opening = costOfOpening([...paid, ...owner.opened], [...paidInputs, ...ownerInputs.flat()]);
+    return { id: p.id, ...opening, planned: cost, balanceBefore: balance };
+  };
+  return opts.dryRun ? rolledBack(deps.ds, run) : inTransaction(deps.ds, run);
 }
