@@ -624,6 +624,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/data-room/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's public, append-only log of acts, newest first
+         * @description The workspace's public, append-only log of acts, newest first: metric revisions of name and description, readings filed, proposal decisions, settlements and voids with their reasons. Query limit (default 50, max 200), cursor (nextCursor of the previous page), kind (comma-separated: metric, reading, proposal, settlement, void). Rows about metrics the caller may not read are left out.
+         *
+         *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getDataRoomActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -6484,6 +6506,155 @@ export interface operations {
                 };
             };
             /** @description `service_unavailable` (retryable), `treasury_not_configured` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDataRoomActions: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                kind?: string;
+                limit?: number;
+            };
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        actions: {
+                            /** @description Who acted, where recorded (null for the lifecycle itself). */
+                            agentId: string | null;
+                            asOf: string | null;
+                            /** Format: date-time */
+                            at: string;
+                            branch: ("approved" | "declined") | null;
+                            decision: ("approved" | "declined" | "withdrawn") | null;
+                            field: ("name" | "description") | null;
+                            from: string | null;
+                            /** @description <kind>:<id>, stable and unique in the workspace. */
+                            id: string;
+                            /**
+                             * @description metric: a name or description revision (spec §4.4); reading: a value filed; proposal: a decision; settlement: a book resolved; void: a book voided.
+                             * @enum {string}
+                             */
+                            kind: "metric" | "reading" | "proposal" | "settlement" | "void";
+                            marketId: string | null;
+                            metricId: string | null;
+                            metricName: string | null;
+                            na: boolean;
+                            note: string | null;
+                            oldValue: number | null;
+                            proposalId: string | null;
+                            /** @description settlement: the reason of an early settle (null for a book resolved at its reading); void: why it was voided. */
+                            reason: string | null;
+                            settledEarly: boolean;
+                            spam: boolean;
+                            targetDate: string | null;
+                            title: string | null;
+                            to: string | null;
+                            /** @description reading: the value filed; settlement: the value the book resolved at. */
+                            value: number | null;
+                        }[];
+                        /** @description Pass as cursor for the next (older) page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

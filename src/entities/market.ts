@@ -19,6 +19,7 @@ const big = { type: 'bigint' as const, transformer: bigintTransformer };
 @Index('markets_metric', ['metricId', 'status'])
 @Index('markets_proposal', ['proposalId'], { where: 'proposal_id IS NOT NULL' })
 @Index('markets_due', ['periodEnd'], { where: `status IN ('open','closed')` })
+@Index('markets_ended', ['workspaceId', 'resolvedAt'], { where: 'resolved_at IS NOT NULL' })
 @Check('markets_branch_check', `branch IN ('approved','declined')`)
 @Check('markets_status_check', `status IN ('open','closed','resolved','voided')`)
 export class Market {
@@ -68,6 +69,8 @@ export class Market {
   @Column({ type: 'text', name: 'close_reason', nullable: true }) closeReason!: string | null;
   @Column({ type: 'timestamptz', name: 'trading_ends_at', nullable: true }) tradingEndsAt!: Date | null;
   @Column({ type: 'text', name: 'void_reason', nullable: true }) voidReason!: string | null;
+  /** The reason given to POST /metrics/{id}/settle (migrations 1764109100000-DataRoom). */
+  @Column({ type: 'text', name: 'settle_reason', nullable: true }) settleReason!: string | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
 }

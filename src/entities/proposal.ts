@@ -9,6 +9,7 @@ import { Workspace } from './workspace';
 @Unique('proposals_seq_key', ['seq'])
 @SqlIndex('proposals_workspace', '(workspace_id, created_at DESC, seq DESC)')
 @Index('proposals_proposer', ['proposedBy'], { where: 'proposed_by IS NOT NULL' })
+@Index('proposals_decided', ['workspaceId', 'decidedAt'], { where: 'decided_at IS NOT NULL' })
 @Check('proposals_title_check', 'length(title) BETWEEN 1 AND 200')
 @Check('proposals_status_check', `status IN ('pending','approved','declined','withdrawn')`)
 @Check('proposals_liquidity_check', 'liquidity >= 0')

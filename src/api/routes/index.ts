@@ -17,3 +17,4 @@ import './lifecycle';
 import './proposals';
 import './events';
 import './hooks';
+import './dataRoom';
