@@ -690,6 +690,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reports, newest first
+         * @description Reports, newest first. Platform operator only. Query limit (default 50, max 200), before (id of the last report of the previous page), agentId. X-Total-Count carries the number matching.
+         *
+         *     Auth: platform admin (The master key (X-API-Key).) Capability: platform. Scope: master key.
+         */
+        get: operations["getFeedback"];
+        put?: never;
+        /**
+         * Report a problem or an idea: { message (1 to 5000 characters), context? (an object, e.g
+         * @description Report a problem or an idea: { message (1 to 5000 characters), context? (an object, e.g. { requestId, marketId, code }, at most 10,000 characters as JSON) }. Stored with the caller, the workspace named by X-Workspace-Id (if any) and this request id. 201 with the stored report.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:feedback.
+         */
+        post: operations["postFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/groups": {
         parameters: {
             query?: never;
@@ -6835,6 +6863,253 @@ export interface operations {
                 };
             };
             /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getFeedback: {
+        parameters: {
+            query?: {
+                agentId?: string;
+                before?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Who sent it (null once that participant is deleted). */
+                        agentId: string | null;
+                        context: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        id: string;
+                        message: string;
+                        nickname: string | null;
+                        /** @description X-Request-Id of the POST /feedback request. */
+                        requestId: string | null;
+                        /** @description The workspace named with the report (X-Workspace-Id), if any. */
+                        workspaceId: string | null;
+                    }[];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    context?: {
+                        [key: string]: unknown;
+                    };
+                    message: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Who sent it (null once that participant is deleted). */
+                        agentId: string | null;
+                        context: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        id: string;
+                        message: string;
+                        nickname: string | null;
+                        /** @description X-Request-Id of the POST /feedback request. */
+                        requestId: string | null;
+                        /** @description The workspace named with the report (X-Workspace-Id), if any. */
+                        workspaceId: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -18,3 +18,4 @@ import './proposals';
 import './events';
 import './hooks';
 import './dataRoom';
+import './feedback';
