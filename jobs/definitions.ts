@@ -136,6 +136,16 @@ export const queueFamilies = {
       deliver: counts('delivered'),
     },
   }),
+  // Agent telemetry (issue 25): heartbeats and decision traces past TELEMETRY_RETENTION_DAYS are deleted.
+  telemetry: family({
+    laned: false,
+    jobs: {
+      purge: z.object({}),
+    },
+    results: {
+      purge: counts('heartbeats', 'decisions'),
+    },
+  }),
   // Credits and the chain: deposit verification and withdrawals (each re-enqueues itself, delayed, while the chain is not there yet).
   chain: family({
     laned: false,

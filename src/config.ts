@@ -46,6 +46,8 @@ const schema = z.object({
   SCHEDULER: boolish.default(true),
   // Events and webhooks (issue 13).
   EVENT_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  // Agent telemetry (issue 25): heartbeats and decision traces older than this are purged hourly.
+  TELEMETRY_RETENTION_DAYS: z.coerce.number().positive().default(30),
   EVENTS_POLL_MS: z.coerce.number().int().min(5).max(10000).default(20),
   // Resolved callers kept in memory, dropped on every change (issue 17); 0 reads Postgres every request.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3600000).default(60000),

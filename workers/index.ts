@@ -9,6 +9,7 @@ import { webhookProcessors } from './webhooks';
 import { chainProcessors } from './chain';
 import { horizonProcessors } from './horizons';
 import { tradeProcessors } from './trade';
+import { telemetryProcessors } from './telemetry';
 import { Watchdog } from './watchdog';
 
 type AnyProcessors = Record<string, (data: never, job: Job) => Promise<unknown>>;
@@ -21,6 +22,7 @@ export function processorTable(deps: Deps): Record<QueueFamilyName, AnyProcessor
     outbox: outboxProcessors(deps),
     webhooks: webhookProcessors(deps),
     chain: chainProcessors(deps),
+    telemetry: telemetryProcessors(deps),
   };
 }
 

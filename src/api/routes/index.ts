@@ -19,3 +19,4 @@ import './events';
 import './hooks';
 import './dataRoom';
 import './feedback';
+import './telemetry';
