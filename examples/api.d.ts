@@ -1425,7 +1425,13 @@ export interface paths {
          */
         get: operations["getPredictionsMarkets"];
         put?: never;
-        post?: never;
+        /**
+         * Open a book by hand on a metric and a target date outside the horizon plan
+         * @description Open a book by hand on a metric and a target date outside the horizon plan: { metricId, targetDate (YYYY, YYYY-MM, YYYY-Www, YYYY-MM-DD, YYYY-MM-DDTHH, YYYY-MM-DDTHH:MM, +10d style or until-settled), liquidity? (credits from the caller; default the metric's liquidityCredits, else the workspace default; 0 opens it unfunded), title? }. It opens where a planned book would and the horizon pass never retires it. 409 when the metric already has a live book on that date; 400 insufficient_balance and nothing created when the caller cannot pay. 201 with the Market.
+         *
+         *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
+         */
+        post: operations["postPredictionsMarkets"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1543,6 +1549,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/predictions/markets/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a book { reason (required, at most 500 characters) } on its lane
+         * @description Void a book { reason (required, at most 500 characters) } on its lane: every position's net cost is refunded, the pool's remainder goes back to its funders, resting orders are cancelled; the reason is published in the data room. A proposal branch is voided by declining or withdrawing the proposal instead (409). Returns { market, refunded }.
+         *
+         *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
+         */
+        post: operations["postPredictionsMarketsIdVoid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/predictions/markets/refresh": {
         parameters: {
             query?: never;
@@ -1554,7 +1582,7 @@ export interface paths {
         put?: never;
         /**
          * Run the horizon pass for this workspace now
-         * @description Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }; minute floors call it every minute with force.
+         * @description Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }. Without force it runs at most once a minute per workspace (429 rate_limited with Retry-After); minute floors call it every minute with force, which always runs.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
          */
@@ -2360,6 +2388,8 @@ export interface components {
             id: string;
             liquidity: number;
             liquidityParameter: number;
+            /** @description Opened by hand (POST /predictions/markets), outside the horizon plan. */
+            manual: boolean;
             metricId: string;
             metricName: string;
             /** @description Same as consensus (condensed name). */
@@ -12027,6 +12057,133 @@ export interface operations {
             };
         };
     };
+    postPredictionsMarkets: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    liquidity?: number;
+                    /** Format: uuid */
+                    metricId: string;
+                    targetDate: string;
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Market"];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `insufficient_balance`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getPredictionsMarketsId: {
         parameters: {
             query?: never;
@@ -12563,6 +12720,8 @@ export interface operations {
                         id: string;
                         liquidity: number;
                         liquidityParameter: number;
+                        /** @description Opened by hand (POST /predictions/markets), outside the horizon plan. */
+                        manual: boolean;
                         metricId: string;
                         metricName: string;
                         /** @description Same as consensus (condensed name). */
@@ -12677,6 +12836,135 @@ export interface operations {
                 };
             };
             /** @description `service_unavailable` (retryable), `trade_pending` (retryable), `trade_not_applied` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postPredictionsMarketsIdVoid: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        market: components["schemas"]["Market"];
+                        /** @description Credits refunded to the holders (each position at its net cost); the pool remainder goes back to its funders besides. */
+                        refunded: number;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `market_resolved`, `market_voided`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `market_not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

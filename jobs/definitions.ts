@@ -63,6 +63,8 @@ export const queueFamilies = {
       // A batch of due books that all hash to this lane.
       resolve: z.object({ marketIds: z.array(z.string().uuid()).min(1).max(500) }),
       settle: z.object({ marketId: z.string().uuid(), value: z.number(), reason: z.string() }),
+      // A book voided by hand (POST /predictions/markets/{id}/void, issue 25).
+      void: z.object({ marketId: z.string().uuid(), reason: z.string() }),
       // Limit orders (issue 14): placed, cancelled and expired on their market's lane.
       placeOrder: z.object({
         orderId: z.string().uuid(),
@@ -85,6 +87,7 @@ export const queueFamilies = {
       trade: z.object({ outcomes: z.array(outcome<TradeResult>()) }),
       resolve: z.object({ outcomes: z.array(resolveOutcome) }),
       settle: z.object({ marketId: z.string(), settled: z.boolean(), payout: bigintText }),
+      void: z.object({ marketId: z.string(), voided: z.boolean(), refunded: bigintText }),
       placeOrder: outcome<OrderPlacement>(),
       cancelOrder: outcome<OrderCancelled>(),
       expireOrder: z.object({ expired: z.boolean() }),

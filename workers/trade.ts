@@ -1,5 +1,5 @@
 import type { Deps } from '../src/deps';
-import { resolveDueBooks, settleBookNow } from '../src/services/lifecycle';
+import { resolveDueBooks, settleBookNow, voidBookNow } from '../src/services/lifecycle';
 import { applyCancelOrder, applyExpireOrder, applyPlaceOrder, applyTradeBatch } from '../src/services/trading';
 import type { Processors } from './types';
 
@@ -9,6 +9,7 @@ export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
   trade: async (data) => ({ outcomes: await applyTradeBatch(deps, data.trades) }),
   resolve: async (data) => ({ outcomes: await resolveDueBooks(deps, data.marketIds) }),
   settle: async (data) => settleBookNow(deps, data.marketId, data.value, data.reason),
+  void: async (data) => voidBookNow(deps, data.marketId, data.reason),
   placeOrder: async (data) => applyPlaceOrder(deps, data),
   cancelOrder: async (data) => applyCancelOrder(deps, data),
   expireOrder: async (data) => applyExpireOrder(deps, data),

@@ -1,7 +1,7 @@
 import { Agent, ApiKey } from './agent';
 import { Account, EventSequencer, LedgerEntry, OutboxEvent, Setting } from './ledger';
 import { Hook, HookDelivery } from './hooks';
-import { Group, GroupMember, Membership, Workspace } from './workspace';
+import { Group, GroupMember, Membership, Workspace, WorkspaceRefresh } from './workspace';
 import { ClaimToken, ViewLink, WaitlistEntry } from './access';
 import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 import { Market, MarketFunder, Position, Trade, TradeRequest } from './market';
@@ -12,4 +12,4 @@ import { AgentHeartbeat, DecisionTrace } from './telemetry';
 import { AgentWallet, CreditTransfer, Deposit, DepositLog, MoneyRequest, Withdrawal } from './credits';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, MarketFunder, FeedbackEntry, AgentHeartbeat, DecisionTrace];
+export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, MarketFunder, FeedbackEntry, AgentHeartbeat, DecisionTrace, WorkspaceRefresh];

@@ -69,6 +69,8 @@ export class Market {
   @Column({ type: 'text', name: 'close_reason', nullable: true }) closeReason!: string | null;
   @Column({ type: 'timestamptz', name: 'trading_ends_at', nullable: true }) tradingEndsAt!: Date | null;
   @Column({ type: 'text', name: 'void_reason', nullable: true }) voidReason!: string | null;
+  /** Opened by hand (POST /predictions/markets): the horizon pass never retires it (migrations 1764109400000-ManualMarkets). */
+  @Column({ type: 'boolean', default: false }) manual!: boolean;
   /** The reason given to POST /metrics/{id}/settle (migrations 1764109100000-DataRoom). */
   @Column({ type: 'text', name: 'settle_reason', nullable: true }) settleReason!: string | null;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;

@@ -68,3 +68,13 @@ export class Membership {
   agent?: Agent;
   @CreateDateColumn({ type: 'timestamptz', name: 'joined_at' }) joinedAt!: Date;
 }
+
+/** migrations 1764109400000-ManualMarkets: when the workspace's horizon pass last ran by request (the unforced refresh is throttled to once a minute). */
+@Entity('workspace_refreshes')
+export class WorkspaceRefresh {
+  @PrimaryColumn({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @ManyToOne(() => Workspace, { onDelete: 'CASCADE', nullable: false })
+  @JoinColumn({ name: 'workspace_id', foreignKeyConstraintName: 'workspace_refreshes_workspace_id_fkey' })
+  workspace?: Workspace;
+  @Column({ type: 'timestamptz', name: 'refreshed_at' }) refreshedAt!: Date;
+}

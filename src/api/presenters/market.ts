@@ -30,6 +30,7 @@ export function presentMarket(mk: MarketRow, now: Date) {
     resolvedAt: mk.resolvedAt?.toISOString() ?? null,
     settledEarly: mk.settledEarly,
     voidReason: mk.voidReason,
+    manual: mk.manual,
     tradingEndsAt: mk.tradingEndsAt?.toISOString() ?? null,
     createdAt: mk.createdAt.toISOString(),
   };
@@ -46,4 +47,9 @@ export function presentMarketSummary(mk: MarketRow) {
     rangeMin: mk.rangeMin,
     rangeMax: mk.rangeMax,
   };
+}
+
+/** POST /predictions/markets/{id}/void. */
+export function presentVoid(r: { market: MarketRow; refunded: bigint }, now: Date) {
+  return { market: presentMarket(r.market, now), refunded: toCredits(r.refunded) };
 }

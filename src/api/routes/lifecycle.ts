@@ -37,13 +37,13 @@ defineRoute({
   method: 'POST',
   path: '/predictions/markets/refresh',
   response: refreshSchema.extend(refreshFunding),
-  errors: ['trade_pending'],
+  errors: ['trade_pending', 'rate_limited'],
   auth: auth.manage(),
   summary:
-    "Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }; minute floors call it every minute with force.",
+    "Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }. Without force it runs at most once a minute per workspace (429 rate_limited with Retry-After); minute floors call it every minute with force, which always runs.",
   body: z.object({ force: z.boolean().optional(), metricId: z.string().uuid().optional() }),
   handler: async (c) => {
-    const summary = await refreshNow(c.deps, { workspaceId: c.workspace().workspace.id, metricId: c.body.metricId });
+    const summary = await refreshNow(c.deps, { workspaceId: c.workspace().workspace.id, metricId: c.body.metricId }, { force: c.body.force });
     if (!summary) throw new DomainError('trade_pending', 'The horizon pass is queued but did not finish in time; it still runs.');
     return presentRefresh(summary);
   },

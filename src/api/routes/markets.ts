@@ -5,16 +5,17 @@ import { toNano } from '../../domain/money';
 import { tradeSpecOf } from '../../domain/trading';
 import { fundMarket, marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/books';
 import { bodyHash, dryRunTrade, submitTrade } from '../../services/trading';
+import { openManualMarket, voidMarketByHand } from '../../services/lifecycle';
 import { auth } from '../auth';
 import { idempotencyKey } from '../idempotency';
-import { presentMarket } from '../presenters/market';
+import { presentMarket, presentVoid } from '../presenters/market';
 import { presentTradeOutcome, presentTradeQuote } from '../presenters/trade';
 import { presentFunding } from '../presenters/funding';
 import { fundResultSchema } from '../schemas/funding';
-import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas/markets';
+import { marketHistorySchema, marketSchema, tradeResultSchema, voidResultSchema } from '../schemas/markets';
 import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
-import { limitQuery, positiveCredits, positiveShares } from '../schemas/common';
+import { credits, limitQuery, positiveCredits, positiveShares } from '../schemas/common';
 
 const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
 const finite = z.number({ error: 'must be a number' });
@@ -203,5 +204,53 @@ defineRoute({
       idempotencyKey: idempotencyKey(c),
     });
     return presentFunding(value, replay, c.deps.clock.now());
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/markets',
+  response: marketSchema,
+  successStatus: 201,
+  errors: ['not_found', 'conflict', 'insufficient_balance'],
+  auth: auth.manage(),
+  summary:
+    "Open a book by hand on a metric and a target date outside the horizon plan: { metricId, targetDate (YYYY, YYYY-MM, YYYY-Www, YYYY-MM-DD, YYYY-MM-DDTHH, YYYY-MM-DDTHH:MM, +10d style or until-settled), liquidity? (credits from the caller; default the metric's liquidityCredits, else the workspace default; 0 opens it unfunded), title? }. It opens where a planned book would and the horizon pass never retires it. 409 when the metric already has a live book on that date; 400 insufficient_balance and nothing created when the caller cannot pay. 201 with the Market.",
+  body: z.object({
+    metricId: z.uuid('must be a metric id (a UUID)'),
+    targetDate: z.string({ error: 'is required' }).trim().min(1, 'is required').max(40),
+    liquidity: credits.optional(),
+    title: z.string().trim().max(200, 'must be at most 200 characters').optional(),
+  }),
+  handler: async (c) => {
+    const access = c.workspace();
+    if (!access.metricReadable(c.body.metricId)) throw new DomainError('not_found', `Metric ${c.body.metricId} was not found.`);
+    const mk = await openManualMarket(c.deps, {
+      workspaceId: access.workspace.id,
+      agentId: c.identity().agentId,
+      metricId: c.body.metricId,
+      targetDate: c.body.targetDate,
+      liquidity: c.body.liquidity === undefined ? null : toNano(c.body.liquidity),
+      title: c.body.title || null,
+    });
+    c.status(201);
+    return presentMarket(mk, c.deps.clock.now());
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/predictions/markets/:id/void',
+  response: voidResultSchema,
+  errors: ['market_not_found', 'market_resolved', 'market_voided', 'conflict', 'trade_pending'],
+  auth: auth.manage(),
+  summary:
+    "Void a book { reason (required, at most 500 characters) } on its lane: every position's net cost is refunded, the pool's remainder goes back to its funders, resting orders are cancelled; the reason is published in the data room. A proposal branch is voided by declining or withdrawing the proposal instead (409). Returns { market, refunded }.",
+  params: marketIdParam,
+  body: z.object({ reason: z.string({ error: 'is required' }).trim().min(1, 'is required: say why the market is voided').max(500, 'must be at most 500 characters') }),
+  handler: async (c) => {
+    const mk = await readableMarket(c as Call<unknown, unknown, unknown>, c.params.id);
+    const r = await voidMarketByHand(c.deps, { workspaceId: c.workspace().workspace.id, marketId: mk.id, reason: c.body.reason });
+    return presentVoid(r, c.deps.clock.now());
   },
 });

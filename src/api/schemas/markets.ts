@@ -31,6 +31,7 @@ export const marketSchema = z
     resolvedAt: nullableInstant,
     settledEarly: z.boolean(),
     voidReason: z.string().nullable(),
+    manual: z.boolean().describe('Opened by hand (POST /predictions/markets), outside the horizon plan.'),
     tradingEndsAt: nullableInstant,
     createdAt: instant,
   })
@@ -100,3 +101,9 @@ export const tradeResultSchema = z.union([
     })
     .meta({ id: 'TradeQuote' }),
 ]);
+
+/** presentVoid (presenters/market.ts). */
+export const voidResultSchema = z.object({
+  market: marketSchema,
+  refunded: creditAmount.describe('Credits refunded to the holders (each position at its net cost); the pool remainder goes back to its funders besides.'),
+});

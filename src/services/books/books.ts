@@ -41,6 +41,8 @@ export interface MarketRow {
   closeReason: string | null;
   tradingEndsAt: Date | null;
   voidReason: string | null;
+  /** Opened by hand (POST /predictions/markets): never retired by the horizon pass. */
+  manual: boolean;
   createdAt: Date;
 }
 
@@ -82,6 +84,7 @@ export function rowToMarket(r: Record<string, any>): MarketRow { // eslint-disab
     closeReason: r.close_reason,
     tradingEndsAt: r.trading_ends_at,
     voidReason: r.void_reason,
+    manual: r.manual ?? false,
     createdAt: r.created_at,
   };
 }
@@ -143,6 +146,8 @@ export interface OpenBookInput {
   rangeMax: number;
   /** For the market:created event; looked up when absent. */
   metricName?: string;
+  /** Opened by hand, outside the horizon plan. */
+  manual?: boolean;
 }
 
 export function openingProbability(value: number | null, rangeMin: number, rangeMax: number): number {
@@ -168,12 +173,12 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
   const rows: Array<Record<string, any>> = await m.query( // eslint-disable-line @typescript-eslint/no-explicit-any
     `INSERT INTO markets (workspace_id, metric_id, proposal_id, branch, target_date, granularity, period_start, period_end, resolves_on,
                           horizon_entry, title, range_min, range_max, funder_id, opened_probability, trading_ends_at,
-                          funded, liquidity, b, q_higher, q_lower, q0_higher, q0_lower)
-     SELECT w, mt, pr, br, td, gr, ps, pe, ro, he, ti, rmin, rmax, fu, op, te, li > 0, li, bb, qh, ql, qh, ql
+                          funded, liquidity, b, q_higher, q_lower, q0_higher, q0_lower, manual)
+     SELECT w, mt, pr, br, td, gr, ps, pe, ro, he, ti, rmin, rmax, fu, op, te, li > 0, li, bb, qh, ql, qh, ql, ma
        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[],
                    $10::text[], $11::text[], $12::float8[], $13::float8[], $14::text[], $15::float8[], $16::timestamptz[],
-                   $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[])
-            AS x(w, mt, pr, br, td, gr, ps, pe, ro, he, ti, rmin, rmax, fu, op, te, li, bb, qh, ql)
+                   $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bool[])
+            AS x(w, mt, pr, br, td, gr, ps, pe, ro, he, ti, rmin, rmax, fu, op, te, li, bb, qh, ql, ma)
      ON CONFLICT (metric_id, target_date, coalesce(proposal_id, '00000000-0000-0000-0000-000000000000'::uuid), coalesce(branch, ''))
        WHERE status IN ('open','closed') DO NOTHING
      RETURNING *`,
@@ -198,6 +203,7 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
       col((p) => p.book.b.toString()),
       col((p) => p.book.qHigher.toString()),
       col((p) => p.book.qLower.toString()),
+      col((p) => p.input.manual ?? false),
     ],
   );
   if (!rows.length) return [];

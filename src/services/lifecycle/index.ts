@@ -6,3 +6,5 @@ export * from './resolveBook';
 export * from './metricBooks';
 export * from './lanes';
 export * from './fundBooks';
+export * from './manualBooks';
+export * from './refreshThrottle';

@@ -4,12 +4,13 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { dueMarketIds, type RefreshSummary } from './refreshHorizons';
 import { fundOwnerBooks, type OwnerFunding } from './fundBooks';
+import { claimRefreshSlot } from './refreshThrottle';
 
 /**
  * Run a book-changing job on the book's trade lane (so it serializes with the book's trades) and
  * wait for its result; null when it did not finish in time (the job still runs).
  */
-export async function runOnLane<J extends 'resolve' | 'settle'>(deps: Deps, job: J, data: JobPayload<'trade', J>, laneKey: string, jobId: string): Promise<JobResult<'trade', J> | null> {
+export async function runOnLane<J extends 'resolve' | 'settle' | 'void'>(deps: Deps, job: J, data: JobPayload<'trade', J>, laneKey: string, jobId: string): Promise<JobResult<'trade', J> | null> {
   const r = await deps.hub.enqueueAndWait('trade', job, data, { jobId, laneKey, attempts: 3, backoff: { type: 'exponential', delay: 100 }, waitMs: deps.config.TRADE_WAIT_MS * 3 });
   return r.finished ? r.result : null;
 }
@@ -57,7 +58,9 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
  * Enqueue a horizon pass and wait for it (the API's refresh endpoint), then the owner funds the
  * unfunded baseline books in scope that it can pay for (an explicit act: the scheduled pass never spends).
  */
-export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }): Promise<(RefreshSummary & OwnerFunding) | null> {
+export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }, opts: { force?: boolean } = {}): Promise<(RefreshSummary & OwnerFunding) | null> {
+  // Unforced: at most once a minute per workspace (429 rate_limited otherwise).
+  if (scope.workspaceId) await claimRefreshSlot(deps, scope.workspaceId, opts.force ?? false);
   // A fresh id per call: a reused id would hand back an earlier pass's result. The pass is idempotent.
   const r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: 60_000 });
   if (!r.finished) return null;

@@ -33,6 +33,8 @@ export interface LiveBook {
   closeReason: string | null;
   consensus: number | null;
   lastTradeAt: Date | null;
+  /** Opened by hand: never stale. */
+  manual: boolean;
 }
 
 export async function loadSpawnMetrics(m: EntityManager, metricIds: string[]): Promise<SpawnMetric[]> {
@@ -60,7 +62,7 @@ export async function loadSpawnMetrics(m: EntityManager, metricIds: string[]): P
 
 export async function liveBaselineBooks(m: EntityManager, metricIds: string[]): Promise<LiveBook[]> {
   const rows = await m.query(
-    `SELECT id, metric_id, target_date, horizon_entry, trade_count, period_end, close_reason, funded, b, q_higher, q_lower, range_min, range_max, last_trade_at
+    `SELECT id, metric_id, target_date, horizon_entry, trade_count, period_end, close_reason, funded, b, q_higher, q_lower, range_min, range_max, last_trade_at, manual
        FROM markets WHERE metric_id = ANY($1::uuid[]) AND proposal_id IS NULL AND status IN ('open','closed')`,
     [metricIds],
   );
@@ -77,6 +79,7 @@ export async function liveBaselineBooks(m: EntityManager, metricIds: string[]): 
       closeReason: r.close_reason,
       consensus: p === null ? null : consensusOf(p, r.range_min, r.range_max),
       lastTradeAt: r.last_trade_at,
+      manual: r.manual === true,
     };
   });
 }
@@ -105,7 +108,7 @@ export function planHorizons(metric: SpawnMetric, live: LiveBook[], now: Date): 
   const wanted = new Set(desired.map((d) => d.period.targetDate));
   const entries = new Set(metric.timePreference?.enabled ? (metric.timePreference.customHorizons ?? []) : []);
   const stale = live.filter(
-    (b) => b.closeReason === null && (b.periodEnd === null || b.periodEnd > now) && !wanted.has(b.targetDate) && !(b.horizonEntry && entries.has(b.horizonEntry)),
+    (b) => !b.manual && b.closeReason === null && (b.periodEnd === null || b.periodEnd > now) && !wanted.has(b.targetDate) && !(b.horizonEntry && entries.has(b.horizonEntry)),
   );
   const missing = desired.filter((d) => !liveDates.has(d.period.targetDate));
   if (!missing.length) return { open: [], stale };
