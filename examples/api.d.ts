@@ -1881,6 +1881,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's sources the caller may read (group sourcePermissions), oldest first
+         * @description The workspace's sources the caller may read (group sourcePermissions), oldest first. Always needs an identity.
+         *
+         *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getSources"];
+        put?: never;
+        /**
+         * Create a source
+         * @description Create a source: { name, type: text|github, description? }; text takes content (markdown, at most 1048576 bytes); github takes repository (owner/name), defaultRef?, token? (for a private repository; stored encrypted, never returned). 201 with the source.
+         *
+         *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
+         */
+        post: operations["postSources"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sources/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One source (never its token)
+         * @description One source (never its token).
+         *
+         *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getSourcesId"];
+        /**
+         * Update a source
+         * @description Update a source: { name?, description?, content? (text), repository?, defaultRef? (null: HEAD), token? (github; null removes it) }. The type is fixed. The repository cache of the source is dropped.
+         *
+         *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
+         */
+        put: operations["putSourcesId"];
+        post?: never;
+        /**
+         * Delete a source (and its cached repository answers)
+         * @description Delete a source (and its cached repository answers). 204.
+         *
+         *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
+         */
+        delete: operations["deleteSourcesId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sources/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file of a github source at a ref: { path, size, sha, encoding: utf-8|base64, content }
+         * @description A file of a github source at a ref: { path, size, sha, encoding: utf-8|base64, content }. Files over SOURCE_MAX_FILE_BYTES (default 1 MB) are refused (413 source_file_too_large), and so are traversing paths (400 source_path_invalid).
+         *
+         *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getSourcesIdFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sources/{id}/text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A text source's markdown: { sourceId, name, bytes, content }
+         * @description A text source's markdown: { sourceId, name, bytes, content }.
+         *
+         *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getSourcesIdText"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sources/{id}/tree": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A github source's directory
+         * @description A github source's directory: query ref (branch, tag or commit; default the source's defaultRef, else HEAD) and path (relative, '' for the root). Entries { name, path, type: file|dir|symlink|submodule, size, sha }, directories first. A path with a .. or . segment, a backslash or a leading / is refused (400 source_path_invalid).
+         *
+         *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getSourcesIdTree"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -2338,7 +2466,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_token_key_missing" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -15139,6 +15267,1038 @@ export interface operations {
                 };
             };
             /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSources: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Size of the text (type text), else null. */
+                        bytes: number | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string | null;
+                        /** @description The ref read when none is named (type github); null reads HEAD. */
+                        defaultRef: string | null;
+                        description: string;
+                        /** @description A token is stored (encrypted) for a private repository; it is never returned. */
+                        hasToken: boolean;
+                        id: string;
+                        name: string;
+                        /** @description owner/name (type github). */
+                        repository: string | null;
+                        /** @enum {string} */
+                        type: "text" | "github";
+                        /** Format: date-time */
+                        updatedAt: string;
+                    }[];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSources: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    content?: string;
+                    defaultRef?: string;
+                    description?: string;
+                    name: string;
+                    repository?: string;
+                    token?: string;
+                    /** @enum {string} */
+                    type: "text" | "github";
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Size of the text (type text), else null. */
+                        bytes: number | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string | null;
+                        /** @description The ref read when none is named (type github); null reads HEAD. */
+                        defaultRef: string | null;
+                        description: string;
+                        /** @description A token is stored (encrypted) for a private repository; it is never returned. */
+                        hasToken: boolean;
+                        id: string;
+                        name: string;
+                        /** @description owner/name (type github). */
+                        repository: string | null;
+                        /** @enum {string} */
+                        type: "text" | "github";
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSourcesId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Size of the text (type text), else null. */
+                        bytes: number | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string | null;
+                        /** @description The ref read when none is named (type github); null reads HEAD. */
+                        defaultRef: string | null;
+                        description: string;
+                        /** @description A token is stored (encrypted) for a private repository; it is never returned. */
+                        hasToken: boolean;
+                        id: string;
+                        name: string;
+                        /** @description owner/name (type github). */
+                        repository: string | null;
+                        /** @enum {string} */
+                        type: "text" | "github";
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putSourcesId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    content?: string;
+                    defaultRef?: string | null;
+                    description?: string;
+                    name?: string;
+                    repository?: string;
+                    token?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Size of the text (type text), else null. */
+                        bytes: number | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string | null;
+                        /** @description The ref read when none is named (type github); null reads HEAD. */
+                        defaultRef: string | null;
+                        description: string;
+                        /** @description A token is stored (encrypted) for a private repository; it is never returned. */
+                        hasToken: boolean;
+                        id: string;
+                        name: string;
+                        /** @description owner/name (type github). */
+                        repository: string | null;
+                        /** @enum {string} */
+                        type: "text" | "github";
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSourcesId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSourcesIdFile: {
+        parameters: {
+            query?: {
+                path?: string;
+                ref?: string;
+            };
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        cached: boolean;
+                        content: string;
+                        /**
+                         * @description utf-8: content is the text; base64: a binary file, base64-encoded.
+                         * @enum {string}
+                         */
+                        encoding: "utf-8" | "base64";
+                        path: string;
+                        ref: string;
+                        repository: string;
+                        sha: string;
+                        size: number;
+                        sourceId: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `source_path_invalid`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`, `source_file_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `source_upstream_failed` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSourcesIdText: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bytes: number;
+                        content: string;
+                        name: string;
+                        sourceId: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSourcesIdTree: {
+        parameters: {
+            query?: {
+                path?: string;
+                ref?: string;
+            };
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Served from the ETag cache (the host answered 304). */
+                        cached: boolean;
+                        entries: {
+                            name: string;
+                            path: string;
+                            sha: string;
+                            size: number;
+                            /** @enum {string} */
+                            type: "file" | "dir" | "symlink" | "submodule";
+                        }[];
+                        path: string;
+                        ref: string;
+                        repository: string;
+                        sourceId: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `source_path_invalid`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`, `source_file_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `source_upstream_failed` */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

@@ -48,6 +48,13 @@ const schema = z.object({
   EVENT_RETENTION_DAYS: z.coerce.number().positive().default(30),
   // Agent telemetry (issue 25): heartbeats and decision traces older than this are purged hourly.
   TELEMETRY_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  // Sources (issue 25): the repository bridge's REST base (GitHub Enterprise: https://host/api/v3), the key
+  // that encrypts repository tokens at rest (any string of 16+ characters; SHA-256 makes the AES key),
+  // the largest file it serves, and how long it waits for the repository host.
+  GITHUB_API_URL: z.string().url().default('https://api.github.com'),
+  SOURCE_TOKEN_KEY: z.string().min(16, 'SOURCE_TOKEN_KEY must be at least 16 characters').optional(),
+  SOURCE_MAX_FILE_BYTES: z.coerce.number().int().min(1).max(100_000_000).default(1_048_576),
+  SOURCE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   EVENTS_POLL_MS: z.coerce.number().int().min(5).max(10000).default(20),
   // Resolved callers kept in memory, dropped on every change (issue 17); 0 reads Postgres every request.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3600000).default(60000),

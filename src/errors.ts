@@ -52,6 +52,10 @@ export const ERROR_CATALOG = {
   trade_pending: { status: 503, text: 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key.', retryable: true },
   trade_not_applied: { status: 503, text: 'The trade was lost before it ran and nothing was applied; retry with the same Idempotency-Key to run it.', retryable: true },
   service_unavailable: { status: 503, text: 'A database or queue connection failed for a moment; nothing was half-written. Retry after Retry-After seconds (with the same Idempotency-Key for money moves).', retryable: true },
+  source_path_invalid: { status: 400, text: 'The path or ref is refused (a .. or . segment, a backslash, a leading slash, a control character); the sentence says which.' },
+  source_file_too_large: { status: 413, text: 'The file is larger than this instance serves (SOURCE_MAX_FILE_BYTES); the body carries size and limit.' },
+  source_upstream_failed: { status: 502, text: 'The repository host refused or failed (a bad token, a rate limit, an outage); the body carries upstreamStatus.' },
+  source_token_key_missing: { status: 503, text: 'This instance has no SOURCE_TOKEN_KEY, so it cannot store a repository token; send none (public repositories) or ask the operator.' },
   internal_error: { status: 500, text: 'Something failed on our side; the request id identifies it in the logs.' },
 } as const satisfies Record<string, { status: number; text: string; retired?: boolean; retryable?: boolean }>;
 

@@ -20,3 +20,4 @@ import './hooks';
 import './dataRoom';
 import './feedback';
 import './telemetry';
+import './sources';

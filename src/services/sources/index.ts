@@ -1,0 +1,3 @@
+export * from './sources';
+export * from './github';
+export { checkRepoPath, checkRef } from './paths';

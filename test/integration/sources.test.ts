@@ -1,0 +1,164 @@
+import { buildWorkspace, joinWorkspace, registerAgent } from '../helpers/factories';
+import { startGithubFixture, type GithubFixture } from '../helpers/githubFixture';
+import { useTestApp, type TestApp } from '../helpers/harness';
+
+let app: TestApp;
+let gh: GithubFixture;
+const env: Record<string, string> = { SOURCE_TOKEN_KEY: 'test-source-token-key-0123456789' };
+const TOKEN = 'ghp_fixtureSecretToken123';
+
+beforeAll(async () => {
+  gh = await startGithubFixture({
+    'acme/handbook': {
+      refs: {
+        main: {
+          'README.md': { content: Buffer.from('# Handbook\n\nRevenue is counted at invoice.\n') },
+          'docs/metrics.md': { content: Buffer.from('## Metrics\n') },
+          'docs/deep/notes.txt': { content: Buffer.from('deep') },
+          'logo.png': { content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff]) },
+          'big.csv': { content: Buffer.from(''), size: 5_000_000 },
+          'medium.txt': { content: Buffer.alloc(300_000, 'a') },
+        },
+        v1: { 'README.md': { content: Buffer.from('# Old handbook\n') } },
+      },
+    },
+    'acme/secret-plans': { token: TOKEN, refs: { HEAD: { 'plan.md': { content: Buffer.from('ship in Q3') } } } },
+  });
+  env.GITHUB_API_URL = `${gh.url}/`;
+});
+// Registered after the fixture's beforeAll: the app starts with its URL in env.
+useTestApp((a) => (app = a), env);
+afterAll(async () => gh?.close());
+
+const hdr = (key: string | null, wsId: string) => (key ? { 'X-Agent-Key': key, 'X-Workspace-Id': wsId } : { 'X-Workspace-Id': wsId });
+
+describe('sources', () => {
+  it('text sources: created by admins, read with an identity, at most 1 MB', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    const owner = hdr(ws.owner.key, ws.id);
+    const created = await app.http.post('/api/sources').set(owner).send({ name: 'Metric definitions', type: 'text', content: '# Revenue\nInvoiced, net of refunds.', description: 'How we count' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'Metric definitions', type: 'text', bytes: 35, repository: null, hasToken: false });
+    const member = await registerAgent(app);
+    await joinWorkspace(app, ws, member);
+    const text = await app.http.get(`/api/sources/${created.body.id}/text`).set(hdr(member.key, ws.id));
+    expect(text.status).toBe(200);
+    expect(text.body).toEqual({ sourceId: created.body.id, name: 'Metric definitions', bytes: 35, content: '# Revenue\nInvoiced, net of refunds.' });
+    // Always an identity, even on a public workspace.
+    expect((await app.http.get('/api/sources').set(hdr(null, ws.id))).status).toBe(401);
+    expect((await app.http.get(`/api/sources/${created.body.id}/text`).set(hdr(null, ws.id))).status).toBe(401);
+    // Only admins create, change and delete.
+    expect((await app.http.post('/api/sources').set(hdr(member.key, ws.id)).send({ name: 'x', type: 'text', content: 'x' })).status).toBe(403);
+    expect((await app.http.put(`/api/sources/${created.body.id}`).set(hdr(member.key, ws.id)).send({ name: 'y' })).status).toBe(403);
+    expect((await app.http.delete(`/api/sources/${created.body.id}`).set(hdr(member.key, ws.id))).status).toBe(403);
+
+    const tooBig = await app.http.post('/api/sources').set(owner).send({ name: 'huge', type: 'text', content: 'é'.repeat(524_289) });
+    expect([400, 413]).toContain(tooBig.status);
+    expect((await app.http.post('/api/sources').set(owner).send({ name: 'no content', type: 'text' })).status).toBe(400);
+    expect((await app.http.post('/api/sources').set(owner).send({ name: 'mixed', type: 'text', content: 'x', repository: 'a/b' })).status).toBe(400);
+
+    const edited = await app.http.put(`/api/sources/${created.body.id}`).set(owner).send({ content: 'v2', name: 'Definitions' });
+    expect(edited.body).toMatchObject({ name: 'Definitions', bytes: 2 });
+    expect((await app.http.put(`/api/sources/${created.body.id}`).set(owner).send({ token: 'x' })).status).toBe(400);
+    expect((await app.http.delete(`/api/sources/${created.body.id}`).set(owner)).status).toBe(204);
+    expect((await app.http.get(`/api/sources/${created.body.id}`).set(owner)).status).toBe(404);
+  });
+
+  it('sourcePermissions: read false hides a source from a group', async () => {
+    const ws = await buildWorkspace(app, { public: false });
+    const owner = hdr(ws.owner.key, ws.id);
+    const open = (await app.http.post('/api/sources').set(owner).send({ name: 'open', type: 'text', content: 'a' })).body;
+    const hidden = (await app.http.post('/api/sources').set(owner).send({ name: 'hidden', type: 'text', content: 'b' })).body;
+    const analyst = await registerAgent(app);
+    const g = await app.http.post('/api/groups').set(owner).send({ name: 'Analysts', capabilities: ['read'], members: [analyst.id], sourcePermissions: { [hidden.id]: { read: false } } });
+    expect(g.status).toBe(201);
+    const pub = (await app.http.get('/api/groups').set(owner)).body.find((x: any) => x.name === 'Public');
+    await app.http.put(`/api/groups/${pub.id}`).set(owner).send({ sourcePermissions: { [hidden.id]: { read: false } } }).expect(200);
+
+    const as = hdr(analyst.key, ws.id);
+    const list = await app.http.get('/api/sources').set(as);
+    expect(list.body.map((s: any) => s.id)).toEqual([open.id]);
+    for (const p of ['', '/text']) expect((await app.http.get(`/api/sources/${hidden.id}${p}`).set(as)).status).toBe(404);
+    expect((await app.http.get(`/api/sources/${open.id}/text`).set(as)).body.content).toBe('a');
+    expect((await app.http.get('/api/sources').set(owner)).body.map((s: any) => s.id)).toEqual([open.id, hidden.id]);
+    const outsider = await registerAgent(app);
+    expect((await app.http.get('/api/sources').set(hdr(outsider.key, ws.id))).status).toBe(403);
+  });
+
+  it('github sources: tree and files at a ref through the fixture, ETag cache, refusals with a sentence', async () => {
+    const ws = await buildWorkspace(app);
+    const owner = hdr(ws.owner.key, ws.id);
+    const src = await app.http.post('/api/sources').set(owner).send({ name: 'Handbook', type: 'github', repository: 'acme/handbook', defaultRef: 'main' });
+    expect(src.status).toBe(201);
+    expect(src.body).toMatchObject({ type: 'github', repository: 'acme/handbook', defaultRef: 'main', hasToken: false, bytes: null });
+    const id = src.body.id;
+
+    const root = await app.http.get(`/api/sources/${id}/tree`).set(owner);
+    expect(root.status).toBe(200);
+    expect(root.body).toMatchObject({ ref: 'main', path: '', cached: false, repository: 'acme/handbook' });
+    expect(root.body.entries.map((e: any) => [e.name, e.type])).toEqual([['docs', 'dir'], ['README.md', 'file'], ['big.csv', 'file'], ['logo.png', 'file'], ['medium.txt', 'file']].sort((a, b) => (a[1] === 'dir' ? -1 : b[1] === 'dir' ? 1 : a[0].localeCompare(b[0]))));
+    const again = await app.http.get(`/api/sources/${id}/tree`).set(owner);
+    expect(again.body.cached).toBe(true);
+    expect(again.body.entries).toEqual(root.body.entries);
+    expect(gh.requests.filter((r) => r.status === 304).length).toBeGreaterThanOrEqual(1);
+
+    const docs = await app.http.get(`/api/sources/${id}/tree?path=docs`).set(owner);
+    expect(docs.body.entries.map((e: any) => e.path)).toEqual(['docs/deep', 'docs/metrics.md']);
+    const readme = await app.http.get(`/api/sources/${id}/file?path=README.md`).set(owner);
+    expect(readme.body).toMatchObject({ encoding: 'utf-8', content: '# Handbook\n\nRevenue is counted at invoice.\n', ref: 'main', size: 43 });
+    const old = await app.http.get(`/api/sources/${id}/file?path=README.md&ref=v1`).set(owner);
+    expect(old.body.content).toBe('# Old handbook\n');
+    const logo = await app.http.get(`/api/sources/${id}/file?path=logo.png`).set(owner);
+    expect(logo.body).toMatchObject({ encoding: 'base64', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff]).toString('base64') });
+
+    const big = await app.http.get(`/api/sources/${id}/file?path=big.csv`).set(owner);
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({ code: 'source_file_too_large', size: 5_000_000, error: expect.stringContaining('bytes') });
+    for (const bad of ['../secret-plans/plan.md', 'docs/../../x', '/etc/passwd', 'docs\\metrics.md', './README.md', 'docs//metrics.md', 'docs/%2e%2e/x']) {
+      const before = gh.requests.length;
+      const r = await app.http.get(`/api/sources/${id}/file?path=${encodeURIComponent(bad)}`).set(owner);
+      expect({ bad, status: r.status, code: r.body.code }).toEqual({ bad, status: 400, code: 'source_path_invalid' });
+      expect(r.body.error).toMatch(/refused/);
+      expect(gh.requests.length).toBe(before); // never sent upstream
+    }
+    expect((await app.http.get(`/api/sources/${id}/tree?ref=${encodeURIComponent('main/../x')}`).set(owner)).body.code).toBe('source_path_invalid');
+    expect((await app.http.get(`/api/sources/${id}/file?path=nope.md`).set(owner)).status).toBe(404);
+    expect((await app.http.get(`/api/sources/${id}/file?path=docs`).set(owner)).status).toBe(400);
+    expect((await app.http.get(`/api/sources/${id}/tree?path=README.md`).set(owner)).status).toBe(400);
+    expect((await app.http.get(`/api/sources/${id}/text`).set(owner)).status).toBe(400);
+
+    // Under the limit, a larger text file comes whole.
+    const medium = await app.http.get(`/api/sources/${id}/file?path=medium.txt`).set(owner);
+    expect(medium.status).toBe(200);
+    expect(medium.body.size).toBe(300_000);
+  });
+
+  it('a private repository: the token is stored encrypted, sent upstream, never returned', async () => {
+    const ws = await buildWorkspace(app);
+    const owner = hdr(ws.owner.key, ws.id);
+    const noToken = await app.http.post('/api/sources').set(owner).send({ name: 'Plans', type: 'github', repository: 'acme/secret-plans' });
+    expect((await app.http.get(`/api/sources/${noToken.body.id}/file?path=plan.md`).set(owner)).status).toBe(404);
+
+    const src = await app.http.post('/api/sources').set(owner).send({ name: 'Plans (token)', type: 'github', repository: 'acme/secret-plans', token: TOKEN });
+    expect(src.status).toBe(201);
+    expect(src.body.hasToken).toBe(true);
+    expect(JSON.stringify(src.body)).not.toContain(TOKEN);
+    const [{ token_enc }] = await app.deps.ds.query(`SELECT token_enc FROM sources WHERE id = $1`, [src.body.id]);
+    expect(token_enc).toMatch(/^v1\./);
+    expect(token_enc).not.toContain(TOKEN);
+    const file = await app.http.get(`/api/sources/${src.body.id}/file?path=plan.md`).set(owner);
+    expect(file.status).toBe(200);
+    expect(file.body.content).toBe('ship in Q3');
+    expect(gh.requests[gh.requests.length - 1].auth).toBe(`Bearer ${TOKEN}`);
+    for (const r of [await app.http.get(`/api/sources/${src.body.id}`).set(owner), await app.http.get('/api/sources').set(owner)]) expect(JSON.stringify(r.body)).not.toContain(TOKEN);
+
+    // A wrong token: the host refuses, the bridge says so (502) without the token.
+    const wrong = await app.http.put(`/api/sources/${src.body.id}`).set(owner).send({ token: 'ghp_wrong' });
+    expect(wrong.status).toBe(200);
+    const refused = await app.http.get(`/api/sources/${src.body.id}/file?path=plan.md`).set(owner);
+    expect(refused.status).toBe(502);
+    expect(refused.body).toMatchObject({ code: 'source_upstream_failed', upstreamStatus: 401 });
+    const cleared = await app.http.put(`/api/sources/${src.body.id}`).set(owner).send({ token: null });
+    expect(cleared.body.hasToken).toBe(false);
+  });
+});
