@@ -1333,7 +1333,7 @@ export interface paths {
         put?: never;
         /**
          * Key-first onboarding
-         * @description Key-first onboarding. While paused: always 403 onboarding_paused with { waitlist }. When open: body { workspace: { name, template?, templateParams?, visibility? }, agentId?, nickname?, bio? }; 201 { participantId, nickname, apiKey, keyId, scopes, credits, creditsAfterClaim, workspace { id, name, slug, ownerHandle, visibility, template, metricsCreated, starterProposalId }, claimUrl }. Rate-limited per client address together with registration.
+         * @description Key-first onboarding. While paused: always 403 onboarding_paused with { waitlist }. When open: body { workspace: { name, template? (blank, startup-kpis, personal-goals, open-source-health: GET /onboard/templates), templateParams? ({ values: { <metric name>: number }, starterProposal: boolean }), visibility? }, agentId?, nickname?, bio? }; 201 { participantId, nickname, apiKey, keyId, scopes, credits, creditsAfterClaim, workspace { id, name, slug, ownerHandle, visibility, template, metricsCreated, starterProposalId }, claimUrl }. Rate-limited per client address together with registration.
          *
          *     Auth: - (No authentication.) Capability: none. Scope: none.
          */
@@ -1380,6 +1380,28 @@ export interface paths {
          *     Auth: - (No authentication.) Capability: none. Scope: none.
          */
         get: operations["getOnboardClaimToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/onboard/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace templates POST /onboard takes
+         * @description The workspace templates POST /onboard takes: { id, title, description, metrics: [{ name, description, value, formula }], starterProposal: { title, expects } | null }.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getOnboardTemplates"];
         put?: never;
         post?: never;
         delete?: never;
@@ -11924,6 +11946,100 @@ export interface operations {
             };
             /** @description `not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOnboardTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        description: string;
+                        id: string;
+                        metrics: {
+                            description: string;
+                            formula: string | null;
+                            marketRangeMax: number;
+                            name: string;
+                            value: number;
+                        }[];
+                        starterProposal: {
+                            description: string;
+                            expects: string[];
+                            title: string;
+                        } | null;
+                        title: string;
+                    }[];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,3 +1,4 @@
+import type { WorkspaceTemplate } from '../../services/templates';
 import { toCredits } from '../../domain/money';
 import type { claimParticipant, createChildParticipant, onboardParticipant, participantsOfCaller, participantsOfWorkspace, removeParticipant } from '../../services/participants';
 
@@ -27,4 +28,15 @@ export function presentOnboarded(r: Row<typeof onboardParticipant>) {
 
 export function presentClaim(r: Row<typeof claimParticipant>) {
   return { ...r, creditsToppedUp: toCredits(r.creditsToppedUp) };
+}
+
+/** GET /onboard/templates: a template as POST /onboard applies it. */
+export function presentTemplate(t: WorkspaceTemplate) {
+  return {
+    id: t.id,
+    title: t.title,
+    description: t.description,
+    metrics: t.metrics.map((x) => ({ name: x.name, description: x.description, value: x.value ?? 0, formula: x.formula ?? null, marketRangeMax: x.marketRangeMax ?? 1000 })),
+    starterProposal: t.starterProposal ? { title: t.starterProposal.title, description: t.starterProposal.description, expects: t.starterProposal.expects } : null,
+  };
 }

@@ -3,10 +3,11 @@ import { DomainError } from '../../errors';
 import { claimParticipant, claimTokenInfo, joinWaitlist, onboardParticipant } from '../../services/participants';
 import { limitByAddress } from '../middleware/rateLimit';
 import { auth } from '../auth';
-import { claimInfoSchema, claimSchema, onboardSchema, waitlistSchema } from '../schemas/participants';
+import { claimInfoSchema, claimSchema, onboardSchema, templateSchema, waitlistSchema } from '../schemas/participants';
 import { defineRoute, parseWith } from '../registry';
 import { nickname } from '../schemas/common';
-import { presentClaim, presentOnboarded } from '../presenters/participant';
+import { presentClaim, presentOnboarded, presentTemplate } from '../presenters/participant';
+import { TEMPLATES } from '../../services/templates';
 
 const onboardBody = z.strictObject({
   workspace: z.strictObject({
@@ -31,7 +32,7 @@ defineRoute({
   body: onboardBody,
   bodyParsedByHandler: true,
   summary:
-    'Key-first onboarding. While paused: always 403 onboarding_paused with { waitlist }. When open: body { workspace: { name, template?, templateParams?, visibility? }, agentId?, nickname?, bio? }; 201 { participantId, nickname, apiKey, keyId, scopes, credits, creditsAfterClaim, workspace { id, name, slug, ownerHandle, visibility, template, metricsCreated, starterProposalId }, claimUrl }. Rate-limited per client address together with registration.',
+    'Key-first onboarding. While paused: always 403 onboarding_paused with { waitlist }. When open: body { workspace: { name, template? (blank, startup-kpis, personal-goals, open-source-health: GET /onboard/templates), templateParams? ({ values: { <metric name>: number }, starterProposal: boolean }), visibility? }, agentId?, nickname?, bio? }; 201 { participantId, nickname, apiKey, keyId, scopes, credits, creditsAfterClaim, workspace { id, name, slug, ownerHandle, visibility, template, metricsCreated, starterProposalId }, claimUrl }. Rate-limited per client address together with registration.',
   handler: async (c) => {
     const cfg = c.deps.config;
     // Checked before the body is read: a paused instance answers 403 whatever was sent.
@@ -80,4 +81,14 @@ defineRoute({
     c.status(201);
     return joinWaitlist(c.deps, c.body.email.trim());
   },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/onboard/templates',
+  response: z.array(templateSchema),
+  errors: [],
+  auth: auth.none(),
+  summary: 'The workspace templates POST /onboard takes: { id, title, description, metrics: [{ name, description, value, formula }], starterProposal: { title, expects } | null }.',
+  handler: async () => TEMPLATES.map(presentTemplate),
 });

@@ -180,3 +180,12 @@ export const keyEditSchema = z.object({
   scopes: z.array(z.string()).optional(),
   workspaceLocked: z.boolean().optional(),
 });
+
+/** presentTemplate (presenters/participant.ts). */
+export const templateSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  description: z.string(),
+  metrics: z.array(z.object({ name: z.string(), description: z.string(), value: z.number(), formula: z.string().nullable(), marketRangeMax: z.number() })),
+  starterProposal: z.object({ title: z.string(), description: z.string(), expects: z.array(z.string()) }).nullable(),
+});

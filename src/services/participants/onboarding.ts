@@ -8,11 +8,7 @@ import { maxBig, toNano } from '../../domain/money';
 import { createAgent, hashKey, mintKey, NICKNAME_RE } from '../identity';
 import { accountId, transfer } from '../ledger';
 import { createWorkspace } from '../workspaces';
-
-export interface TemplateResult {
-  metricsCreated: number;
-  starterProposalId: string | null;
-}
+import { applyTemplate, resolveTemplate } from '../templates';
 
 export interface OnboardInput {
   workspace: { name: string; template?: string; templateParams?: Record<string, unknown>; visibility?: 'public' | 'private' };
@@ -36,16 +32,11 @@ export async function onboardParticipant(deps: Deps, input: OnboardInput) {
   if (!NICKNAME_RE.test(nickname)) {
     throw new DomainError('validation_failed', 'The nickname must be 3 to 30 characters of letters, digits, _ or -, starting with a letter or digit; send nickname when agentId is not one.');
   }
-  const template = input.workspace.template ?? 'blank';
+  const template = resolveTemplate(input.workspace.template ?? 'blank').id;
   return inTransaction(deps.ds, async (m) => {
     const id = await createAgent(m, { id: input.agentId, nickname, bio: input.bio, unclaimed: true, source: 'onboard' });
     const ws = await createWorkspace(m, id, { name: input.workspace.name, public: input.workspace.visibility === 'public' });
-    // Only the empty workspace exists so far; a template area would be imported here.
-    const applied: TemplateResult | null = template === 'blank' ? { metricsCreated: 0, starterProposalId: null } : null;
-    if (!applied) {
-      const known = ['blank'];
-      throw new DomainError('validation_failed', `There is no workspace template "${template}"; the templates are: ${known.join(', ')}.`, { templates: known });
-    }
+    const applied = await applyTemplate(deps, m, ws, template, input.workspace.templateParams);
     const credits = await grant(m, id, deps.config.UNCLAIMED_SIGNUP_CREDITS, 'unclaimed signup grant');
     const key = await mintKey(m, id, { scopes: ['*'], label: 'onboarding', workspaceId: ws.id });
     const token = `ct_${randomBytes(24).toString('base64url')}`;

@@ -78,7 +78,8 @@ export async function createProposal(
   workspace: { id: string; ownerId: string; externalProposals: boolean; defaultProposalLiquidity: bigint },
   who: Proposer,
   input: CreateProposalInput,
-  opts: { dryRun?: boolean } = {},
+  /** manager: run inside the caller's transaction (onboarding templates) instead of one of its own. */
+  opts: { dryRun?: boolean; manager?: EntityManager } = {},
 ): Promise<CreatedProposal> {
   if (!workspace.externalProposals && !who.canManage) {
     throw new DomainError('external_proposals_disabled', 'This workspace takes proposals from its owner and admins only; nothing was created.');
@@ -140,5 +141,6 @@ export async function createProposal(
     const opening = costOfOpening([...paid, ...owner.opened], [...paidInputs, ...ownerInputs.flat()]);
     return { id: p.id, ...opening, planned: cost, balanceBefore: balance };
   };
+  if (opts.manager) return run(opts.manager);
   return opts.dryRun ? rolledBack(deps.ds, run) : inTransaction(deps.ds, run);
 }

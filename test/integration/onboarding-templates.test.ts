@@ -1,0 +1,70 @@
+import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
+
+let app: TestApp;
+useTestApp((a) => (app = a), { ONBOARDING_OPEN: 'true', UNCLAIMED_SIGNUP_CREDITS: '100', SIGNUP_CREDITS: '1000' });
+
+const onboard = (workspace: Record<string, unknown>) => app.http.post('/api/onboard').send({ workspace: { name: 'Templated', ...workspace } });
+
+async function filled(template: string, templateParams?: Record<string, unknown>) {
+  const res = await onboard({ template, templateParams });
+  expect(res.status).toBe(201);
+  const h = { 'X-Agent-Key': res.body.apiKey, 'X-Workspace-Id': res.body.workspace.id };
+  const metrics = await app.http.get('/api/metrics').set(h);
+  const byName = Object.fromEntries(metrics.body.map((x: any) => [x.name, x]));
+  return { res, h, byName, metrics: metrics.body };
+}
+
+describe('onboarding templates', () => {
+  it('GET /onboard/templates lists blank and at least three filled templates', async () => {
+    const list = await app.http.get('/api/onboard/templates');
+    expect(list.status).toBe(200);
+    expect(list.body.map((t: any) => t.id)).toEqual(['blank', 'startup-kpis', 'personal-goals', 'open-source-health']);
+    for (const t of list.body.slice(1)) {
+      expect(t.metrics.some((x: any) => x.formula)).toBe(true);
+      expect(t.starterProposal).not.toBeNull();
+    }
+  });
+
+  it('startup-kpis: metrics with derived ARPU, churn and runway, and a starter proposal that spends nothing', async () => {
+    const { res, h, byName, metrics } = await filled('startup-kpis');
+    expect(res.body.workspace).toMatchObject({ template: 'startup-kpis', metricsCreated: 8, starterProposalId: expect.any(String) });
+    expect(metrics).toHaveLength(8);
+    expect(byName.ARPU.total).toBeCloseTo(200, 9);
+    expect(byName['Churn Rate'].total).toBeCloseTo(4, 9);
+    expect(byName['Runway Months'].total).toBeCloseTo(250000 / 30000, 9);
+    expect(byName.ARPU.isLeaf).toBe(false);
+    expect(byName.MRR).toMatchObject({ isLeaf: true, value: 10000, marketRangeMax: 100000, timePreference: null });
+    const p = await app.http.get(`/api/proposals/${res.body.workspace.starterProposalId}`).set(h);
+    expect(p.status).toBe(200);
+    expect(p.body).toMatchObject({ title: 'Raise prices 10% for new customers', status: 'pending' });
+    expect(p.body.conditionalMarkets.length).toBeGreaterThan(0);
+    expect(p.body.conditionalMarkets.every((mk: any) => mk.funded === false)).toBe(true);
+    // The grant is untouched: no books were paid for.
+    expect((await app.http.get('/api/agents/me/balance').set(h)).body.balance).toBe(100);
+    await expectLedgerSound(app.deps);
+  });
+
+  it('personal-goals and open-source-health compute their scores', async () => {
+    const personal = await filled('personal-goals');
+    expect(personal.res.body.workspace).toMatchObject({ metricsCreated: 5, starterProposalId: expect.any(String) });
+    expect(personal.byName['Wellbeing Score'].total).toBeCloseTo(55, 9);
+    const oss = await filled('open-source-health');
+    expect(oss.res.body.workspace).toMatchObject({ metricsCreated: 7, starterProposalId: expect.any(String) });
+    expect(oss.byName['Issue Close Rate'].total).toBeCloseTo(20, 9);
+    expect(oss.byName['Health Score'].total).toBeCloseTo(35, 9);
+  });
+
+  it('templateParams set starting values and can skip the starter proposal; mistakes are refused whole', async () => {
+    const { res, byName } = await filled('startup-kpis', { values: { MRR: 20000, Customers: 40 }, starterProposal: false });
+    expect(res.body.workspace.starterProposalId).toBeNull();
+    expect(byName.ARPU.total).toBeCloseTo(500, 9);
+    for (const params of [{ values: { ARPU: 3 } }, { values: { Nope: 1 } }, { values: { MRR: -1 } }, { other: true }]) {
+      const bad = await onboard({ template: 'startup-kpis', templateParams: params });
+      expect({ params, status: bad.status }).toEqual({ params, status: 400 });
+      expect(bad.body.code).toBe('validation_failed');
+    }
+    const unknown = await onboard({ template: 'moonbase' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toContain('startup-kpis');
+  });
+});
