@@ -16,7 +16,7 @@ export interface paths {
         get: operations["getAgents"];
         put?: never;
         /**
-         * Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (defa...
+         * Create a child participant
          * @description Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (default workspace:read, workspace:trade), memberships?: [{ workspaceId, groupIds? (default Trader) }], initialCredits? }. Needs manage in every listed workspace; initialCredits move from your balance in the same transaction (409 and nothing created when short). Returns { agentId, apiKey, keyId, scopes, label, memberships }.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:agents.
@@ -252,7 +252,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Per market
+         * Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets...
          * @description Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets first, then by |pnlConsensus|.
          *
          *     Auth: self/admin (The caller may target itself; targeting another participant needs manage in the workspace.) Capability: self, or manage to target another participant. Scope: any.
@@ -274,14 +274,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A participant's notification switches (spec §2.7)
+         * A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters
          * @description A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters. {id} may be 'me'.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:read.
          */
         get: operations["getAgentsIdNotifications"];
         /**
-         * Set notification switches { commentOnMyProposal?, replyToMyComment?, newProposal?, anyComment?, m...
+         * Set notification switches
          * @description Set notification switches { commentOnMyProposal?, replyToMyComment?, newProposal?, anyComment?, marketResolved?, contractDecided? }; omitted ones keep their value. newProposal gates proposal:created, marketResolved market:resolved, contractDecided proposal:status_changed.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:write.
@@ -302,7 +302,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, ...
+         * Positions with worth
          * @description Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, voided).
          *
          *     Auth: self/admin (The caller may target itself; targeting another participant needs manage in the workspace.) Capability: self, or manage to target another participant. Scope: any.
@@ -326,7 +326,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Spend credits { amount, type
+         * Spend credits { amount, type: tokens|purchase|betting, reason }
          * @description Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type's sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
@@ -566,7 +566,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The treasury
+         * The treasury: address, on-chain token and gas balances, credits outstanding...
          * @description The treasury: address, on-chain token and gas balances, credits outstanding (held by participants plus withdrawals pending). Master key, or manage in the named workspace.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -878,7 +878,7 @@ export interface paths {
         get: operations["getHooks"];
         put?: never;
         /**
-         * Register a webhook endpoint in the workspace { url, events
+         * Register a webhook endpoint in the workspace
          * @description Register a webhook endpoint in the workspace { url, events: [type | { type, metricNames?, metricIds? }], description? } (metric filters narrow metric:updated). Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The signing secret (whsec_...) is in this answer only. https only; the endpoint receives events written from now on (POST /hooks/{id}/replay reaches back).
          *
          *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
@@ -898,7 +898,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextA...
+         * One of your webhook endpoints, with its delivery state
          * @description One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextAttemptAt, lastEventId).
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -956,7 +956,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a logged delivery's event again now (out of band
+         * Send a logged delivery's event again now (out of band: the endpoint's order is untouched)
          * @description Send a logged delivery's event again now (out of band: the endpoint's order is untouched); the answer is the new delivery.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -1172,7 +1172,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Body { readings
+         * Body { readings: [{ at, value }] }, at most 2000, unique instants, all strictly older than the...
          * @description Body { readings: [{ at, value }] }, at most 2000, unique instants, all strictly older than the oldest reading. The current value does not move. Returns { written, oldest, newest }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1194,7 +1194,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Settle early
+         * Settle early...
          * @description Settle early: { value (clamped to each book), reason (required), asOf? (at most 1 minute ahead; default now) }. Files the reading and settles every open book of the metric, whatever its date. Returns { settled, count, totalPayout }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1304,7 +1304,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Claim an onboarded participant { token }
+         * Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token
          * @description Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.
          *
          *     Auth: session (A browser session in the catalog; this service has no account system, so the master key or an identity that is not itself unclaimed stands in for one.) Capability: session. Scope: account:write.
@@ -1509,7 +1509,7 @@ export interface paths {
         get: operations["getPredictionsOrders"];
         put?: never;
         /**
-         * Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and...
+         * Place a resting limit buy order
          * @description Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
@@ -1889,7 +1889,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Edit workspace settings { name?, description? (manage)
+         * Edit workspace settings
          * @description Edit workspace settings { name?, description? (manage); public? or visibility?, externalProposals?, defaultLiquidityCredits?, defaultProposalLiquidityCredits? (manage_workspace) }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1933,7 +1933,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-pri...
+         * The workspace the request resolves to
          * @description The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.
          *
          *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
@@ -2898,6 +2898,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -4531,7 +4533,10 @@ export interface operations {
     postAgentsIdSpend: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -4914,7 +4919,10 @@ export interface operations {
     postAgentsIdWithdraw: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5630,6 +5638,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -11565,6 +11575,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -11984,6 +11996,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -12535,6 +12549,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };

@@ -50,6 +50,7 @@ const moneyErrors = ['insufficient_balance', 'idempotency_key_reuse', 'not_found
 defineRoute({
   method: 'POST',
   path: '/agents/transfer',
+  idempotent: true,
   auth: auth.identity('account:wallet'),
   summary: 'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.',
   body: z.strictObject({ toAgent: z.string().min(1).max(200), amount: positiveCredits, memo: z.string().max(200, 'must be at most 200 characters').optional() }),
@@ -118,6 +119,7 @@ const agentParam = z.object({ id: z.string().min(1).max(200) });
 defineRoute({
   method: 'POST',
   path: '/agents/:id/credit',
+  idempotent: true,
   auth: { label: 'admin', identity: true, workspaceOptional: true },
   errorStatus: { insufficient_balance: 409 },
   summary: 'Credit a workspace member: the master key issues new credits; a caller with manage moves its own (409 when short). Idempotency-Key header.',
@@ -144,6 +146,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/agents/:id/spend',
+  idempotent: true,
   auth: auth.selfOwner('account:wallet'),
   errorStatus: { insufficient_balance: 409 },
   summary: 'Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type\'s sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.',
@@ -216,6 +219,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/agents/:id/withdraw',
+  idempotent: true,
   auth: auth.selfOwner('account:wallet'),
   errorStatus: { insufficient_balance: 409 },
   summary:

@@ -157,6 +157,7 @@ defineRoute({
   path: '/predictions/trade',
   response: tradeResultSchema,
   errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'insufficient_shares', 'trade_too_small', 'price_moved', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
+  idempotent: true,
   auth: auth.trade(),
   summary:
     'Trade (catalog form): market by marketId or metric+targetDate; modes {direction, amount}, {targetValue, maxBudget}, {direction, sellShares}; limit price guard; dryRun; Idempotency-Key header.',
@@ -192,6 +193,7 @@ defineRoute({
   path: '/predictions/markets/:id/trade',
   response: marketSchema.extend({ warnings }),
   errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
+  idempotent: true,
   auth: auth.trade(),
   summary: 'Trade (condensed form, superseded by POST /predictions/trade with { marketId, direction, amount }): { side: higher|lower, credits } buys that side; returns the updated Market.',
   deprecated: true,
