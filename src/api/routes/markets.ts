@@ -13,6 +13,7 @@ import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas
 import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
 import { limitQuery, positiveCredits } from '../schemas/common';
+import { openTargetDates } from '../../services/metrics';
 
 const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
 const finite = z.number({ error: 'must be a number' });
@@ -129,25 +130,44 @@ export function tradeSpecOf(b: TradeBody): { spec: TradeSpec; warnings: string[]
 /** The body fields that name a market (POST /predictions/orders names its market the same way). */
 export const marketRef = tradeBody.pick({ marketId: true, metricId: true, metricName: true, targetDate: true, proposalId: true, branch: true });
 
+/** " The open books of X are for: a, b." (or that there are none): the way out of a refused market reference. */
+async function existingDates(c: Call<z.infer<typeof marketRef>, unknown, unknown>, workspaceId: string, branch: string | null): Promise<string> {
+  const b = c.body;
+  const metric = b.metricName ?? b.metricId;
+  const where = b.proposalId ? ` on the ${branch} branch of proposal ${b.proposalId}` : '';
+  const dates = (await openTargetDates(c.deps, { workspaceId, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch }))
+    .filter((d) => c.workspace().metricReadable(d.metricId))
+    .map((d) => d.targetDate);
+  if (!dates.length) return ` ${metric} has no open book${where}${b.proposalId ? '' : ' (GET /predictions/markets lists the books)'}.`;
+  return ` The open books of ${metric}${where} are for targetDate ${dates.join(', ')}.`;
+}
+
 /** Market by marketId, or by metric (id or name) plus targetDate (plus proposalId and branch). */
 export async function resolveTradeMarket(c: Call<z.infer<typeof marketRef>, unknown, unknown>, workspaceId: string): Promise<MarketRow> {
   const b = c.body;
   if (b.marketId) return readableMarket(c as Call<unknown, unknown, unknown>, b.marketId);
-  if (!(b.metricId || b.metricName) || !b.targetDate) {
+  const branch = b.proposalId ? (b.branch ?? 'approved') : null;
+  if (!(b.metricId || b.metricName)) {
     throw new DomainError('validation_failed', 'Identify the market by marketId, or by metricId (or metricName) plus targetDate.');
+  }
+  if (!b.targetDate) {
+    const what = b.proposalId ? `a book of proposal ${b.proposalId} (${branch} branch)` : 'a book';
+    throw new DomainError('validation_failed', `Name ${what} by targetDate as well as ${b.metricId ? 'metricId' : 'metricName'}.${await existingDates(c, workspaceId, branch)}`);
   }
   let targetDate: string;
   try {
     targetDate = parseTargetDate(b.targetDate, c.deps.clock.now()).targetDate;
   } catch (err) {
-    if (err instanceof HorizonError) throw new DomainError('validation_failed', err.message);
+    if (err instanceof HorizonError) throw new DomainError('validation_failed', `${err.message}${await existingDates(c, workspaceId, branch)}`);
     throw err;
   }
-  const branch = b.proposalId ? (b.branch ?? 'approved') : null;
   if (b.proposalId && !b.branch) c.deprecate("A proposal's market named without 'branch' defaults to 'approved'; send branch: 'approved' or 'declined'.");
   const mk = await marketByTargetDate(c.deps, { workspaceId, targetDate, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch });
   if (!mk || !c.workspace().metricReadable(mk.metricId)) {
-    throw new DomainError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.`);
+    throw new DomainError(
+      'market_not_found',
+      `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.${await existingDates(c, workspaceId, branch)}`,
+    );
   }
   return mk;
 }
