@@ -133,7 +133,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a USDC deposit { txHash }
-         * @description Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate with the first record.
+         * @description Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate, with the first record only for its participant, that participant's owner and the operator.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
          */

@@ -177,7 +177,7 @@ defineRoute({
   path: '/agents/:id/deposit',
   auth: auth.selfOwner('account:wallet'),
   summary:
-    'Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate with the first record.',
+    'Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate, with the first record only for its participant, that participant\'s owner and the operator.',
   params: agentParam,
   body: z.strictObject({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x and 64 hex digits') }),
   successStatus: 202,
@@ -185,8 +185,12 @@ defineRoute({
   errors: ['deposit_duplicate', 'treasury_not_configured', 'not_found', 'not_authorized'],
   handler: async (c) => {
     const r = await submitDeposit(c.deps, c.identity(), c.params.id, c.body.txHash);
-    if (r.duplicate) {
+    if (r.duplicate && r.visible) {
       throw new DomainError('deposit_duplicate', 'This transaction was already submitted as a deposit; each transaction credits once.', { deposit: presentDeposit(r.deposit) });
+    }
+    if (r.duplicate) {
+      // Someone else's claim: no record (its participant, sender, amount and credits are theirs to see).
+      throw new DomainError('deposit_duplicate', 'This transaction was already claimed as a deposit by another participant; each transaction credits once.');
     }
     c.status(202);
     return presentDeposit(r.deposit);
