@@ -244,6 +244,28 @@ export interface paths {
         patch: operations["patchAgentsIdKeysKeyId"];
         trace?: never;
     };
+    "/agents/{id}/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A participant's ledger statement (account history), newest first
+         * @description A participant's ledger statement (account history), newest first: every leg with its kind (trade, order, payout, refund, subsidy, subsidy_return, transfer, credit, deposit, withdrawal, spend, ...), signed amount, balance after, time and cause (market, proposal, transfer, deposit, withdrawal, order). Query cursor, limit (default 50, max 500).
+         *
+         *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:read.
+         */
+        get: operations["getAgentsIdLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{id}/market-pnl": {
         parameters: {
             query?: never;
@@ -3970,6 +3992,153 @@ export interface operations {
                 };
             };
             /** @description `not_authorized`, `workspace_locked`, `scope_denied` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgentsIdLedger: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agentId: string;
+                        balance: number;
+                        entries: {
+                            /** @description Signed credits: positive in, negative out. */
+                            amount: number;
+                            /** @description The balance right after this leg (exact). */
+                            balanceAfter: number;
+                            /** @description What caused the leg, as far as the ledger row says: the market (and its proposal and branch), the transfer, deposit, withdrawal, order or spend, or who credited it. */
+                            cause: {
+                                branch?: string;
+                                creditedBy?: string;
+                                depositId?: string;
+                                marketId?: string;
+                                orderId?: string;
+                                proposalId?: string;
+                                spendId?: string;
+                                transferId?: string;
+                                withdrawalId?: string;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The ledger row id; ids increase in ledger order. */
+                            id: string;
+                            /**
+                             * @description What the leg was: trade, order, order_refund, payout, refund, subsidy, subsidy_return, transfer, credit, signup_grant, deposit, withdrawal, withdrawal_restore, spend, closure, other.
+                             * @enum {string}
+                             */
+                            kind: "trade" | "order" | "order_refund" | "payout" | "refund" | "subsidy" | "subsidy_return" | "transfer" | "credit" | "signup_grant" | "deposit" | "withdrawal" | "withdrawal_restore" | "closure" | "spend" | "other";
+                            /** @description The ledger's own kind (trade, redeem, fund, pool_return, mint, spend:tokens, ...). */
+                            ledgerKind: string;
+                            /** @description The balanced ledger transfer the leg belongs to. */
+                            ledgerTransferId: string;
+                            memo: string | null;
+                        }[];
+                        /** @description Pass as ?cursor= for the next (older) page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_authorized`, `scope_denied` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -15,6 +15,7 @@ import {
   transferCredits,
   treasuryStatus,
   withdrawalsOf,
+  ledgerStatement,
 } from '../../services/credits';
 import { auth } from '../auth';
 import {
@@ -22,6 +23,7 @@ import {
   presentDeposit,
   presentDepositAddress,
   presentSpend,
+  presentStatement,
   presentTransfer,
   presentTransferResult,
   presentTreasury,
@@ -35,6 +37,7 @@ import {
   creditSchema,
   depositAddressSchema,
   depositSchema,
+  ledgerStatementSchema,
   spendSchema,
   transferResultSchema,
   transferRowSchema,
@@ -250,4 +253,17 @@ defineRoute({
   response: z.array(withdrawalSchema),
   errors: ['not_found', 'not_authorized'],
   handler: async (c) => (await withdrawalsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map((w) => presentWithdrawal(w)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id/ledger',
+  auth: auth.selfOwner('account:read'),
+  summary:
+    "A participant's ledger statement (account history), newest first: every leg with its kind (trade, order, payout, refund, subsidy, subsidy_return, transfer, credit, deposit, withdrawal, spend, ...), signed amount, balance after, time and cause (market, proposal, transfer, deposit, withdrawal, order). Query cursor, limit (default 50, max 500).",
+  params: agentParam,
+  query: z.object({ limit: limitQuery(50, 500), cursor: z.string().min(1).max(200).optional() }),
+  response: ledgerStatementSchema,
+  errors: ['not_found', 'not_authorized'],
+  handler: async (c) => presentStatement(await ledgerStatement(c.deps, c.identity(), c.params.id, c.query)),
 });
