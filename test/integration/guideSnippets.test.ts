@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { buildWorkspace, mint, registerAgent } from '../helpers/factories';
+import { buildWorkspace, registerAgent } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trader } from '../helpers/markets';
 
@@ -119,22 +119,26 @@ async function runGuide(blocks: Block[], env: Record<string, string>, cwd: strin
     'curl() { command curl -w "%{stderr}SNIPPET_STATUS $SNIPPET_BLOCK %{http_code}\\n" "$@"; }',
     ...blocks.map((b, i) => `SNIPPET_BLOCK=${i}\n${b.code}\necho`),
   ].join('\n');
-  // Asynchronous: the instance answers from this very process.
-  const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+  // Asynchronous: the instance answers from this very process. Output goes to files, so a snippet
+  // may write to /dev/stderr (a socket pair, as Node's pipes are, cannot be reopened by path).
+  const outFile = join(cwd, '.stdout');
+  const errFile = join(cwd, '.stderr');
+  const [out, err] = [openSync(outFile, 'a'), openSync(errFile, 'a')];
+  const status = await new Promise<number | null>((resolve) => {
     const child = spawn('bash', ['-c', script], {
       cwd,
       env: { PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, HOME: cwd, npm_config_offline: 'true', ...env },
+      stdio: ['ignore', out, err],
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (status) => {
+    child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ status, stdout, stderr });
+      resolve(code);
     });
   });
+  closeSync(out);
+  closeSync(err);
+  const r = { status, stdout: readFileSync(outFile, 'utf8'), stderr: readFileSync(errFile, 'utf8') };
   const statuses = new Map<number, number[]>();
   for (const [, block, code] of r.stderr.matchAll(/^SNIPPET_STATUS (\d+) (\d{3})$/gm)) statuses.set(Number(block), [...(statuses.get(Number(block)) ?? []), Number(code)]);
   return { exit: r.status, statuses, stdout: r.stdout, stderr: r.stderr };
@@ -176,12 +180,13 @@ describe('the guides\' shell snippets', () => {
       try {
         const r = await runGuide(runnable, await fixture(), cwd);
         ran += runnable.length;
+        if (process.env.GUIDE_SNIPPETS_DEBUG) process.stdout.write(`${guide}: ${JSON.stringify([...r.statuses])}\n${r.stderr.slice(0, 3000)}\n`);
         if (r.exit !== 0) problems.push(`${guide}.md: bash exited ${r.exit}\n${r.stderr.split('\n').slice(-8).join('\n')}`);
         runnable.forEach((b, i) => {
           const got = r.statuses.get(i) ?? [];
           curls += got.length;
           const ok = b.expect === null ? got.every((s) => s >= 200 && s < 300) : got.length > 0 && got.every((s) => s === b.expect);
-          if (!ok) problems.push(`${guide}.md:${b.line}: statuses ${got.join(', ') || 'none'}${b.expect ? ` (expected ${b.expect})` : ''}`);
+          if (!ok) problems.push(`${guide}.md:${b.line}: statuses ${got.join(', ') || 'none'}${b.expect ? ` (expected ${b.expect})` : ''}\n${r.stdout.slice(0, 1500)}`);
         });
       } finally {
         rmSync(cwd, { recursive: true, force: true });
