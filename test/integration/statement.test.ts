@@ -125,6 +125,13 @@ describe('GET /agents/{id}/ledger', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'validation_failed', error: 'Invalid query field "cursor": pass the nextCursor of a previous page unchanged.' });
     expect((await app.http.get('/api/agents/nobody-here/ledger').set('X-API-Key', app.masterKey)).status).toBe(404);
+    // A bot's creator reads the bot's statement (the bot's initial credits moved from the creator).
+    const bot = await app.http.post('/api/agents').set('X-Agent-Key', ws.owner.key).send({ agentId: `stmt-bot-${Date.now().toString(36)}`, initialCredits: 7 });
+    expect(bot.status).toBe(201);
+    const botStatement = await app.http.get(`/api/agents/${bot.body.agentId}/ledger`).set('X-Agent-Key', ws.owner.key);
+    expect(botStatement.status).toBe(200);
+    expect(botStatement.body).toMatchObject({ agentId: bot.body.agentId, balance: 7, entries: [{ kind: 'credit', ledgerKind: 'child_funding', amount: 7, balanceAfter: 7, cause: { creditedBy: ws.owner.id } }] });
+    expect((await app.http.get(`/api/agents/${bot.body.agentId}/ledger`).set('X-Agent-Key', stranger.key)).status).toBe(403);
   });
 
   it('GET /help?q=ledger finds it', async () => {

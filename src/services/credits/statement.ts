@@ -24,6 +24,7 @@ export const STATEMENT_KINDS = {
   transfer: 'transfer',
   mint: 'credit',
   credit: 'credit',
+  child_funding: 'credit',
   signup_grant: 'signup_grant',
   deposit: 'deposit',
   withdrawal: 'withdrawal',
@@ -48,7 +49,7 @@ export interface LegCause {
   withdrawalId?: string;
   orderId?: string;
   spendId?: string;
-  /** Who credited it (mint and credit: the operator's or the manager's participant id). */
+  /** Who credited it (mint, credit, a bot's initial credits: the operator's, the manager's or the creator's participant id). */
   creditedBy?: string;
 }
 
@@ -84,7 +85,7 @@ function causeOf(kind: string, ref: string | null, mk: { market_id: string | nul
   if (kind.startsWith('withdrawal')) return { withdrawalId: ref };
   if (kind === 'order_reserve' || kind === 'order_refund') return { orderId: ref };
   if (kind.startsWith('spend:')) return { spendId: ref };
-  if (kind === 'mint' || kind === 'credit') return { creditedBy: ref };
+  if (kind === 'mint' || kind === 'credit' || kind === 'child_funding') return { creditedBy: ref };
   return {};
 }
 
