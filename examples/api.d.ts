@@ -16,7 +16,7 @@ export interface paths {
         get: operations["getAgents"];
         put?: never;
         /**
-         * Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (defa...
+         * Create a child participant
          * @description Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (default workspace:read, workspace:trade), memberships?: [{ workspaceId, groupIds? (default Trader) }], initialCredits? }. Needs manage in every listed workspace; initialCredits move from your balance in the same transaction (409 and nothing created when short). Returns { agentId, apiKey, keyId, scopes, label, memberships }.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:agents.
@@ -133,7 +133,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a USDC deposit { txHash }
-         * @description Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate with the first record.
+         * @description Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate, with the first record only for its participant, that participant's owner and the operator.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
          */
@@ -244,6 +244,28 @@ export interface paths {
         patch: operations["patchAgentsIdKeysKeyId"];
         trace?: never;
     };
+    "/agents/{id}/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A participant's ledger statement (account history), newest first
+         * @description A participant's ledger statement (account history), newest first: every leg with its kind (trade, order, payout, refund, subsidy, subsidy_return, transfer, credit, deposit, withdrawal, spend, ...), signed amount, balance after, time and cause (market, proposal, transfer, deposit, withdrawal, order). Query cursor, limit (default 50, max 500).
+         *
+         *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:read.
+         */
+        get: operations["getAgentsIdLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{id}/market-pnl": {
         parameters: {
             query?: never;
@@ -252,7 +274,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Per market
+         * Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets...
          * @description Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets first, then by |pnlConsensus|.
          *
          *     Auth: self/admin (The caller may target itself; targeting another participant needs manage in the workspace.) Capability: self, or manage to target another participant. Scope: any.
@@ -274,14 +296,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A participant's notification switches (spec §2.7)
+         * A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters
          * @description A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters. {id} may be 'me'.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:read.
          */
         get: operations["getAgentsIdNotifications"];
         /**
-         * Set notification switches { commentOnMyProposal?, replyToMyComment?, newProposal?, anyComment?, m...
+         * Set notification switches
          * @description Set notification switches { commentOnMyProposal?, replyToMyComment?, newProposal?, anyComment?, marketResolved?, contractDecided? }; omitted ones keep their value. newProposal gates proposal:created, marketResolved market:resolved, contractDecided proposal:status_changed.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:write.
@@ -302,7 +324,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, ...
+         * Positions with worth
          * @description Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, voided).
          *
          *     Auth: self/admin (The caller may target itself; targeting another participant needs manage in the workspace.) Capability: self, or manage to target another participant. Scope: any.
@@ -326,7 +348,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Spend credits { amount, type
+         * Spend credits { amount, type: tokens|purchase|betting, reason }
          * @description Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type's sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
@@ -566,7 +588,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The treasury
+         * The treasury: address, on-chain token and gas balances, credits outstanding...
          * @description The treasury: address, on-chain token and gas balances, credits outstanding (held by participants plus withdrawals pending). Master key, or manage in the named workspace.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -878,7 +900,7 @@ export interface paths {
         get: operations["getHooks"];
         put?: never;
         /**
-         * Register a webhook endpoint in the workspace { url, events
+         * Register a webhook endpoint in the workspace
          * @description Register a webhook endpoint in the workspace { url, events: [type | { type, metricNames?, metricIds? }], description? } (metric filters narrow metric:updated). Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The signing secret (whsec_...) is in this answer only. https only; the endpoint receives events written from now on (POST /hooks/{id}/replay reaches back).
          *
          *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
@@ -898,7 +920,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextA...
+         * One of your webhook endpoints, with its delivery state
          * @description One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextAttemptAt, lastEventId).
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -956,7 +978,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a logged delivery's event again now (out of band
+         * Send a logged delivery's event again now (out of band: the endpoint's order is untouched)
          * @description Send a logged delivery's event again now (out of band: the endpoint's order is untouched); the answer is the new delivery.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -1172,7 +1194,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Body { readings
+         * Body { readings: [{ at, value }] }, at most 2000, unique instants, all strictly older than the...
          * @description Body { readings: [{ at, value }] }, at most 2000, unique instants, all strictly older than the oldest reading. The current value does not move. Returns { written, oldest, newest }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1194,7 +1216,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Settle early
+         * Settle early...
          * @description Settle early: { value (clamped to each book), reason (required), asOf? (at most 1 minute ahead; default now) }. Files the reading and settles every open book of the metric, whatever its date. Returns { settled, count, totalPayout }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1304,7 +1326,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Claim an onboarded participant { token }
+         * Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token
          * @description Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.
          *
          *     Auth: session (A browser session in the catalog; this service has no account system, so the master key or an identity that is not itself unclaimed stands in for one.) Capability: session. Scope: account:write.
@@ -1531,7 +1553,7 @@ export interface paths {
         get: operations["getPredictionsOrders"];
         put?: never;
         /**
-         * Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and...
+         * Place a resting limit buy order
          * @description Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
@@ -1911,7 +1933,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Edit workspace settings { name?, description? (manage)
+         * Edit workspace settings
          * @description Edit workspace settings { name?, description? (manage); public? or visibility?, externalProposals?, defaultLiquidityCredits?, defaultProposalLiquidityCredits? (manage_workspace) }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1955,7 +1977,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-pri...
+         * The workspace the request resolves to
          * @description The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.
          *
          *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
@@ -3115,6 +3137,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -4253,6 +4277,153 @@ export interface operations {
             };
         };
     };
+    getAgentsIdLedger: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agentId: string;
+                        balance: number;
+                        entries: {
+                            /** @description Signed credits: positive in, negative out. */
+                            amount: number;
+                            /** @description The balance right after this leg (exact). */
+                            balanceAfter: number;
+                            /** @description What caused the leg, as far as the ledger row says: the market (and its proposal and branch), the transfer, deposit, withdrawal, order or spend, or who credited it. */
+                            cause: {
+                                branch?: string;
+                                creditedBy?: string;
+                                depositId?: string;
+                                marketId?: string;
+                                orderId?: string;
+                                proposalId?: string;
+                                spendId?: string;
+                                transferId?: string;
+                                withdrawalId?: string;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The ledger row id; ids increase in ledger order. */
+                            id: string;
+                            /**
+                             * @description What the leg was: trade, order, order_refund, payout, refund, subsidy, subsidy_return, transfer, credit, signup_grant, deposit, withdrawal, withdrawal_restore, spend, closure, other.
+                             * @enum {string}
+                             */
+                            kind: "trade" | "order" | "order_refund" | "payout" | "refund" | "subsidy" | "subsidy_return" | "transfer" | "credit" | "signup_grant" | "deposit" | "withdrawal" | "withdrawal_restore" | "closure" | "spend" | "other";
+                            /** @description The ledger's own kind (trade, redeem, fund, pool_return, mint, spend:tokens, ...). */
+                            ledgerKind: string;
+                            /** @description The balanced ledger transfer the leg belongs to. */
+                            ledgerTransferId: string;
+                            memo: string | null;
+                        }[];
+                        /** @description Pass as ?cursor= for the next (older) page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_authorized`, `scope_denied` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getAgentsIdMarketPnl: {
         parameters: {
             query?: never;
@@ -4748,7 +4919,10 @@ export interface operations {
     postAgentsIdSpend: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5131,7 +5305,10 @@ export interface operations {
     postAgentsIdWithdraw: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5847,6 +6024,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -11557,6 +11736,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -11944,6 +12125,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -12372,6 +12555,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -12923,6 +13108,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
