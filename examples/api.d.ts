@@ -624,6 +624,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete your account (browser session only
+         * @description Delete your account (browser session only: no key, not even the master key, and no key scope can do it). The account, its sessions and password go; its participant, its history and its agent keys stay. 204.
+         *
+         *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
+         */
+        delete: operations["deleteAuthMe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -1304,10 +1326,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Claim an onboarded participant { token }
-         * @description Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.
+         * Claim an onboarded participant { token } with a browser session
+         * @description Claim an onboarded participant { token } with a browser session: the account attaches it and becomes it (its agent keys and the session are then one identity), topped up to the full signup grant; the token is consumed. The account must have no active participant of its own (409): the untouched one sign-up made gives way. Returns { ok, participantId, creditsToppedUp, workspaces }.
          *
-         *     Auth: session (A browser session in the catalog; this service has no account system, so the master key or an identity that is not itself unclaimed stands in for one.) Capability: session. Scope: account:write.
+         *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
          */
         post: operations["postOnboardClaim"];
         delete?: never;
@@ -1954,7 +1976,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -6267,6 +6289,100 @@ export interface operations {
                 };
             };
             /** @description `service_unavailable` (retryable), `treasury_not_configured` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAuthMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `session_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -10819,7 +10935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied` */
+            /** @description `scope_denied`, `session_required` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -13,6 +13,7 @@ import './groups';
 import './keys';
 import './participants';
 import './onboarding';
+import './accounts';
 import './lifecycle';
 import './proposals';
 import './events';
