@@ -12,6 +12,7 @@ import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
 import { limitRequest } from './middleware/rateLimit';
 import { parseWith, registeredRoutes, type Call, type RouteDef } from './registry';
 import { serveReference } from './reference';
+import { mcpMiddleware } from './mcp/server';
 import './routes';
 
 const BODY_LIMIT = '1mb';
@@ -74,6 +75,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       throw err;
     }
   });
+
+  // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
+  app.use(mcpMiddleware(deps));
 
   app.use(async (ctx, next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
