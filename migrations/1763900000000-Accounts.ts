@@ -4,7 +4,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Accounts (issue 22): the tables of the account system (Better Auth 1.7.5, email and password),
  * created here rather than by the library at start-up so that boot and tests stay deterministic.
  * The DDL is what that version's `getMigrations` compiles for our options (model names auth_*);
- * test/integration/accounts-schema.test.ts asks the library whether anything is missing. The
+ * test/integration/schema.test.ts asks the library whether anything is missing. The
  * library owns these tables (it reads and writes them through its own adapter), so they have no
  * TypeORM entity: the drift test lists them as library-owned (see AUTH_LIBRARY_TABLES).
  *

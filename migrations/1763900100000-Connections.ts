@@ -19,13 +19,11 @@ export class Connections1763900100000 implements MigrationInterface {
         key_id text REFERENCES api_keys(id) ON DELETE SET NULL,
         key_secret text NOT NULL,
         ask jsonb NOT NULL,
-        token_hash text,
         connected_at timestamptz NOT NULL DEFAULT now(),
         last_used_at timestamptz,
-        revoked_at timestamptz,
-        CONSTRAINT connections_token_hash_key UNIQUE (token_hash)
+        revoked_at timestamptz
       )`);
-    await q.query(`CREATE INDEX connections_agent ON connections (agent_id)`);
+    await q.query(`CREATE INDEX connections_agent ON connections (agent_id, client_id)`);
     await q.query(`
       CREATE TABLE connection_calls (
         id bigserial PRIMARY KEY,

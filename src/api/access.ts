@@ -55,8 +55,14 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
   const agentKey = header(h, 'x-agent-key');
   const apiKey = header(h, 'x-api-key');
   const raw = agentKey ?? apiKey;
-  // A key, when sent, is the credential; otherwise the account system's session cookie (spec §5.1).
-  if (raw === undefined) return hasSessionCookie(h) ? sessionCaller(deps, h) : null;
+  if (raw === undefined) {
+    // An OAuth access token of the MCP connector is not a credential here (spec §5.1, §7: 401).
+    if (/^bearer\s/i.test(header(h, 'authorization') ?? '')) {
+      throw new DomainError('invalid_credentials', 'An OAuth access token works only at /mcp (the MCP connector); the API takes X-Agent-Key, X-API-Key or a signed-in session.');
+    }
+    // A key, when sent, is the credential; otherwise the account system's session cookie (spec §5.1).
+    return hasSessionCookie(h) ? sessionCaller(deps, h) : null;
+  }
   const trimmed = raw.trim();
   const key = trimmed ? await callerCache(deps).get(`k:${trimmed}`, () => keyHolder(deps, trimmed)) : null;
   if (!key) throw new DomainError('invalid_credentials', 'The key sent is unknown or has been revoked.');

@@ -13,6 +13,7 @@ import { limitRequest } from './middleware/rateLimit';
 import { parseWith, registeredRoutes, type Call, type RouteDef } from './registry';
 import { serveReference } from './reference';
 import { mcpMiddleware } from './mcp/server';
+import { oauthPages } from './oauthPages';
 import './routes';
 
 const BODY_LIMIT = '1mb';
@@ -55,7 +56,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       if (apiErr.code === 'service_unavailable') logger.warn({ err, requestId, path: ctx.path }, 'request hit an infrastructure blip');
       else if (apiErr.status >= 500) logger.error({ err, requestId, path: ctx.path }, 'request failed');
     } finally {
-      if (ctx.respond !== false) opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
+      if (ctx.respond !== false && !ctx.state.rawAnswer) opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
       logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
     }
   });
@@ -76,6 +77,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     }
   });
 
+  // The OAuth discovery documents and the sign-in and consent pages (forms, not JSON).
+  app.use(oauthPages(deps));
   // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
   app.use(mcpMiddleware(deps));
 

@@ -1,12 +1,11 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { Agent, ApiKey } from './agent';
 
 /** migrations 1763900100000-Connections. */
 
 /** An MCP host a person connected (spec §2.13): it acts as the person through a key of its own. */
 @Entity('connections')
-@Index('connections_agent', ['agentId'])
-@Unique('connections_token_hash_key', ['tokenHash'])
+@Index('connections_agent', ['agentId', 'clientId'])
 export class Connection {
   @PrimaryGeneratedColumn('uuid') id!: string;
   @Column({ type: 'text', name: 'agent_id' }) agentId!: string;
@@ -24,7 +23,6 @@ export class Connection {
   @Column({ type: 'text', name: 'key_secret' }) keySecret!: string;
   /** Which ask types are confirmed with the person before the act: { <type>: boolean }. */
   @Column({ type: 'jsonb' }) ask!: Record<string, boolean>;
-  @Column({ type: 'text', name: 'token_hash', nullable: true }) tokenHash!: string | null;
   @Column({ type: 'timestamptz', name: 'connected_at', default: () => 'now()' }) connectedAt!: Date;
   @Column({ type: 'timestamptz', name: 'last_used_at', nullable: true }) lastUsedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'revoked_at', nullable: true }) revokedAt!: Date | null;

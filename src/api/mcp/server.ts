@@ -5,13 +5,14 @@ import { CallToolRequestSchema, ElicitResultSchema, ListToolsRequestSchema, type
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import type { Confirmation } from '../../domain/connections';
+import { MCP_PATH } from '../../services/accounts';
 import { ApiError } from '../../errors';
 import { logger } from '../../logger';
-import { connectionByToken, logCall, type ActiveConnection } from '../../services/connections';
+import { oauthClientSummary, verifyMcpToken } from '../../services/accounts';
+import { connectionForGrant, logCall, type ActiveConnection } from '../../services/connections';
 import { sendThroughApi, type Loopback } from './dispatch';
 import { connectorTools, toolNamed, type Tool } from './tools';
 
-export const MCP_PATH = '/mcp';
 const SESSION_IDLE_MS = 30 * 60_000;
 
 interface Session {
@@ -127,8 +128,11 @@ export function mcpMiddleware(deps: Deps): Koa.Middleware {
     if (ctx.path !== MCP_PATH) return next();
     const token = bearerOf(ctx);
     if (!token) unauthorized(ctx, deps, false, 'The connector needs an OAuth access token: Authorization: Bearer <token> (see the resource metadata named in WWW-Authenticate).');
-    const conn = await connectionByToken(deps, token);
-    if (!conn) unauthorized(ctx, deps, true, 'The access token is unknown, expired, or its connection was removed.');
+    // Signed by us, issued by us, for this resource (the audience), unexpired; then its connection.
+    const claims = await verifyMcpToken(deps, token);
+    if (!claims) unauthorized(ctx, deps, true, 'The access token is invalid, expired, or issued for another resource than this connector.');
+    const conn = await connectionForGrant(deps, claims, () => oauthClientSummary(deps, claims.clientId));
+    if (!conn) unauthorized(ctx, deps, true, 'This connection was removed: the access token was issued before that. Connect the assistant again.');
     const at: Loopback = { host: ctx.req.socket.localAddress ?? '127.0.0.1', port: ctx.req.socket.localPort ?? 0 };
     const sid = ctx.get('mcp-session-id');
     let session = sid ? sessions.get(sid) : undefined;

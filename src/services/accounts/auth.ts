@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { oauthProvider } from '@better-auth/oauth-provider';
 import { betterAuth, type BetterAuthOptions } from 'better-auth';
 import { fromNodeHeaders, toNodeHandler } from 'better-auth/node';
+import { jwt } from 'better-auth/plugins';
 import { Pool } from 'pg';
 import type { Config } from '../../config';
 import type { Deps } from '../../deps';
@@ -10,6 +12,18 @@ import { ensureAccountParticipant } from './participant';
 
 /** Where the account system answers (spec §5.1: sign-in at POST /api/auth/sign-in/email). */
 export const AUTH_BASE_PATH = '/api/auth';
+/** The connector's path and, with the public base URL, its RFC 8707 resource identifier. */
+export const MCP_PATH = '/mcp';
+/** The server-rendered pages of the OAuth flow (sign-in and consent). */
+export const OAUTH_LOGIN_PAGE = '/oauth/sign-in';
+export const OAUTH_CONSENT_PAGE = '/oauth/consent';
+
+const base = (config: Config) => config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+/** The resource identifier of /mcp: the audience of every access token the connector accepts. */
+export const mcpResource = (config: Config) => `${base(config)}${MCP_PATH}`;
+/** The issuer of access tokens (Better Auth: base URL + base path). */
+export const oauthIssuer = (config: Config) => `${base(config)}${AUTH_BASE_PATH}`;
+
 /** Cookie names start with it: mpps.session_token (__Secure-mpps.session_token when Secure). */
 export const COOKIE_PREFIX = 'mpps';
 
@@ -17,7 +31,7 @@ export const COOKIE_PREFIX = 'mpps';
  * The account system's options for this configuration (shared with the schema check, which asks
  * the library whether our migration gives it every table and column it needs).
  */
-export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (user: { id: string; name: string; email: string }) => Promise<void> } = {}): BetterAuthOptions {
+export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (user: { id: string; name: string; email: string }) => Promise<void> } = {}) {
   return {
     appName: config.INSTANCE_NAME,
     baseURL: config.PUBLIC_BASE_URL,
@@ -50,9 +64,38 @@ export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (
     // The API's own limiter (services/access rateLimit) covers every route; the library's in-memory one
     // would count per process.
     rateLimit: { enabled: false },
+    plugins: [
+      // Signs the access tokens (JWT, audience = the resource) and serves /api/auth/jwks.
+      jwt({ schema: { jwks: { modelName: 'auth_jwks' } } }),
+      // OAuth 2.1 authorization server for the MCP connector: authorization code with PKCE (S256),
+      // RFC 8707 resource, refresh-token rotation, dynamic client registration (public clients).
+      oauthProvider({
+        loginPage: OAUTH_LOGIN_PAGE,
+        consentPage: OAUTH_CONSENT_PAGE,
+        resources: [mcpResource(config)],
+        // A dynamically registered client is linked to the connector's resource, and to nothing else.
+        clientRegistrationDefaultResources: [mcpResource(config)],
+        clientRegistrationAllowedResources: [mcpResource(config)],
+        grantTypes: ['authorization_code', 'refresh_token'],
+        scopes: ['openid', 'profile', 'email', 'offline_access'],
+        allowDynamicClientRegistration: true,
+        allowUnauthenticatedClientRegistration: true,
+        clientRegistrationRequirePKCE: true,
+        accessTokenExpiresIn: 3600,
+        schema: {
+          oauthClient: { modelName: 'auth_oauth_clients' },
+          oauthResource: { modelName: 'auth_oauth_resources' },
+          oauthClientResource: { modelName: 'auth_oauth_client_resources' },
+          oauthRefreshToken: { modelName: 'auth_oauth_refresh_tokens' },
+          oauthAccessToken: { modelName: 'auth_oauth_access_tokens' },
+          oauthConsent: { modelName: 'auth_oauth_consents' },
+          oauthClientAssertion: { modelName: 'auth_oauth_client_assertions' },
+        },
+      }),
+    ],
     databaseHooks: hooks.userCreated ? { user: { create: { after: async (user) => hooks.userCreated!(user) } } } : undefined,
     logger: { disabled: config.LOG_LEVEL === 'silent' },
-  };
+  } satisfies BetterAuthOptions;
 }
 
 function build(deps: Deps) {

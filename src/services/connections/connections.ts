@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { normalizeAsk, trimBody, type AskType, type Confirmation } from '../../domain/connections';
-import { hashKey, mintKey } from '../identity';
+import { mintKey } from '../identity';
 import { openSecret, sealSecret } from './secret';
 
 export interface ConnectionRow {
@@ -36,40 +35,48 @@ function rowOf(r: any): ConnectionRow {
 }
 
 /**
- * A person connects an MCP host: the connection gets a key of its own (every scope: it acts as the
- * person, as a session does; its ask switches are what hold it back), stored encrypted so the
- * connector can send it. Returns the connection and a bearer token for /mcp.
+ * The live connection of an OAuth grant (an access token's subject and client), opened on its first
+ * use: the connection gets a key of its own (every scope: it acts as the person, as a session does;
+ * its ask switches are what hold it back), stored encrypted so the connector can send it. A token
+ * issued no later than the second its connection was removed is refused (null), as is one whose
+ * account has no participant.
  */
-export async function openConnection(
+export async function connectionForGrant(
   deps: Deps,
-  input: { agentId: string; clientId: string; clientName?: string; redirectHost?: string },
-): Promise<{ connection: ConnectionRow; token: string }> {
-  return inTransaction(deps.ds, async (m) => {
-    const key = await mintKey(m, input.agentId, { scopes: ['*'], label: `connection: ${input.clientName || input.clientId}`.slice(0, 100) });
-    const token = `mcp_${randomBytes(24).toString('base64url')}`;
-    const [r] = await m.query(
-      `INSERT INTO connections (agent_id, client_id, client_name, redirect_host, key_id, key_secret, ask, token_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [input.agentId, input.clientId, input.clientName ?? '', input.redirectHost ?? '', key.keyId, sealSecret(deps.config.authSecret, key.apiKey), normalizeAsk(null), hashKey(token)],
+  grant: { userId: string; clientId: string; issuedAt: Date },
+  client: () => Promise<{ name: string; redirectHost: string } | null>,
+): Promise<ActiveConnection | null> {
+  const row = await inTransaction(deps.ds, async (m) => {
+    const agents: Array<{ id: string }> = await m.query(`SELECT id FROM agents WHERE account_id = $1`, [grant.userId]);
+    if (!agents.length) return null;
+    const agentId = agents[0].id;
+    await m.query(`SELECT pg_advisory_xact_lock(hashtext('connection:' || $1 || ':' || $2))`, [agentId, grant.clientId]);
+    const [live] = await m.query(
+      `UPDATE connections c SET last_used_at = now() FROM api_keys k
+        WHERE c.agent_id = $1 AND c.client_id = $2 AND c.revoked_at IS NULL AND k.id = c.key_id AND k.revoked_at IS NULL
+        RETURNING c.*`,
+      [agentId, grant.clientId],
     );
-    return { connection: rowOf(r), token };
+    if (live.length) return live[0];
+    const cut = await m.query(
+      `SELECT 1 FROM connections WHERE agent_id = $1 AND client_id = $2 AND revoked_at IS NOT NULL AND date_trunc('second', revoked_at) >= $3 LIMIT 1`,
+      [agentId, grant.clientId, grant.issuedAt],
+    );
+    if (cut.length) return null;
+    const info = await client();
+    const name = info?.name ?? grant.clientId;
+    const key = await mintKey(m, agentId, { scopes: ['*'], label: `connection: ${name}`.slice(0, 100) });
+    const [r] = await m.query(
+      `INSERT INTO connections (agent_id, client_id, client_name, redirect_host, key_id, key_secret, ask, last_used_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *`,
+      [agentId, grant.clientId, name, info?.redirectHost ?? '', key.keyId, sealSecret(deps.config.authSecret, key.apiKey), normalizeAsk(null)],
+    );
+    return r;
   });
-}
-
-/** The live connection a bearer token names (null when unknown or disconnected); marks it used. */
-export async function connectionByToken(deps: Deps, token: string): Promise<ActiveConnection | null> {
-  // An UPDATE through TypeORM answers [rows, count].
-  const [rows] = await deps.ds.query(
-    `UPDATE connections c SET last_used_at = now()
-      FROM api_keys k
-     WHERE c.token_hash = $1 AND c.revoked_at IS NULL AND k.id = c.key_id AND k.revoked_at IS NULL
-     RETURNING c.*`,
-    [hashKey(token)],
-  );
-  if (!rows.length) return null;
-  const keyValue = openSecret(deps.config.authSecret, rows[0].key_secret);
+  if (!row) return null;
+  const keyValue = openSecret(deps.config.authSecret, row.key_secret);
   if (!keyValue) return null;
-  return { ...rowOf(rows[0]), keyValue };
+  return { ...rowOf(row), keyValue };
 }
 
 export interface CallRecord {
