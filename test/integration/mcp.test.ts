@@ -155,6 +155,79 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     const ok = await fetch(mcpUrl(app), { method: 'POST', headers: { authorization: `Bearer ${rotated.body.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
     expect(ok.status).toBe(200);
   });
+
+  it('GET /connections and its calls (newest first, before=, 404 for another person)', async () => {
+    const list = await person.browser.get('/api/connections');
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual([
+      {
+        id: (await connection()).id,
+        clientId: provider.clientInformation()!.client_id,
+        clientName: 'Test Assistant',
+        redirectHost: 'assistant.example',
+        connectedAt: expect.any(String),
+        lastUsedAt: expect.any(String),
+        ask: { look: false, build: false, trade: true, fund: true, post: false, decide: true, publish: true, remove: true, access: true, money: true },
+      },
+    ]);
+    const id = list.body[0].id;
+    const callsRes = await person.browser.get(`/api/connections/${id}/calls`);
+    expect(callsRes.status).toBe(200);
+    expect(callsRes.body.length).toBeGreaterThanOrEqual(6);
+    const ats = callsRes.body.map((r: any) => Date.parse(r.at));
+    expect([...ats].sort((a, b) => b - a)).toEqual(ats);
+    expect(callsRes.body.find((r: any) => r.status === 0)).toMatchObject({ tool: 'trade', confirmation: 'declined', method: 'POST', path: '/api/predictions/trade' });
+    const older = await person.browser.get(`/api/connections/${id}/calls`).query({ before: callsRes.body[1].at });
+    expect(older.body.every((r: any) => Date.parse(r.at) < Date.parse(callsRes.body[1].at))).toBe(true);
+    const stranger = await signUp(app);
+    expect((await stranger.browser.get(`/api/connections/${id}/calls`)).status).toBe(404);
+    expect((await stranger.browser.get('/api/connections')).body).toEqual([]);
+  });
+
+  it('PUT /connections/{id}/ask: look or anything else is 400; trade off lets the assistant trade without asking', async () => {
+    const id = (await connection()).id;
+    for (const body of [{ ask: { look: true } }, { ask: { trade: false }, confirmations: true }, { ask: { confirmations: false } }]) {
+      const bad = await person.browser.put(`/api/connections/${id}/ask`).send(body);
+      expect(bad.status).toBe(400);
+      expect(bad.body.code).toBe('validation_failed');
+    }
+    const off = await person.browser.put(`/api/connections/${id}/ask`).send({ ask: { trade: false } });
+    expect(off.status).toBe(200);
+    expect(off.body.ask).toMatchObject({ trade: false, money: true, look: false });
+    const marketId = await freshBookId(app, ws);
+    const asked = confirmations.asked.length;
+    const placed = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'lower', amount: 5 } } });
+    expect(placed.isError).toBeFalsy();
+    expect(confirmations.asked.length).toBe(asked);
+    expect((await calls()).at(-1)).toMatchObject({ tool: 'trade', confirmation: 'not_asked', status: 200 });
+    // money still asks: a declined transfer sends nothing.
+    confirmations.answers.push({ action: 'decline' });
+    const t = await client.callTool({ name: 'transfer', arguments: { body: { toAgent: ws.owner.id, amount: 1 } } });
+    expect(t.isError).toBe(true);
+    expect((await calls()).at(-1)).toMatchObject({ tool: 'transfer', confirmation: 'declined', status: 0 });
+    await expectLedgerSound(app.deps);
+  });
+
+  it('DELETE /connections/{id}: the old access token is refused at /mcp at once, the refresh token too, and the key is revoked', async () => {
+    const { id } = await connection();
+    const [{ key_id: keyId }] = await app.deps.ds.query(`SELECT key_id FROM connections WHERE id = $1`, [id]);
+    const tokens = provider.tokens()!;
+    const raw = (t: string) =>
+      fetch(mcpUrl(app), { method: 'POST', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+    expect((await raw(tokens.access_token)).status).toBe(200);
+    expect((await person.browser.delete(`/api/connections/${id}`)).status).toBe(204);
+    const refused = await raw(tokens.access_token);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: expect.stringMatching(/connection was removed/) });
+    await expect(client.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow();
+    const refresh = await request(app.server).post('/api/auth/oauth2/token').type('form').send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInformation()!.client_id, resource: `${base()}/mcp` });
+    expect(refresh.status).toBe(400);
+    const [key] = await app.deps.ds.query(`SELECT revoked_at FROM api_keys WHERE id = $1`, [keyId]);
+    expect(key.revoked_at).not.toBeNull();
+    expect((await person.browser.get('/api/connections')).body).toEqual([]);
+    expect((await person.browser.delete(`/api/connections/${id}`)).status).toBe(404);
+    await expectLedgerSound(app.deps);
+  });
 });
 
 describe('signing in on the authorization page', () => {

@@ -10,7 +10,7 @@ defineRoute({
   path: '/auth/me',
   auth: auth.session(),
   summary:
-    'Delete your account (browser session only: no key, not even the master key, and no key scope can do it). The account, its sessions and password go; its participant, its history and its agent keys stay. 204.',
+    'Delete your account (browser session only: no key, not even the master key, and no key scope can do it). The account, its sessions, password, OAuth grants and connections go; its participant, its history and its own agent keys stay. 204.',
   handler: async (c) => {
     const me = c.identity();
     await deleteAccount(c.deps, me.accountId!);

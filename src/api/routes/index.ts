@@ -14,6 +14,7 @@ import './keys';
 import './participants';
 import './onboarding';
 import './accounts';
+import './connections';
 import './lifecycle';
 import './proposals';
 import './events';

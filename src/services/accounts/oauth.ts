@@ -111,9 +111,12 @@ export function looksLikeAccessToken(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
 
-/** DELETE /connections/{id}: the client's refresh tokens and consent for the account go. */
-export async function revokeClientGrants(deps: Deps, userId: string, clientId: string): Promise<void> {
-  await deps.ds.query(`DELETE FROM auth_oauth_refresh_tokens WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
-  await deps.ds.query(`DELETE FROM auth_oauth_access_tokens WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
-  await deps.ds.query(`DELETE FROM auth_oauth_consents WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
+/**
+ * DELETE /connections/{id}: the client's refresh tokens, stored access tokens and consent for the
+ * account go, in the caller's transaction (the next authorization asks for consent again).
+ */
+export async function revokeClientGrants(m: { query(sql: string, params?: unknown[]): Promise<unknown> }, userId: string, clientId: string): Promise<void> {
+  await m.query(`DELETE FROM auth_oauth_access_tokens WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
+  await m.query(`DELETE FROM auth_oauth_refresh_tokens WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
+  await m.query(`DELETE FROM auth_oauth_consents WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
 }

@@ -4,6 +4,7 @@ import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { DomainError } from '../../errors';
+import { removeConnectionsOf } from '../connections';
 import { createAgent, NICKNAME_RE } from '../identity';
 
 /** A nickname from the account's name (or the email's local part), made to fit NICKNAME_RE. */
@@ -54,12 +55,14 @@ export async function participantOfAccount(deps: Deps, user: { userId: string; n
 }
 
 /**
- * DELETE /auth/me: the account, its sessions and password go; its participant stays (its trades and
- * ledger history are other people's history too) and keeps answering to its agent keys, unlinked.
+ * DELETE /auth/me: the account, its sessions and password go, with its OAuth grants and connections
+ * (and their keys); its participant stays (its trades and ledger history are other people's history
+ * too) and keeps answering to its own agent keys, unlinked.
  */
 export async function deleteAccount(deps: Deps, accountId: string): Promise<void> {
   await inTransaction(deps.ds, async (m) => {
-    await m.query(`UPDATE agents SET account_id = NULL WHERE account_id = $1`, [accountId]);
+    const [unlinked] = await m.query(`UPDATE agents SET account_id = NULL WHERE account_id = $1 RETURNING id`, [accountId]);
+    for (const { id } of unlinked as Array<{ id: string }>) await removeConnectionsOf(m, id);
     await m.query(`DELETE FROM auth_users WHERE id = $1`, [accountId]);
   });
 }
