@@ -31,7 +31,7 @@ export const ASK_DESCRIPTIONS: Readonly<Record<AskType, string>> = {
   decide: 'Approve or decline proposals, settle a metric early.',
   publish: 'Change a workspace\'s visibility or settings, mint its view link.',
   remove: 'Delete metrics, groups or workspaces.',
-  access: 'Groups, group members and keys.',
+  access: 'Permission groups and their members: who may do what in a workspace.',
   money: 'Transfer credits to another participant, withdraw.',
 };
 

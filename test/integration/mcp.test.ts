@@ -43,6 +43,17 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     expect(as.body.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorize.searchParams.get('resource')).toBe(`${base()}/mcp`);
+    // PKCE is S256 only: the same request with the plain method (or without PKCE) is sent back with an error.
+    for (const change of [{ code_challenge_method: 'plain' }, { code_challenge: null, code_challenge_method: null }]) {
+      const u = new URL(authorize);
+      for (const [k, v] of Object.entries(change)) {
+        if (v === null) u.searchParams.delete(k);
+        else u.searchParams.set(k, v);
+      }
+      const res = await person.browser.get(`${u.pathname}${u.search}`).redirects(0);
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toMatch(/^https:\/\/assistant\.example\/callback\?error=invalid_request/);
+    }
     const missing = await fetch(mcpUrl(app), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base()}/.well-known/oauth-protected-resource/mcp"`);
@@ -97,6 +108,18 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     expect(rows[2]).toMatchObject({ method: 'POST', path: '/api/predictions/trade', workspace: ws.id });
     expect(JSON.parse(rows[2].body)).toEqual({ marketId, direction: 'higher', amount: 10 });
     await expectLedgerSound(app.deps);
+  });
+
+  it('the connect guide lists every tool under its ask type, as the connector serves them', async () => {
+    const guide = await request(app.server).get('/api/guides/connect');
+    expect(guide.status).toBe(200);
+    const documented: Record<string, string[]> = {};
+    for (const m of guide.text.matchAll(/^\| `([a-z]+)` \|[^|]*\|[^|]*\| (.*) \|$/gm)) documented[m[1]] = [...m[2].matchAll(/`([a-z_]+)`/g)].map((x) => x[1]).sort();
+    const served: Record<string, string[]> = {};
+    for (const t of (await client.listTools()).tools) (served[/^\[([a-z]+)\]/.exec(t.description ?? '')![1]] ??= []).push(t.name);
+    for (const k of Object.keys(served)) served[k].sort();
+    expect(documented).toEqual(served);
+    expect(Object.keys(served).sort()).toEqual(['access', 'build', 'decide', 'fund', 'look', 'money', 'post', 'publish', 'remove', 'trade']);
   });
 
   it('trims a logged body to 4,000 characters', async () => {
