@@ -265,6 +265,12 @@ describe('signing in on the authorization page', () => {
       const me = await client.callTool({ name: 'whoami', arguments: {} });
       expect(me.isError).toBeFalsy();
       expect(resultBody(me).id).toBe(person.agentId);
+      // Deleting the account removes its connections: the assistant is refused at once.
+      expect((await person.browser.delete('/api/auth/me')).status).toBe(204);
+      await expect(client.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow();
+      const [row] = await app.deps.ds.query(`SELECT c.revoked_at, k.revoked_at AS key_revoked FROM connections c JOIN api_keys k ON k.id = c.key_id WHERE c.agent_id = $1`, [person.agentId]);
+      expect(row.revoked_at).not.toBeNull();
+      expect(row.key_revoked).not.toBeNull();
     } finally {
       await client.close();
     }

@@ -51,8 +51,11 @@ function requestOf(tool: Tool, args: Record<string, unknown>) {
   let body: unknown = tool.route.method === 'GET' ? undefined : args.body;
   if (tool.fixedBody) body = { ...((body as Record<string, unknown> | undefined) ?? {}), ...tool.fixedBody };
   if (body === undefined && tool.route.body && tool.route.method !== 'GET') body = {};
-  const workspace = typeof args.workspace === 'string' && args.workspace.trim() ? args.workspace.trim() : null;
-  return { method: tool.route.method, path, query, body, workspace };
+  const named = typeof args.workspace === 'string' && args.workspace.trim() ? args.workspace.trim() : null;
+  // Routes that name their workspace in the path (PATCH /workspaces/{id}) log that one.
+  const param = tool.route.auth.workspaceParam;
+  const workspace = named ?? (param && typeof args[param] === 'string' ? (args[param] as string) : null);
+  return { method: tool.route.method, path, query, body, workspace, headerWorkspace: named };
 }
 
 const text = (s: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: s }], ...(isError ? { isError: true } : {}) });
@@ -103,7 +106,7 @@ function buildServer(deps: Deps, session: () => Session): Server {
       confirmation = 'accepted';
     }
     const headers: Record<string, string> = { 'x-agent-key': conn.keyValue, 'x-connection-id': conn.id };
-    if (call.workspace) headers['x-workspace-id'] = call.workspace;
+    if (call.headerWorkspace) headers['x-workspace-id'] = call.headerWorkspace;
     const answer = await sendThroughApi(s.at, { method: call.method, path: call.path, query: call.query, body: call.body, headers });
     await record(answer.status, confirmation);
     const out = answer.body === undefined ? `${answer.status}` : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
