@@ -33,7 +33,7 @@ export class Agent {
   @Column({ type: 'timestamptz', name: 'claimed_at', nullable: true }) claimedAt!: Date | null;
   /** Notification switches (spec §2.7; null: the defaults), migration 1763800200000. */
   @Column({ type: 'jsonb', nullable: true }) notifications!: Record<string, boolean> | null;
-  /** The account (auth_users.id, owned by the account system) this participant belongs to; one per account. Migration 1763900000000. */
+  /** The account (auth_users.id, owned by the account system) this participant belongs to; one per account. Migration 1763901000000. */
   @Column({ type: 'text', name: 'account_id', nullable: true }) accountId!: string | null;
 }
 

@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { Agent, ApiKey } from './agent';
 
-/** migrations 1763900100000-Connections. */
+/** migrations 1763901100000-Connections. */
 
 /** An MCP host a person connected (spec §2.13): it acts as the person through a key of its own. */
 @Entity('connections')

@@ -4,10 +4,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * The OAuth 2.1 authorization server of the MCP connector (issue 22): the tables of Better Auth 1.7.5's
  * jwt plugin (signing keys) and @better-auth/oauth-provider 1.7.5 (clients, resources, tokens,
  * consents), as that version's getMigrations compiles them for our options (model names auth_*).
- * Library-owned like those of 1763900000000-Accounts: no entities (see AUTH_LIBRARY_TABLES).
+ * Library-owned like those of 1763901000000-Accounts: no entities (see AUTH_LIBRARY_TABLES).
  */
-export class OAuthServer1763900200000 implements MigrationInterface {
-  name = 'OAuthServer1763900200000';
+export class OAuthServer1763901200000 implements MigrationInterface {
+  name = 'OAuthServer1763901200000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`create table "auth_jwks" ("id" text not null primary key, "publicKey" text not null, "privateKey" text not null, "createdAt" timestamptz not null, "expiresAt" timestamptz, "alg" text, "crv" text)`);

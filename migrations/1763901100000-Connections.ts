@@ -5,8 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * a key of its own (key_secret: the key value, encrypted with AUTH_SECRET, so the connector can send
  * it), with per-ask-type confirmation switches; and its call log.
  */
-export class Connections1763900100000 implements MigrationInterface {
-  name = 'Connections1763900100000';
+export class Connections1763901100000 implements MigrationInterface {
+  name = 'Connections1763901100000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`

@@ -12,8 +12,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * key: the account row belongs to the library, and deleting an account unlinks its participant in
  * our own transaction (services/accounts deleteAccount).
  */
-export class Accounts1763900000000 implements MigrationInterface {
-  name = 'Accounts1763900000000';
+export class Accounts1763901000000 implements MigrationInterface {
+  name = 'Accounts1763901000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(
