@@ -17,9 +17,6 @@ async function main(): Promise<void> {
   const local = await ensureLocalServices(config());
   const cfg = local.config;
   setConfig(cfg);
-  if (!cfg.AUTH_SECRET && !cfg.development) {
-    logger.warn('AUTH_SECRET is not set: a random one signs sessions and seals connection keys, so sign-ins and MCP connections end with this process (set AUTH_SECRET, 32+ characters)');
-  }
   const deps = await bootDeps(cfg, { migrate: true });
   await ensurePlatform(deps.ds, cfg.MASTER_API_KEY);
 

@@ -99,6 +99,9 @@ export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (
 }
 
 function build(deps: Deps) {
+  if (!deps.config.AUTH_SECRET && !deps.config.development) {
+    logger.warn('AUTH_SECRET is not set: a random one signs sessions and seals connection keys, so sign-ins and MCP connections end with this process (set AUTH_SECRET, 32+ characters)');
+  }
   const pool = new Pool({ connectionString: deps.config.databaseUrl, max: 4 });
   pool.on('error', (err) => logger.warn({ err }, 'account system pool error'));
   const auth = betterAuth(authOptions(deps.config, pool, { userCreated: (user) => ensureAccountParticipant(deps, user).then(() => undefined) }));
