@@ -117,7 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     ...c,
     development,
-    // Outside development a missing secret is drawn at random: sessions then end with the process (start-up warns).
+    // Outside development a missing secret is drawn at random: sessions then end with the process (a warning is logged).
     authSecret: c.AUTH_SECRET ?? (development ? DEV_AUTH_SECRET : randomBytes(32).toString('base64url')),
     databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     redisUrl: c.REDIS_URL ?? DEFAULT_REDIS_URL,
