@@ -646,6 +646,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete your account
+         * @description Delete your account (browser session only: no key, not even the master key, and no key scope can do it). The account, its sessions, password, OAuth grants and connections go; its participant, its history and its own agent keys stay. 204.
+         *
+         *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
+         */
+        delete: operations["deleteAuthMe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your connections (MCP hosts acting as you), newest first
+         * @description Your connections (MCP hosts acting as you), newest first: [{ id, clientId, clientName, redirectHost, connectedAt, lastUsedAt, ask { <type>: boolean } }].
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:read.
+         */
+        get: operations["getConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect (204)
+         * @description Disconnect (204): the connection's key is revoked, its refresh tokens and your consent are deleted, and access tokens it already holds are refused at /mcp at once. Connecting again starts a new connection (with consent).
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:keys.
+         */
+        delete: operations["deleteConnectionsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}/ask": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Choose which ask types the connection confirms with you before acting
+         * @description Choose which ask types the connection confirms with you before acting: body { ask: { <type>: boolean } } for build, trade, fund, post, decide, publish, remove, access, money (omitted types are kept). Naming look, or anything else, is 400. Returns the connection.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:keys.
+         */
+        put: operations["putConnectionsIdAsk"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A connection's call log, newest first, up to 200
+         * @description A connection's call log, newest first, up to 200: [{ tool, method, path, workspace, body (trimmed to 4,000 characters), confirmation, status (0: refused by the connector before any request), at }]. Query before=<instant> pages back. 404 if not your connection.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:read.
+         */
+        get: operations["getConnectionsIdCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -1326,10 +1436,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token
-         * @description Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.
+         * Claim an onboarded participant { token } with a browser session
+         * @description Claim an onboarded participant { token } with a browser session: the account attaches it and becomes it (its agent keys and the session are then one identity), topped up to the full signup grant; the token is consumed. The account must have no active participant of its own (409): the untouched one sign-up made gives way. Returns { ok, participantId, creditsToppedUp, workspaces }.
          *
-         *     Auth: session (A browser session in the catalog; this service has no account system, so the master key or an identity that is not itself unclaimed stands in for one.) Capability: session. Scope: account:write.
+         *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
          */
         post: operations["postOnboardClaim"];
         delete?: never;
@@ -2010,6 +2120,39 @@ export interface components {
             subsidy: number;
             targetDate: string;
         };
+        Connection: {
+            ask: {
+                access: boolean;
+                build: boolean;
+                decide: boolean;
+                fund: boolean;
+                look: boolean;
+                money: boolean;
+                post: boolean;
+                publish: boolean;
+                remove: boolean;
+                trade: boolean;
+            };
+            clientId: string;
+            clientName: string;
+            /** Format: date-time */
+            connectedAt: string;
+            id: string;
+            lastUsedAt: string | null;
+            redirectHost: string;
+        };
+        ConnectionCall: {
+            /** Format: date-time */
+            at: string;
+            body: string | null;
+            /** @enum {string} */
+            confirmation: "not_asked" | "accepted" | "declined" | "cancelled" | "unsupported";
+            method: string;
+            path: string;
+            status: number;
+            tool: string;
+            workspace: string | null;
+        };
         CreatedMetric: {
             books: components["schemas"]["BookCost"][];
             /** Format: date-time */
@@ -2144,7 +2287,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -6663,6 +6806,554 @@ export interface operations {
                 };
             };
             /** @description `service_unavailable` (retryable), `treasury_not_configured` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAuthMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `session_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConnections: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"][];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteConnectionsId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putConnectionsIdAsk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ask: {
+                        access?: boolean;
+                        build?: boolean;
+                        decide?: boolean;
+                        fund?: boolean;
+                        money?: boolean;
+                        post?: boolean;
+                        publish?: boolean;
+                        remove?: boolean;
+                        trade?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConnectionsIdCalls: {
+        parameters: {
+            query?: {
+                before?: string;
+            };
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionCall"][];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -11244,7 +11935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied` */
+            /** @description `scope_denied`, `session_required` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -28,6 +28,7 @@ export const ERROR_CATALOG = {
   order_not_found: { status: 404, text: 'No such limit order of yours in this workspace.' },
   order_not_open: { status: 409, text: 'The limit order is no longer open (filled, cancelled or expired); the body carries status.' },
   invalid_credentials: { status: 401, text: 'The key sent is unknown or revoked.' },
+  session_required: { status: 403, text: 'Only a browser session may do this (sign in with email and password); no key or key scope can be granted it.' },
   scope_denied: { status: 403, text: 'The key is valid but its scopes do not cover this endpoint; the body carries requiredScopes.' },
   workspace_locked: { status: 403, text: 'The key is locked to another workspace.' },
   workspace_required: { status: 400, text: 'This endpoint is workspace-scoped: send X-Workspace-Id (id or slug).' },

@@ -23,6 +23,7 @@ export function errorCodesOf(r: AnyRoute): ErrorCode[] {
   if (r.auth.identity || r.auth.label !== '-') for (const c of IDENTITY) codes.add(c);
   if (r.auth.capability || r.auth.workspaceOptional || r.auth.workspaceParam) for (const c of WORKSPACE) codes.add(c);
   if (r.auth.label === 'platform admin') codes.add('not_authorized');
+  if (r.auth.sessionOnly) codes.add('session_required');
   return [...codes].filter((c) => !('retired' in ERROR_CATALOG[c]));
 }
 
@@ -88,6 +89,7 @@ export const ERROR_SCHEMA: Json = {
 const SECURITY_SCHEMES: Json = {
   agentKey: { type: 'apiKey', in: 'header', name: 'X-Agent-Key', description: "A participant's key (from POST /agents/register, /onboard or /agents/{id}/keys); its scopes limit the routes it can call." },
   apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The master key of the instance (platform operator), or a participant key sent under this name.' },
+  session: { type: 'apiKey', in: 'cookie', name: 'mpps.session_token', description: 'The session cookie of the account system (POST /api/auth/sign-in/email; __Secure-mpps.session_token over https). Bypasses key scopes.' },
   viewLink: { type: 'apiKey', in: 'header', name: 'X-View-Link', description: 'A view-link token: read-only access to one workspace, no key needed.' },
 };
 
@@ -110,6 +112,8 @@ const idempotencyHeader: Json = {
 
 /** One line per tag (the first path segment): what the group of operations is for. */
 export const TAG_DESCRIPTIONS: Record<string, string> = {
+  auth: 'The signed-in person (a session from POST /api/auth/sign-in/email): who it is, and deleting the account.',
+  connections: "The person's connected AI assistants (MCP over OAuth): each one's calls, what it must ask before acting, and disconnecting it.",
   agents: 'Participants: registration, profiles, keys, balances, the ledger statement, transfers, credits, spends, deposits and withdrawals.',
   events: 'The event log (spec §6): read it in order, or stream it.',
   groups: 'Groups in a workspace: capabilities and per-metric permissions granted to their members.',
@@ -132,7 +136,8 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
 function securityOf(rule: AuthRule, scope: string): Json[] {
   const scopes = scope === 'none' || scope === 'any' || scope === 'master key' ? [] : [scope];
   if (rule.label === 'platform admin') return [{ apiKey: [] }];
-  const keyed = [{ agentKey: scopes }, { apiKey: scopes }];
+  if (rule.sessionOnly) return [{ session: [] }];
+  const keyed = [{ agentKey: scopes }, { apiKey: scopes }, { session: [] }];
   if (rule.label === '-') return [{}];
   if (rule.label === 'optional') return [{}, ...keyed];
   if (rule.anonymousRead) return [{}, ...keyed, { viewLink: [] }];

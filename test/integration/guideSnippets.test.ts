@@ -195,8 +195,9 @@ describe('the guides\' shell snippets', () => {
     process.stdout.write(`guide snippets: ${ran} blocks run (${curls} curl calls), ${skipped.length} skipped:\n${skipped.map((s) => `  - ${s}`).join('\n')}\n`);
     expect(problems).toEqual([]);
     if (!only) expect(ran).toBeGreaterThan(30);
-    // Skips stay few and named: the endless event stream, the onboarding claim, and get-paid's four
-    // chain blocks (walked by hand against npm run chain:dev, and by test/integration/chain-dev.test.ts).
-    expect(skipped.length).toBeLessThanOrEqual(6);
+    // Skips stay few and named: the endless event stream, the onboarding claim, get-paid's four chain
+    // blocks (walked by hand against npm run chain:dev, and by test/integration/chain-dev.test.ts), and a
+    // connection's calls (needs an OAuth connection: test/integration/mcp.test.ts drives them).
+    expect(skipped.length).toBeLessThanOrEqual(7);
   }, 300_000);
 });

@@ -49,8 +49,8 @@ describe('GET /api/openapi.json', () => {
     expect(op['x-error-codes']).toEqual(errorCodesOf(trade));
     expect(op.responses['409'].description).toContain('price_moved');
     expect(op.responses['503'].headers['Retry-After']).toBeDefined();
-    expect(op.security).toEqual([{ agentKey: ['workspace:trade'] }, { apiKey: ['workspace:trade'] }]);
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['agentKey', 'apiKey', 'viewLink']);
+    expect(op.security).toEqual([{ agentKey: ['workspace:trade'] }, { apiKey: ['workspace:trade'] }, { session: [] }]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['agentKey', 'apiKey', 'session', 'viewLink']);
   });
 
   it('the committed client types (examples/api.d.ts, which examples/build-agent.ts compiles against) match the document', () => {

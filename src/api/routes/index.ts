@@ -13,6 +13,8 @@ import './groups';
 import './keys';
 import './participants';
 import './onboarding';
+import './accounts';
+import './connections';
 import './lifecycle';
 import './proposals';
 import './events';
