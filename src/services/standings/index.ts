@@ -1,0 +1,2 @@
+/** Participants' standings (issue 23): per-participant aggregates written when books resolve, profiles, the leaderboard and seasons. */
+export * from './recordStandings';
