@@ -105,3 +105,205 @@ describe('per-participant aggregates, written when books resolve', () => {
     expect(results[0].n).toBe(positions[0].n);
   });
 });
+
+const NANO = 1e9;
+const nano = (credits: number) => BigInt(Math.round(credits * NANO));
+const onlyUntilSettled = { enabled: true, halfLife: 1, customHorizons: ['until-settled'] };
+
+/** A fresh metric and its until-settled book (its other books stay without trades). */
+async function oneBook(ws: TestWorkspace) {
+  const metric = await createMetric(app, ws, { value: 500, timePreference: onlyUntilSettled });
+  const book = (await marketsOf(app, ws, metric.id)).find((b) => b.targetDate === 'until-settled');
+  expect(book).toBeDefined();
+  return { metric, book };
+}
+
+async function buy(ws: TestWorkspace, who: { key: string }, marketId: string, direction: 'higher' | 'lower', amount: number) {
+  const r = await trade(app, ws, who as any, { marketId, direction, amount });
+  expect(r.status).toBe(200);
+  return r.body as { shares: number; cost: number; probability: number; consensus: number };
+}
+
+const profile = (idOrNickname: string, key?: string) => {
+  const req = app.http.get(`/api/agents/${encodeURIComponent(idOrNickname)}/public`);
+  if (key) req.set('X-Agent-Key', key);
+  return req;
+};
+
+describe('public profile', () => {
+  it('every figure of a scripted history, computed by hand; a private workspace stays hidden from others', async () => {
+    at('2026-12-01T10:00:00Z');
+    const ws = await buildWorkspace(app, { public: true });
+    const ann = await trader(app, ws, 500);
+    const bob = await trader(app, ws, 500);
+    const b1 = await oneBook(ws);
+    const range = b1.book.rangeMax - b1.book.rangeMin;
+    const t1 = await buy(ws, ann, b1.book.id, 'higher', 10);
+    const t2 = await buy(ws, ann, b1.book.id, 'higher', 6);
+    await buy(ws, bob, b1.book.id, 'lower', 20);
+    // Resolve at v = 0.75 of the range: a higher share pays 0.75.
+    at('2026-12-01T11:00:00Z');
+    expect((await settle(ws, b1.metric.id, b1.book.rangeMin + 0.75 * range)).status).toBe(200);
+    // An open book: Ann's 4 credits of higher, marked at the consensus her trade left.
+    const b2 = await oneBook(ws);
+    const t4 = await buy(ws, ann, b2.book.id, 'higher', 4);
+    // Ann's own private workspace: a trade the public must not see.
+    const priv = await buildWorkspace(app, { owner: ann, public: false, ownerCredits: 1000 });
+    const pm = await createMetric(app, priv, { value: 500, timePreference: onlyUntilSettled });
+    const pBook = (await marketsOf(app, priv, pm.id)).find((b) => b.targetDate === 'until-settled');
+    await buy(priv, ann, pBook.id, 'lower', 3);
+    expect((await app.http.post('/api/agents/transfer').set('X-Agent-Key', ann.key).send({ toAgent: bob.id, amount: 2, memo: 'thanks' })).status).toBe(200);
+
+    // By hand. Settled: 0.75 per higher share held, minus the 16 credits paid (one floor in nano).
+    const annShares = nano(t1.shares) + nano(t2.shares);
+    const settledNano = (annShares * 3n) / 4n - nano(t1.cost) - nano(t2.cost);
+    // Open: 4 credits bought t4.shares higher shares, worth t4.probability each.
+    const openCredits = t4.shares * t4.probability - t4.cost;
+    const errs = [t1.probability, t2.probability].map((p) => p - 0.75);
+    const brier = errs.reduce((s, e) => s + e * e, 0) / 2;
+    const mae = errs.reduce((s, e) => s + Math.abs(e), 0) / 2;
+
+    const anon = await profile(ann.nickname.toUpperCase());
+    expect(anon.status).toBe(200);
+    const p = anon.body;
+    expect(p.id).toBe(ann.id);
+    expect(p.stats.settledEarnings).toBe(Number(settledNano) / NANO);
+    expect(p.stats.openEarnings).toBeCloseTo(openCredits, 8);
+    expect(p.stats.totalEarnings).toBeCloseTo(p.stats.settledEarnings + p.stats.openEarnings, 9);
+    expect(p.stats.calibration).toBeCloseTo(1 - brier, 8);
+    expect(p.stats.accuracy).toBeCloseTo(1 - mae, 8);
+    expect(p.stats.resolvedMarkets).toBe(1);
+    // Public workspaces only: 3 trades (two resolved, one open), 20 credits of volume; the private trade is left out.
+    expect(p.stats.totalTrades).toBe(3);
+    expect(p.stats.tradedVolume).toBeCloseTo(20, 9);
+    expect(p.stats.rank).toBeGreaterThanOrEqual(1);
+    const usedBins = p.stats.calibrationBins.filter((b: any) => b.trades > 0);
+    expect(usedBins.reduce((n: number, b: any) => n + b.trades, 0)).toBe(2);
+    for (const b of usedBins) expect(b.meanOutcome).toBe(0.75);
+    expect(p.activeWorkspaces).toEqual([{ id: ws.id, name: expect.any(String) }]);
+    expect(p.openPositions.map((o: any) => o.marketId)).toEqual([b2.book.id]);
+    expect(p.openPositions[0]).toMatchObject({ direction: 'higher', totalCost: t4.cost, status: 'open', workspaceId: ws.id });
+    expect(p.openPositions[0].profit).toBeCloseTo(openCredits, 8);
+    expect(p.recentTrades.map((t: any) => t.marketId)).toEqual([b2.book.id, b1.book.id, b1.book.id]);
+    expect(p.recentTrades[0]).toMatchObject({ kind: 'buy', direction: 'higher', cost: t4.cost, consensusAfter: t4.consensus });
+    expect(p.recentTrades[0].price).toBeCloseTo(t4.cost / t4.shares, 9);
+    expect(p.transfers).toEqual([{ id: expect.any(String), direction: 'out', counterparty: { id: bob.id, nickname: bob.nickname }, credits: 2, memo: 'thanks', createdAt: expect.any(String) }]);
+    expect(p.profitHistory).toEqual([{ at: '2026-12-01T11:00:00.000Z', profit: p.stats.settledEarnings }]);
+    expect(p.pnlHistory).toEqual([{ at: '2026-12-01T11:00:00.000Z', cumulative: p.stats.settledEarnings }]);
+    expect(p.balanceHistory.at(-1).balance).toBe(p.balance);
+    expect(p).toMatchObject({ bot: false, bots: [], withBotsEarnings: null, parent: null, children: [] });
+    expect(p).not.toHaveProperty('walletAddress');
+    expect(p).not.toHaveProperty('notifications');
+
+    // Bob has no read in Ann's private workspace: the same as anonymous.
+    const byBob = (await profile(ann.id, bob.key)).body;
+    expect(byBob.recentTrades).toHaveLength(3);
+    expect(byBob).not.toHaveProperty('notifications');
+    // Ann herself, and the master key: the private trade and position too, and her private fields.
+    const self = (await profile(ann.id, ann.key)).body;
+    expect(self.recentTrades).toHaveLength(4);
+    expect(self.recentTrades[0].workspaceId).toBe(priv.id);
+    expect(self.openPositions.map((o: any) => o.workspaceId).sort()).toEqual([ws.id, priv.id].sort());
+    expect(self.stats).toEqual(p.stats);
+    expect(self).toMatchObject({ walletAddress: null, notifications: expect.any(Object) });
+    const master = (await app.http.get(`/api/agents/${ann.id}/public`).set('X-API-Key', app.masterKey)).body;
+    expect(master.recentTrades).toHaveLength(4);
+
+    // A bot of Ann's: listed with its earnings; withBotsEarnings adds them.
+    const made = await app.http.post('/api/agents').set('X-Agent-Key', ann.key).send({ nickname: `bot-${ann.nickname}`.slice(0, 30) });
+    expect(made.status).toBe(201);
+    const withBot = (await profile(ann.id)).body;
+    expect(withBot.bots).toEqual([{ id: made.body.agentId, nickname: made.body.nickname, parentId: ann.id, totalEarnings: 0, totalTrades: 0 }]);
+    expect(withBot.withBotsEarnings).toBe(withBot.stats.totalEarnings);
+    const botView = (await profile(made.body.agentId, ann.key)).body;
+    expect(botView).toMatchObject({ bot: true, parent: { id: ann.id }, owner: { id: ann.id }, runBy: ann.nickname, walletAddress: null });
+    expect((await profile(made.body.agentId, bob.key)).body).not.toHaveProperty('walletAddress');
+
+    expect((await profile('no-such-participant')).status).toBe(404);
+  });
+});
+
+describe('leaderboard and seasons', () => {
+  it('ties share a rank, the minimum of resolved markets filters, sorts and pagination; a season counts only its period and freezes at its end', async () => {
+    at('2027-01-10T10:00:00Z');
+    const ws = await buildWorkspace(app, { public: true });
+    const [carl, dan, eve] = await Promise.all([0, 1, 2].map(() => trader(app, ws, 500)));
+    // Four identical fresh books: Carl and Dan each buy 10 higher on two, Eve on one.
+    const books = [];
+    for (let i = 0; i < 5; i++) books.push(await oneBook(ws));
+    const spent = [];
+    for (const [i, who] of [carl, carl, dan, dan, eve].entries()) spent.push(await buy(ws, who, books[i].book.id, 'higher', 10));
+    expect(spent[0].shares).toBe(spent[2].shares);
+    for (const b of books.slice(0, 4)) expect((await settle(ws, b.metric.id, b.book.rangeMin + 0.5 * (b.book.rangeMax - b.book.rangeMin))).status).toBe(200);
+    at('2027-01-20T10:00:00Z');
+    expect((await settle(ws, books[4].metric.id, books[4].book.rangeMax)).status).toBe(200);
+
+    const board = async (q: string) => {
+      const r = await app.http.get(`/api/leaderboard?workspaceId=${ws.id}&${q}`);
+      expect(r.status).toBe(200);
+      return r.body;
+    };
+    // By hand: each holds 2 x shares of one 10-credit buy paying 0.5 each; Eve 1 book paying 1.
+    const each = Number((2n * ((nano(spent[0].shares) * 1n) / 2n - nano(10))) ) / NANO;
+    const eveEarned = Number(nano(spent[4].shares) - nano(10)) / NANO;
+    const all = await board('sort=earnings');
+    expect(all.total).toBe(3);
+    const tied = [carl, dan].sort((a, b) => (a.nickname < b.nickname ? -1 : 1));
+    const expected = [
+      ...tied.map((a) => ({ rank: eveEarned > each ? 2 : 1, agent: { id: a.id, nickname: a.nickname }, earnings: each, resolvedMarkets: 2, trades: 2 })),
+      { rank: eveEarned > each ? 1 : 3, agent: { id: eve.id, nickname: eve.nickname }, earnings: eveEarned, resolvedMarkets: 1, trades: 1 },
+    ].sort((a, b) => a.rank - b.rank);
+    expect(all.rows.map((r: any) => ({ rank: r.rank, agent: r.agent, earnings: r.earnings, resolvedMarkets: r.resolvedMarkets, trades: r.trades }))).toEqual(expected);
+    // The minimum of resolved markets: Eve (1) is not ranked at 2.
+    const min2 = await board('minResolvedMarkets=2');
+    expect(min2.rows.map((r: any) => [r.rank, r.agent.id])).toEqual(tied.map((a) => [1, a.id]));
+    // Pagination.
+    const page = await board('limit=1&offset=1');
+    expect(page).toMatchObject({ total: 3, limit: 1, offset: 1 });
+    expect(page.rows.map((r: any) => r.agent.id)).toEqual([all.rows[1].agent.id]);
+    expect((await board('limit=5&offset=10')).total).toBe(3);
+    // Calibration: Eve's trade left p above 0.5 and the book paid 1; Carl's and Dan's the same p against 0.5.
+    const cal = await board('sort=calibration');
+    const pErr = (p: number, v: number) => 1 - (p - v) ** 2;
+    expect(cal.rows.find((r: any) => r.agent.id === eve.id).calibration).toBeCloseTo(pErr(spent[4].probability, 1), 8);
+    expect(cal.rows.find((r: any) => r.agent.id === carl.id).calibration).toBeCloseTo(pErr(spent[0].probability, 0.5), 8);
+    const calOrder = [...cal.rows].sort((a: any, b: any) => b.calibration - a.calibration).map((r: any) => r.agent.id);
+    expect(cal.rows.map((r: any) => r.agent.id)).toEqual(calOrder);
+    expect((await board('sort=volume')).rows.every((r: any) => r.volume === r.trades * 10)).toBe(true);
+    expect((await app.http.get('/api/leaderboard?sort=luck')).status).toBe(400);
+
+    // Seasons: the master key creates one over the first period, after the fact (its standings are counted
+    // from the books already resolved), and one for what comes next.
+    const anon = await app.http.post('/api/seasons').set('X-Agent-Key', carl.key).send({ name: 'x', startsAt: '2027-01-01T00:00:00Z', endsAt: '2027-01-15T00:00:00Z' });
+    expect(anon.status).toBe(403);
+    const s1 = await app.http.post('/api/seasons').set('X-API-Key', app.masterKey).send({ name: 'January A', startsAt: '2027-01-01T00:00:00Z', endsAt: '2027-01-15T00:00:00Z' });
+    expect(s1.status).toBe(201);
+    expect(s1.body).toMatchObject({ name: 'January A', status: 'ended' });
+    const s2 = await app.http.post('/api/seasons').set('X-API-Key', app.masterKey).send({ name: 'January B', startsAt: '2027-01-15T00:00:00Z', endsAt: '2027-02-01T00:00:00Z' });
+    expect(s2.body.status).toBe('active');
+    const season = async (id: string, q = '') => (await app.http.get(`/api/seasons/${id}?workspaceId=${ws.id}${q}`)).body;
+    const first = await season(s1.body.id);
+    expect(first.frozen).toBe(true);
+    expect(first.standings.rows.map((r: any) => [r.rank, r.agent.id, r.earnings])).toEqual(tied.map((a) => [1, a.id, each]));
+    // Eve's book resolved on the 20th: season B had not been created then; it is counted when created.
+    expect((await season(s2.body.id)).standings.rows.map((r: any) => r.agent.id)).toEqual([eve.id]);
+    // A book resolving now adds to season B as it resolves, and never to the ended season A.
+    const late = await oneBook(ws);
+    await buy(ws, carl, late.book.id, 'lower', 5);
+    at('2027-01-25T10:00:00Z');
+    expect((await settle(ws, late.metric.id, late.book.rangeMin)).status).toBe(200);
+    expect(await season(s1.body.id)).toEqual(first);
+    const second = await season(s2.body.id);
+    expect(second.standings.rows.map((r: any) => r.agent.id).sort()).toEqual([carl.id, eve.id].sort());
+    expect(second.standings.rows.find((r: any) => r.agent.id === carl.id).resolvedMarkets).toBe(1);
+    // Editing a season's period recounts it: season A stretched to the end of January holds everything.
+    const edited = await app.http.put(`/api/seasons/${s1.body.id}`).set('X-API-Key', app.masterKey).send({ endsAt: '2027-02-01T00:00:00Z' });
+    expect(edited.body.status).toBe('active');
+    const whole = await season(s1.body.id, '&limit=10');
+    const allTime = await board('limit=10');
+    expect(whole.standings.rows).toEqual(allTime.rows);
+    const list = (await app.http.get('/api/seasons')).body;
+    expect(list.map((s: any) => s.id)).toEqual(expect.arrayContaining([s1.body.id, s2.body.id]));
+    expect((await app.http.get('/api/seasons/00000000-0000-0000-0000-000000000000')).status).toBe(404);
+  });
+});

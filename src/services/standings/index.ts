@@ -1,2 +1,6 @@
 /** Participants' standings (issue 23): per-participant aggregates written when books resolve, profiles, the leaderboard and seasons. */
 export * from './recordStandings';
+export * from './totals';
+export * from './leaderboard';
+export * from './profile';
+export * from './seasons';
