@@ -646,6 +646,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/benchmark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How consensus compared with realised values, per public workspace and overall
+         * @description How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance).
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getBenchmark"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -1094,6 +1116,28 @@ export interface paths {
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
          */
         post: operations["postMarketplaceWorkspaceIdJoin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/marketplace/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per public workspace and overall
+         * @description Per public workspace and overall: traded volume (credits), open books, participants (members), proposals decided.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getMarketplaceStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6623,6 +6667,115 @@ export interface operations {
             };
         };
     };
+    getBenchmark: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        overall: {
+                            meanAbsErrorByHorizon: {
+                                books: number;
+                                /** @enum {string} */
+                                horizon: "day" | "week" | "month" | "year" | "longer";
+                                meanAbsError: number | null;
+                            }[];
+                            scorecard: {
+                                decided: number;
+                                hitRate: number | null;
+                                withinRange: number;
+                            };
+                        };
+                        workspaces: {
+                            id: string;
+                            meanAbsErrorByHorizon: {
+                                books: number;
+                                /** @enum {string} */
+                                horizon: "day" | "week" | "month" | "year" | "longer";
+                                meanAbsError: number | null;
+                            }[];
+                            name: string;
+                            scorecard: {
+                                decided: number;
+                                hitRate: number | null;
+                                tolerance: number;
+                                withinRange: number;
+                            };
+                            slug: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getEvents: {
         parameters: {
             query?: {
@@ -9613,6 +9766,101 @@ export interface operations {
             };
             /** @description `conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMarketplaceStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        overall: {
+                            openBooks: number;
+                            participants: number;
+                            proposalsDecided: number;
+                            volume: number;
+                            workspaces: number;
+                        };
+                        workspaces: {
+                            id: string;
+                            name: string;
+                            openBooks: number;
+                            participants: number;
+                            proposalsDecided: number;
+                            slug: string;
+                            volume: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -15,7 +15,8 @@ const SUMS = `
 /**
  * Participants' standings (issue 23): what each resolved book added for each holder
  * (participant_results), the running sums per participant, workspace and metric (participant_stats),
- * seasons and their own sums (season_stats). All written in the book's resolving transaction.
+ * seasons and their own sums (season_stats), and how each workspace's final consensus compared with the
+ * realised value by horizon length (benchmark_stats). All written in the book's resolving transaction.
  */
 export class Standings1763802300000 implements MigrationInterface {
   name = 'Standings1763802300000';
@@ -60,9 +61,18 @@ export class Standings1763802300000 implements MigrationInterface {
       PRIMARY KEY (season_id, agent_id, workspace_id, metric_id),
       CONSTRAINT season_stats_season_id_fkey FOREIGN KEY (season_id) REFERENCES seasons(id) ON DELETE CASCADE
     )`);
+    await q.query(`CREATE TABLE benchmark_stats (
+      workspace_id uuid NOT NULL,
+      horizon text NOT NULL,
+      books integer NOT NULL DEFAULT 0,
+      abs_err bigint NOT NULL DEFAULT 0,
+      PRIMARY KEY (workspace_id, horizon),
+      CONSTRAINT benchmark_stats_horizon_check CHECK (horizon IN ('day','week','month','year','longer'))
+    )`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE IF EXISTS benchmark_stats`);
     await q.query(`DROP TABLE IF EXISTS season_stats`);
     await q.query(`DROP TABLE IF EXISTS seasons`);
     await q.query(`DROP TABLE IF EXISTS participant_stats`);

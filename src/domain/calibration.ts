@@ -174,3 +174,25 @@ export function earningsOf(settled: bigint, open: readonly OpenPosition[]): Earn
   const o = open.reduce((s, p) => s + markAtConsensus(p) - p.netCost, 0n);
   return { settled, open: o, total: settled + o };
 }
+
+/** Horizon lengths of the benchmark: how long a book traded before it resolved. */
+export const HORIZONS = ['day', 'week', 'month', 'year', 'longer'] as const;
+export type Horizon = (typeof HORIZONS)[number];
+const DAY_MS = 86_400_000;
+const HORIZON_LIMITS: Array<[Horizon, number]> = [
+  ['day', DAY_MS],
+  ['week', 7 * DAY_MS],
+  ['month', 31 * DAY_MS],
+  ['year', 366 * DAY_MS],
+];
+
+/** The horizon of a book open for `ms` milliseconds before it resolved: at most a day, a week, 31 days, 366 days, or longer. */
+export function horizonOf(ms: number): Horizon {
+  for (const [h, limit] of HORIZON_LIMITS) if (ms <= limit) return h;
+  return 'longer';
+}
+
+/** A book's final-consensus error for the benchmark, in units of 1e-9 (as the accuracy terms). */
+export function benchmarkError(consensus: number, o: BookOutcome): bigint {
+  return unit(normalisedError(consensus, o));
+}

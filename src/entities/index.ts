@@ -7,8 +7,8 @@ import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 import { Market, Position, Trade, TradeRequest } from './market';
 import { Proposal, ProposalComment, ProposalScorecardRow } from './proposal';
 import { LimitOrder } from './order';
-import { ParticipantResult, ParticipantStats, Season, SeasonStats } from './standings';
+import { BenchmarkStats, ParticipantResult, ParticipantStats, Season, SeasonStats } from './standings';
 import { AgentWallet, CreditTransfer, Deposit, DepositLog, MoneyRequest, Withdrawal } from './credits';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, ParticipantResult, ParticipantStats, Season, SeasonStats];
+export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, ParticipantResult, ParticipantStats, Season, SeasonStats, BenchmarkStats];

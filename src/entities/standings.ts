@@ -64,3 +64,13 @@ export class SeasonStats extends Sums {
   @Column({ type: 'integer', name: 'resolved_markets', default: 0 }) resolvedMarkets!: number;
   @Column({ type: 'timestamptz', name: 'last_resolved_at', nullable: true }) lastResolvedAt!: Date | null;
 }
+
+/** Per workspace and horizon length: books resolved with a consensus, and the sum of their normalised absolute errors (1e-9). */
+@Entity('benchmark_stats')
+@Check('benchmark_stats_horizon_check', `horizon IN ('day','week','month','year','longer')`)
+export class BenchmarkStats {
+  @PrimaryColumn({ type: 'uuid', name: 'workspace_id' }) workspaceId!: string;
+  @PrimaryColumn({ type: 'text' }) horizon!: string;
+  @Column({ type: 'integer', default: 0 }) books!: number;
+  @Column({ ...big, name: 'abs_err' }) absErr!: bigint;
+}

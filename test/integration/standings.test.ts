@@ -307,3 +307,53 @@ describe('leaderboard and seasons', () => {
     expect((await app.http.get('/api/seasons/00000000-0000-0000-0000-000000000000')).status).toBe(404);
   });
 });
+
+describe('marketplace stats and benchmark', () => {
+  it('per public workspace, by hand: volume, open books, participants, decided proposals; the final consensus error by horizon', async () => {
+    at(new Date().toISOString());
+    const ws = await buildWorkspace(app, { public: true });
+    const hidden = await buildWorkspace(app, { public: false });
+    await createMetric(app, hidden, { value: 100, timePreference: onlyUntilSettled });
+    const ann = await trader(app, ws, 500);
+    const { metric, book } = await oneBook(ws);
+    const books = await marketsOf(app, ws, metric.id);
+    const t1 = await buy(ws, ann, book.id, 'higher', 10);
+    const t2 = await buy(ws, ann, book.id, 'lower', 4);
+    // A workspace without metrics: its proposal opens no books; declined, it counts as decided.
+    const quiet = await buildWorkspace(app, { public: true });
+    const proposal = await app.http.post('/api/proposals').set(owner(quiet)).send({ title: 'Try it', liquidity: 10 });
+    expect(proposal.status).toBe(200);
+    expect((await app.http.post(`/api/proposals/${proposal.body.id}/decline`).set(owner(quiet)).send({})).status).toBe(200);
+
+    const stats = async () => {
+      const r = await app.http.get('/api/marketplace/stats');
+      expect(r.status).toBe(200);
+      return r.body;
+    };
+    const before = await stats();
+    const mine = before.workspaces.find((w: any) => w.id === ws.id);
+    // Volume: the two buys' costs; open books: the metric's; members: the owner and Ann.
+    expect(mine).toMatchObject({ openBooks: books.length, participants: 2, proposalsDecided: 0 });
+    expect(before.workspaces.find((w: any) => w.id === quiet.id)).toMatchObject({ volume: 0, openBooks: 0, participants: 1, proposalsDecided: 1 });
+    expect(mine.volume).toBeCloseTo(t1.cost + t2.cost, 9);
+    expect(before.workspaces.some((w: any) => w.id === hidden.id)).toBe(false);
+    expect(before.overall.openBooks).toBe(before.workspaces.reduce((n: number, w: any) => n + w.openBooks, 0));
+    expect(before.overall.proposalsDecided).toBe(before.workspaces.reduce((n: number, w: any) => n + w.proposalsDecided, 0));
+
+    // Resolve at 800 on 0..1000: untraded books end at their opening consensus, the traded one where Ann left it.
+    const bench0 = (await app.http.get('/api/benchmark')).body;
+    expect(bench0.workspaces.find((w: any) => w.id === ws.id).meanAbsErrorByHorizon.every((h: any) => h.books === 0)).toBe(true);
+    expect((await settle(ws, metric.id, 800)).status).toBe(200);
+    const errors = books.map((b: any) => Math.abs((b.id === book.id ? t2.consensus : b.consensus) - 800) / (b.rangeMax - b.rangeMin));
+    const bench = await app.http.get('/api/benchmark');
+    expect(bench.status).toBe(200);
+    const w = bench.body.workspaces.find((x: any) => x.id === ws.id);
+    expect(w.meanAbsErrorByHorizon.find((h: any) => h.horizon === 'day')).toEqual({ horizon: 'day', books: books.length, meanAbsError: expect.any(Number) });
+    expect(w.meanAbsErrorByHorizon.find((h: any) => h.horizon === 'day').meanAbsError).toBeCloseTo(errors.reduce((s: number, e: number) => s + e, 0) / errors.length, 8);
+    expect(w.meanAbsErrorByHorizon.filter((h: any) => h.horizon !== 'day').every((h: any) => h.books === 0 && h.meanAbsError === null)).toBe(true);
+    // No proposal branch resolved under a decision: no hit rate yet.
+    expect(w.scorecard).toMatchObject({ decided: 0, hitRate: null });
+    expect(bench.body.workspaces.some((x: any) => x.id === hidden.id)).toBe(false);
+    expect((await stats()).workspaces.find((x: any) => x.id === ws.id).openBooks).toBe(0);
+  });
+});

@@ -7,6 +7,8 @@ import {
   emptySums,
   markAtConsensus,
   normalisedError,
+  horizonOf,
+  benchmarkError,
   RELIABILITY_BINS,
   scoresOf,
   type ScoredTrade,
@@ -61,6 +63,11 @@ describe('calibration definitions', () => {
   });
   it('binOf: [k/10, (k+1)/10), the last bin closed at 1', () => {
     expect([0, 0.0999, 0.1, 0.55, 0.9, 1].map(binOf)).toEqual([0, 0, 1, 5, 9, 9]);
+  });
+  it('horizons: a day, a week, 31 days, 366 days, longer (each bound inclusive)', () => {
+    const day = 86_400_000;
+    expect([0, day, day + 1, 7 * day, 31 * day, 31 * day + 1, 366 * day, 400 * day].map(horizonOf)).toEqual(['day', 'day', 'week', 'week', 'month', 'year', 'year', 'longer']);
+    expect(benchmarkError(80, { value: 75, rangeMin: 0, rangeMax: 100 })).toBe(50_000_000n);
   });
   it('a book without liquidity marks at zero worth', () => {
     expect(markAtConsensus({ sharesHigher: 5n, sharesLower: 5n, netCost: 1n, probability: null })).toBe(0n);

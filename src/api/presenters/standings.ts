@@ -1,6 +1,6 @@
 import { scoresOf } from '../../domain/calibration';
 import { toCredits } from '../../domain/money';
-import type { LeaderboardRow, PublicProfile, SeasonRow, standingsOf } from '../../services/standings';
+import type { LeaderboardRow, marketplaceStats, PublicProfile, SeasonRow, standingsOf } from '../../services/standings';
 
 /** Standings (issue 23): nano-credits become credits here, dates ISO strings. */
 const iso = (d: Date) => d.toISOString();
@@ -123,4 +123,11 @@ export function presentLeaderboard(b: Awaited<ReturnType<typeof standingsOf>>) {
 
 export function presentSeasonStandings(s: { season: SeasonRow; standings: Awaited<ReturnType<typeof standingsOf>> }) {
   return { ...presentSeason(s.season), frozen: s.season.status === 'ended', standings: presentLeaderboard(s.standings) };
+}
+
+export function presentMarketplaceStats(s: Awaited<ReturnType<typeof marketplaceStats>>) {
+  return {
+    overall: { ...s.overall, volume: toCredits(s.overall.volume) },
+    workspaces: s.workspaces.map((w) => ({ ...w, volume: toCredits(w.volume) })),
+  };
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import {
+  benchmark,
   createSeason,
+  marketplaceStats,
   DEFAULT_MIN_RESOLVED,
   LEADERBOARD_SORTS,
   publicProfile,
@@ -10,10 +12,10 @@ import {
   updateSeason,
 } from '../../services/standings';
 import { auth } from '../auth';
-import { presentLeaderboard, presentPublicProfile, presentSeason, presentSeasonStandings } from '../presenters/standings';
+import { presentLeaderboard, presentMarketplaceStats, presentPublicProfile, presentSeason, presentSeasonStandings } from '../presenters/standings';
 import { defineRoute } from '../registry';
 import { idParam, limitQuery } from '../schemas/common';
-import { leaderboardSchema, publicProfileSchema, seasonSchema, seasonWithStandingsSchema } from '../schemas/standings';
+import { benchmarkSchema, leaderboardSchema, marketplaceStatsSchema, publicProfileSchema, seasonSchema, seasonWithStandingsSchema } from '../schemas/standings';
 
 defineRoute({
   method: 'GET',
@@ -102,4 +104,25 @@ defineRoute({
   response: seasonSchema,
   errors: ['not_found'],
   handler: async (c) => presentSeason(await updateSeason(c.deps, c.params.id, c.body)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/marketplace/stats',
+  auth: auth.none(),
+  summary: 'Per public workspace and overall: traded volume (credits), open books, participants (members), proposals decided.',
+  response: marketplaceStatsSchema,
+  errors: [],
+  handler: async (c) => presentMarketplaceStats(await marketplaceStats(c.deps)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/benchmark',
+  auth: auth.none(),
+  summary:
+    "How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance).",
+  response: benchmarkSchema,
+  errors: [],
+  handler: async (c) => benchmark(c.deps),
 });

@@ -132,3 +132,18 @@ export const leaderboardSchema = z.object({
 });
 
 export const seasonWithStandingsSchema = seasonSchema.extend({ frozen: z.boolean(), standings: leaderboardSchema });
+
+const marketplaceFigures = { volume: creditAmount, openBooks: z.number().int(), participants: z.number().int(), proposalsDecided: z.number().int() };
+export const marketplaceStatsSchema = z.object({
+  overall: z.object({ workspaces: z.number().int(), ...marketplaceFigures }),
+  workspaces: z.array(z.object({ id: z.string(), slug: z.string(), name: z.string(), ...marketplaceFigures })),
+});
+
+const horizonErrors = z.array(z.object({ horizon: z.enum(['day', 'week', 'month', 'year', 'longer']), books: z.number().int(), meanAbsError: z.number().nullable() }));
+const hitRate = { decided: z.number().int(), withinRange: z.number().int(), hitRate: z.number().nullable() };
+export const benchmarkSchema = z.object({
+  overall: z.object({ meanAbsErrorByHorizon: horizonErrors, scorecard: z.object(hitRate) }),
+  workspaces: z.array(
+    z.object({ id: z.string(), slug: z.string(), name: z.string(), meanAbsErrorByHorizon: horizonErrors, scorecard: z.object({ ...hitRate, tolerance: z.number() }) }),
+  ),
+});

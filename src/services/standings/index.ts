@@ -4,3 +4,4 @@ export * from './totals';
 export * from './leaderboard';
 export * from './profile';
 export * from './seasons';
+export * from './marketplace';

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { bookScore, type ScoredTrade } from '../../domain/calibration';
-import type { MarketRow } from '../books';
+import { benchmarkError, bookScore, horizonOf, type ScoredTrade } from '../../domain/calibration';
+import { marketConsensus, type MarketRow } from '../books';
 import { addExcluded } from './sums';
 
 interface HolderTrades {
@@ -18,6 +18,7 @@ interface HolderTrades {
  * (the results row exists already).
  */
 export async function recordBookStandings(m: EntityManager, mk: MarketRow, value: number, now: Date): Promise<void> {
+  await recordBenchmark(m, mk, value, now);
   const holders: HolderTrades[] = await m.query(
     `SELECT p.agent_id, p.payout, p.net_cost,
             coalesce(json_agg(json_build_array(t.kind, t.probability_after, t.consensus_after, t.cost::text) ORDER BY t.seq) FILTER (WHERE t.id IS NOT NULL), '[]') AS trades
@@ -74,5 +75,17 @@ export async function recordBookStandings(m: EntityManager, mk: MarketRow, value
       rows.map((r) => arr(r.s.binP)),
       rows.map((r) => arr(r.s.binV)),
     ],
+  );
+}
+
+/** The benchmark's sums: the book's final consensus against the realised value, by horizon length (none without liquidity). */
+async function recordBenchmark(m: EntityManager, mk: MarketRow, value: number, now: Date): Promise<void> {
+  const consensus = marketConsensus(mk);
+  if (consensus === null) return;
+  const err = benchmarkError(consensus, { value, rangeMin: mk.rangeMin, rangeMax: mk.rangeMax });
+  await m.query(
+    `INSERT INTO benchmark_stats AS b (workspace_id, horizon, books, abs_err) VALUES ($1, $2, 1, $3)
+     ON CONFLICT (workspace_id, horizon) DO UPDATE SET books = b.books + 1, abs_err = b.abs_err + excluded.abs_err`,
+    [mk.workspaceId, horizonOf(now.getTime() - mk.createdAt.getTime()), err.toString()],
   );
 }
