@@ -18,6 +18,50 @@ const SUMS = `
  * seasons and their own sums (season_stats), and how each workspace's final consensus compared with the
  * realised value by horizon length (benchmark_stats). All written in the book's resolving transaction.
  */
+/**
+ * The standings of books resolved before this migration, computed in SQL exactly as
+ * domain/calibration computes them when a book resolves (the same IEEE operations, each term rounded
+ * once to 1e-9), so the rows match what recordBookStandings would have written. `agentIds` narrows it
+ * (the test recomputes its own participants); null recomputes everyone.
+ */
+export async function backfillStandings(q: { query(sql: string, params?: unknown[]): Promise<unknown> }, agentIds: string[] | null = null): Promise<void> {
+  const bins = (expr: string) => `ARRAY[${Array.from({ length: 10 }, (_, k) => `coalesce(sum(${expr}) FILTER (WHERE x.bin = ${k}), 0)`).join(', ')}]::bigint[]`;
+  await q.query(
+    `INSERT INTO participant_results (agent_id, market_id, workspace_id, metric_id, resolved_at, trades, volume, settled, forecasts, sq_err, abs_err, bin_count, bin_p, bin_v)
+     SELECT p.agent_id, mk.id, mk.workspace_id, mk.metric_id, mk.resolved_at,
+            (SELECT count(*) FROM trades t WHERE t.market_id = mk.id AND t.agent_id = p.agent_id),
+            (SELECT coalesce(sum(abs(t.cost)), 0) FROM trades t WHERE t.market_id = mk.id AND t.agent_id = p.agent_id),
+            coalesce(p.payout, 0) - p.net_cost,
+            coalesce(s.forecasts, 0), coalesce(s.sq_err, 0), coalesce(s.abs_err, 0),
+            coalesce(s.bin_count, array_fill(0::bigint, ARRAY[10])), coalesce(s.bin_p, array_fill(0::bigint, ARRAY[10])), coalesce(s.bin_v, array_fill(0::bigint, ARRAY[10]))
+       FROM markets mk JOIN positions p ON p.market_id = mk.id
+       LEFT JOIN LATERAL (
+         SELECT count(*)::int AS forecasts, sum(round((x.p - x.v) * (x.p - x.v) * 1e9::float8)::bigint) AS sq_err, sum(round(x.e * 1e9::float8)::bigint) AS abs_err,
+                ${bins('1')} AS bin_count, ${bins('round(x.p * 1e9::float8)::bigint')} AS bin_p, ${bins('round(x.v * 1e9::float8)::bigint')} AS bin_v
+           FROM (SELECT y.p, y.v, y.e, least(9, greatest(0, floor(y.p * 10)))::int AS bin
+                   FROM (SELECT least(1::float8, greatest(0::float8, t.probability_after)) AS p,
+                                least(1::float8, greatest(0::float8, (mk.resolved_value - mk.range_min) / (mk.range_max - mk.range_min))) AS v,
+                                abs(least(mk.range_max, greatest(mk.range_min, t.consensus_after)) - least(mk.range_max, greatest(mk.range_min, mk.resolved_value))) / (mk.range_max - mk.range_min) AS e
+                           FROM trades t WHERE t.market_id = mk.id AND t.agent_id = p.agent_id AND t.kind <> 'redeem') y) x
+       ) s ON true
+      WHERE mk.status = 'resolved' AND mk.resolved_value IS NOT NULL AND ($1::text[] IS NULL OR p.agent_id = ANY($1))
+     ON CONFLICT (agent_id, market_id) DO NOTHING`,
+    [agentIds],
+  );
+  const sum = (c: string) => `ARRAY[${Array.from({ length: 10 }, (_, i) => `sum(r.${c}[${i + 1}])`).join(', ')}]::bigint[]`;
+  await q.query(
+    `INSERT INTO participant_stats (agent_id, workspace_id, metric_id, resolved_markets, trades, volume, settled, forecasts, sq_err, abs_err, bin_count, bin_p, bin_v, last_resolved_at)
+     SELECT r.agent_id, r.workspace_id, r.metric_id, count(*), sum(r.trades), sum(r.volume), sum(r.settled), sum(r.forecasts), sum(r.sq_err), sum(r.abs_err),
+            ${sum('bin_count')}, ${sum('bin_p')}, ${sum('bin_v')},
+            max(r.resolved_at)
+       FROM participant_results r
+      WHERE ($1::text[] IS NULL OR r.agent_id = ANY($1))
+      GROUP BY r.agent_id, r.workspace_id, r.metric_id
+     ON CONFLICT (agent_id, workspace_id, metric_id) DO NOTHING`,
+    [agentIds],
+  );
+}
+
 export class Standings1763802300000 implements MigrationInterface {
   name = 'Standings1763802300000';
 
@@ -69,6 +113,7 @@ export class Standings1763802300000 implements MigrationInterface {
       PRIMARY KEY (workspace_id, horizon),
       CONSTRAINT benchmark_stats_horizon_check CHECK (horizon IN ('day','week','month','year','longer'))
     )`);
+    await backfillStandings(q);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -81,7 +81,7 @@ export function bookScore(trades: readonly ScoredTrade[], o: BookOutcome): Score
     const p = Math.min(1, Math.max(0, t.probabilityAfter));
     const k = binOf(p);
     s.forecasts++;
-    s.sqErr += unit((p - v) ** 2);
+    s.sqErr += unit((p - v) * (p - v));
     s.absErr += unit(normalisedError(t.consensusAfter, o));
     s.binCount[k]++;
     s.binP[k] += unit(p);

@@ -1,3 +1,4 @@
+import { backfillStandings } from '../../migrations/1763802300000-Standings';
 import { addSums, bookScore, emptySums, type ScoreSums } from '../../src/domain/calibration';
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
@@ -103,6 +104,15 @@ describe('per-participant aggregates, written when books resolve', () => {
     const results = await app.deps.ds.query(`SELECT count(*)::int AS n FROM participant_results WHERE agent_id = ANY($1)`, [ids]);
     const positions = await app.deps.ds.query(`SELECT count(*)::int AS n FROM positions p JOIN markets mk ON mk.id = p.market_id WHERE p.agent_id = ANY($1) AND mk.status = 'resolved'`, [ids]);
     expect(results[0].n).toBe(positions[0].n);
+
+    // The migration's backfill (for books resolved before it) computes the same rows, to the last digit.
+    const resultsBefore = await app.deps.ds.query(`SELECT * FROM participant_results WHERE agent_id = ANY($1) ORDER BY agent_id, market_id`, [ids]);
+    const statsBefore = await stored(ids);
+    await app.deps.ds.query(`DELETE FROM participant_results WHERE agent_id = ANY($1)`, [ids]);
+    await app.deps.ds.query(`DELETE FROM participant_stats WHERE agent_id = ANY($1)`, [ids]);
+    await backfillStandings(app.deps.ds, ids);
+    expect(await app.deps.ds.query(`SELECT * FROM participant_results WHERE agent_id = ANY($1) ORDER BY agent_id, market_id`, [ids])).toEqual(resultsBefore);
+    expect(await stored(ids)).toEqual(statsBefore);
   });
 });
 
