@@ -219,6 +219,15 @@ describe('public profile', () => {
     const master = (await app.http.get(`/api/agents/${ann.id}/public`).set('X-API-Key', app.masterKey)).body;
     expect(master.recentTrades).toHaveLength(4);
 
+    // The same aggregates behind GET /agents/mine (every workspace: the private trade counts) and GET /agents (one workspace).
+    const mine = (await app.http.get('/api/agents/mine').set('X-Agent-Key', ann.key)).body;
+    expect(mine[0]).toMatchObject({ id: ann.id, settledEarnings: p.stats.settledEarnings, totalTrades: 4, lastTradeAt: self.recentTrades[0].createdAt });
+    expect(mine[0].earned).toBeCloseTo(mine[0].settledEarnings + mine[0].openEarnings, 9);
+    const members = (await app.http.get('/api/agents').set(owner(ws))).body;
+    const annRow = members.find((r: any) => r.id === ann.id);
+    expect(annRow.realizedPnl).toBe(p.stats.settledEarnings);
+    expect(annRow.pnlConsensus).toBeCloseTo(p.stats.totalEarnings, 8);
+
     // A bot of Ann's: listed with its earnings; withBotsEarnings adds them.
     const made = await app.http.post('/api/agents').set('X-Agent-Key', ann.key).send({ nickname: `bot-${ann.nickname}`.slice(0, 30) });
     expect(made.status).toBe(201);

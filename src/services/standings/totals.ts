@@ -1,6 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { earningsOf, emptySums, type Earnings, type ScoreSums } from '../../domain/calibration';
 import { probability } from '../../domain/lmsr';
+import { MARKET_SELECT, rowToMarket } from '../books';
+import type { PositionView } from '../portfolio';
 import { readSums, sumSelect } from './sums';
 
 type Q = DataSource | EntityManager;
@@ -70,4 +72,47 @@ export async function publicTotals(q: Q, agentIds: readonly string[]): Promise<M
     });
   }
   return out;
+}
+
+/**
+ * A participant's resolved-book figures from the aggregate (participant_stats), over every workspace
+ * (workspaceId null) or one, public or not: for the participant's own views (GET /agents/mine) and a
+ * workspace admin's (GET /agents).
+ */
+export async function resolvedTotalsOf(q: Q, agentId: string, workspaceId: string | null): Promise<{ settled: bigint; resolvedMarkets: number; trades: number; volume: bigint }> {
+  const [r] = await q.query(
+    `SELECT coalesce(sum(settled), 0)::text AS settled, coalesce(sum(resolved_markets), 0)::int AS resolved_markets,
+            coalesce(sum(trades), 0)::int AS trades, coalesce(sum(volume), 0)::text AS volume
+       FROM participant_stats WHERE agent_id = $1 AND ($2::uuid IS NULL OR workspace_id = $2::uuid)`,
+    [agentId, workspaceId],
+  );
+  return { settled: BigInt(r.settled), resolvedMarkets: r.resolved_markets, trades: r.trades, volume: BigInt(r.volume) };
+}
+
+/** A participant's positions on books still open (open or closed), over every workspace or one: the live part of its results. */
+export async function openPositionsOf(q: Q, agentId: string, workspaceId: string | null): Promise<PositionView[]> {
+  const rows = await q.query(
+    `SELECT p.shares_higher, p.shares_lower, p.net_cost, p.payout, sub.* FROM positions p
+       JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id AND mk.status IN ('open','closed')) sub ON true
+      WHERE p.agent_id = $1 AND ($2::uuid IS NULL OR p.workspace_id = $2::uuid)
+      ORDER BY sub.period_end NULLS LAST, sub.id`,
+    [agentId, workspaceId],
+  );
+  return rows.map((r: Record<string, string>) => ({
+    market: rowToMarket(r),
+    sharesHigher: BigInt(r.shares_higher),
+    sharesLower: BigInt(r.shares_lower),
+    netCost: BigInt(r.net_cost),
+    payout: r.payout === null ? null : BigInt(r.payout),
+  }));
+}
+
+/** Trades on a participant's open books (count), and its newest trade's time, over every workspace. */
+export async function liveTradesOf(q: Q, agentId: string, openMarketIds: readonly string[]): Promise<{ trades: number; lastTradeAt: Date | null }> {
+  const [r] = await q.query(
+    `SELECT (SELECT count(*) FROM trades t WHERE t.agent_id = $1 AND t.market_id = ANY($2::uuid[]))::int AS n,
+            (SELECT t.created_at FROM trades t WHERE t.agent_id = $1 ORDER BY t.seq DESC LIMIT 1) AS last`,
+    [agentId, [...openMarketIds]],
+  );
+  return { trades: r.n, lastTradeAt: r.last ?? null };
 }
