@@ -25,26 +25,34 @@ const SUMS = `
  * (the test recomputes its own participants); null recomputes everyone.
  */
 export async function backfillStandings(q: { query(sql: string, params?: unknown[]): Promise<unknown> }, agentIds: string[] | null = null): Promise<void> {
-  const bins = (expr: string) => `ARRAY[${Array.from({ length: 10 }, (_, k) => `coalesce(sum(${expr}) FILTER (WHERE x.bin = ${k}), 0)`).join(', ')}]::bigint[]`;
+  const bins = (expr: string) =>
+    `ARRAY[${Array.from({ length: 10 }, (_, k) => `coalesce(sum(${expr}) FILTER (WHERE y.kind <> 'redeem' AND y.bin = ${k}), 0)`).join(', ')}]::bigint[]`;
+  const zeros = `array_fill(0::bigint, ARRAY[10])`;
+  // One pass over the resolved books' trades, grouped by book and holder (a hash aggregate), then the positions.
   await q.query(
-    `INSERT INTO participant_results (agent_id, market_id, workspace_id, metric_id, resolved_at, trades, volume, settled, forecasts, sq_err, abs_err, bin_count, bin_p, bin_v)
-     SELECT p.agent_id, mk.id, mk.workspace_id, mk.metric_id, mk.resolved_at,
-            (SELECT count(*) FROM trades t WHERE t.market_id = mk.id AND t.agent_id = p.agent_id),
-            (SELECT coalesce(sum(abs(t.cost)), 0) FROM trades t WHERE t.market_id = mk.id AND t.agent_id = p.agent_id),
-            coalesce(p.payout, 0) - p.net_cost,
+    `WITH y AS (
+       SELECT t.market_id, t.agent_id, t.kind, abs(t.cost) AS vol, x.p, x.v,
+              abs(least(mk.range_max, greatest(mk.range_min, t.consensus_after)) - least(mk.range_max, greatest(mk.range_min, mk.resolved_value))) / (mk.range_max - mk.range_min) AS e,
+              least(9, greatest(0, floor(x.p * 10)))::int AS bin
+         FROM trades t JOIN markets mk ON mk.id = t.market_id AND mk.status = 'resolved' AND mk.resolved_value IS NOT NULL
+         CROSS JOIN LATERAL (SELECT least(1::float8, greatest(0::float8, t.probability_after)) AS p,
+                                    least(1::float8, greatest(0::float8, (mk.resolved_value - mk.range_min) / (mk.range_max - mk.range_min))) AS v) x
+        WHERE ($1::text[] IS NULL OR t.agent_id = ANY($1))
+     ), s AS (
+       SELECT y.market_id, y.agent_id, count(*)::int AS trades, sum(y.vol)::bigint AS volume,
+              count(*) FILTER (WHERE y.kind <> 'redeem')::int AS forecasts,
+              coalesce(sum(round((y.p - y.v) * (y.p - y.v) * 1e9::float8)::bigint) FILTER (WHERE y.kind <> 'redeem'), 0)::bigint AS sq_err,
+              coalesce(sum(round(y.e * 1e9::float8)::bigint) FILTER (WHERE y.kind <> 'redeem'), 0)::bigint AS abs_err,
+              ${bins('1')} AS bin_count, ${bins('round(y.p * 1e9::float8)::bigint')} AS bin_p, ${bins('round(y.v * 1e9::float8)::bigint')} AS bin_v
+         FROM y GROUP BY y.market_id, y.agent_id
+     )
+     INSERT INTO participant_results (agent_id, market_id, workspace_id, metric_id, resolved_at, trades, volume, settled, forecasts, sq_err, abs_err, bin_count, bin_p, bin_v)
+     SELECT p.agent_id, mk.id, mk.workspace_id, mk.metric_id, mk.resolved_at, coalesce(s.trades, 0), coalesce(s.volume, 0), coalesce(p.payout, 0) - p.net_cost,
             coalesce(s.forecasts, 0), coalesce(s.sq_err, 0), coalesce(s.abs_err, 0),
-            coalesce(s.bin_count, array_fill(0::bigint, ARRAY[10])), coalesce(s.bin_p, array_fill(0::bigint, ARRAY[10])), coalesce(s.bin_v, array_fill(0::bigint, ARRAY[10]))
-       FROM markets mk JOIN positions p ON p.market_id = mk.id
-       LEFT JOIN LATERAL (
-         SELECT count(*)::int AS forecasts, sum(round((x.p - x.v) * (x.p - x.v) * 1e9::float8)::bigint) AS sq_err, sum(round(x.e * 1e9::float8)::bigint) AS abs_err,
-                ${bins('1')} AS bin_count, ${bins('round(x.p * 1e9::float8)::bigint')} AS bin_p, ${bins('round(x.v * 1e9::float8)::bigint')} AS bin_v
-           FROM (SELECT y.p, y.v, y.e, least(9, greatest(0, floor(y.p * 10)))::int AS bin
-                   FROM (SELECT least(1::float8, greatest(0::float8, t.probability_after)) AS p,
-                                least(1::float8, greatest(0::float8, (mk.resolved_value - mk.range_min) / (mk.range_max - mk.range_min))) AS v,
-                                abs(least(mk.range_max, greatest(mk.range_min, t.consensus_after)) - least(mk.range_max, greatest(mk.range_min, mk.resolved_value))) / (mk.range_max - mk.range_min) AS e
-                           FROM trades t WHERE t.market_id = mk.id AND t.agent_id = p.agent_id AND t.kind <> 'redeem') y) x
-       ) s ON true
-      WHERE mk.status = 'resolved' AND mk.resolved_value IS NOT NULL AND ($1::text[] IS NULL OR p.agent_id = ANY($1))
+            coalesce(s.bin_count, ${zeros}), coalesce(s.bin_p, ${zeros}), coalesce(s.bin_v, ${zeros})
+       FROM positions p JOIN markets mk ON mk.id = p.market_id AND mk.status = 'resolved' AND mk.resolved_value IS NOT NULL
+       LEFT JOIN s ON s.market_id = p.market_id AND s.agent_id = p.agent_id
+      WHERE ($1::text[] IS NULL OR p.agent_id = ANY($1))
      ON CONFLICT (agent_id, market_id) DO NOTHING`,
     [agentIds],
   );
