@@ -43,10 +43,14 @@ const KEY: Record<LeaderboardSort, string> = {
  * participants with at least minResolvedMarkets resolved books are ranked.
  */
 export async function standings(q: Q, lq: LeaderboardQuery): Promise<{ total: number; rows: LeaderboardRow[] }> {
+  return cached(q, `board:${JSON.stringify(lq)}`, () => computeStandings(q, lq));
+}
+
+async function computeStandings(q: Q, lq: LeaderboardQuery): Promise<{ total: number; rows: LeaderboardRow[] }> {
   const table = lq.seasonId ? 'season_stats' : 'participant_stats';
   const rows: Array<Record<string, unknown>> = await q.query(
     `WITH g AS (
-       SELECT s.agent_id, ${sumSelect('s')}, rank() OVER (ORDER BY ${KEY[lq.sort]})::int AS rank, count(*) OVER ()::int AS total
+       SELECT s.agent_id, ${sumSelect('s', undefined, false)}, rank() OVER (ORDER BY ${KEY[lq.sort]})::int AS rank, count(*) OVER ()::int AS total
          FROM ${table} s JOIN workspaces w ON w.id = s.workspace_id AND w.public
         WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($2::uuid IS NULL OR s.metric_id = $2)
           ${lq.seasonId ? 'AND s.season_id = $6' : ''}
@@ -80,14 +84,39 @@ async function countRanked(q: Q, table: string, lq: LeaderboardQuery): Promise<n
 
 /** A participant's rank on the all-time earnings standings over public workspaces; null while unranked. */
 export async function earningsRank(q: Q, agentId: string, minResolvedMarkets = DEFAULT_MIN_RESOLVED): Promise<number | null> {
-  const [r] = await q.query(
-    `WITH g AS (
-       SELECT s.agent_id, sum(s.settled) AS settled FROM participant_stats s JOIN workspaces w ON w.id = s.workspace_id AND w.public
-        GROUP BY s.agent_id HAVING sum(s.resolved_markets) >= $2
-     )
-     SELECT CASE WHEN EXISTS (SELECT 1 FROM g WHERE agent_id = $1)
-                 THEN 1 + (SELECT count(*) FROM g WHERE settled > (SELECT settled FROM g WHERE agent_id = $1)) END::int AS rank`,
-    [agentId, minResolvedMarkets],
-  );
-  return r.rank ?? null;
+  const ranks = await cached(q, `ranks:${minResolvedMarkets}`, async () => {
+    const rows: Array<{ agent_id: string; rank: number }> = await q.query(
+      `SELECT s.agent_id, rank() OVER (ORDER BY sum(s.settled) DESC)::int AS rank
+         FROM participant_stats s JOIN workspaces w ON w.id = s.workspace_id AND w.public
+        GROUP BY s.agent_id HAVING sum(s.resolved_markets) >= $1`,
+      [minResolvedMarkets],
+    );
+    return new Map(rows.map((r) => [r.agent_id, r.rank]));
+  });
+  return ranks.get(agentId) ?? null;
+}
+
+/**
+ * Standings change only when a book resolves or a season is created or moved: a computed board is
+ * reused while neither happened (the newest resolution instant and the newest season edit are one
+ * index read) and for at most STANDINGS_TTL_MS, so a workspace made public or private shows within
+ * that time. Per process.
+ */
+export const STANDINGS_TTL_MS = 5000;
+const boardCache = new Map<string, { at: number; version: string; value: unknown }>();
+
+/** Forget every computed board (bench/profiles measures the uncached path with it). */
+export function clearStandingsCache(): void {
+  boardCache.clear();
+}
+
+async function cached<T>(q: Q, key: string, compute: () => Promise<T>): Promise<T> {
+  const [v] = await q.query(`SELECT (SELECT max(resolved_at) FROM participant_results)::text AS r, (SELECT max(updated_at) FROM seasons)::text AS s`);
+  const version = `${v.r}|${v.s}`;
+  const hit = boardCache.get(key);
+  if (hit && hit.version === version && Date.now() - hit.at < STANDINGS_TTL_MS) return hit.value as T;
+  const value = await compute();
+  if (boardCache.size >= 1000) boardCache.clear();
+  boardCache.set(key, { at: Date.now(), version, value });
+  return value;
 }

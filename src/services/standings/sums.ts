@@ -19,12 +19,12 @@ export function addExcluded(table: string): string {
   ].join(',\n        ');
 }
 
-/** SELECT list summing rows of a standings table (alias a), for a GROUP BY. */
-export function sumSelect(a: string, resolvedMarkets = `sum(${a}.resolved_markets)`): string {
+/** SELECT list summing rows of a standings table (alias a), for a GROUP BY; without the reliability bins when `bins` is false. */
+export function sumSelect(a: string, resolvedMarkets = `sum(${a}.resolved_markets)`, bins = true): string {
   return [
     `${resolvedMarkets}::int AS resolved_markets`,
     ...SUM_COLUMNS.map((c) => `sum(${a}.${c})::${c === 'trades' || c === 'forecasts' ? 'bigint' : 'numeric'}::text AS ${c}`),
-    ...BIN_COLUMNS.map((c) => `ARRAY[${binIndexes.map((i) => `sum(${a}.${c}[${i}])`).join(', ')}]::bigint[] AS ${c}`),
+    ...(bins ? BIN_COLUMNS.map((c) => `ARRAY[${binIndexes.map((i) => `sum(${a}.${c}[${i}])`).join(', ')}]::bigint[] AS ${c}`) : []),
   ].join(', ');
 }
 
