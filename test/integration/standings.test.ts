@@ -373,6 +373,9 @@ describe('marketplace stats and benchmark', () => {
     // No proposal branch resolved under a decision: no hit rate yet.
     expect(w.scorecard).toMatchObject({ decided: 0, hitRate: null });
     expect(bench.body.workspaces.some((x: any) => x.id === hidden.id)).toBe(false);
+    // A private workspace has no public standings: as if it did not exist.
+    expect((await app.http.get(`/api/leaderboard?workspaceId=${hidden.id}`)).status).toBe(404);
+    expect((await app.http.get(`/api/leaderboard?workspaceId=${ws.slug}`)).body.total).toBe(1);
     expect((await stats()).workspaces.find((x: any) => x.id === ws.id).openBooks).toBe(0);
   });
 });
