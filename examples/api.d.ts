@@ -338,6 +338,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{id}/public": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public profile of a participant (spec §2.7), matched by id, then case-insensitively by nickname
+         * @description Public profile of a participant (spec §2.7), matched by id, then case-insensitively by nickname. stats and activeWorkspaces cover public workspaces only; openPositions and recentTrades widen to workspaces where the caller has read (all for the master key); walletAddress and notifications only for yourself, an owned bot, or the master key. Definitions: the seasons guide.
+         *
+         *     Auth: optional (Credentials, if present, widen the response.) Capability: none. Scope: none.
+         */
+        get: operations["getAgentsIdPublic"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{id}/spend": {
         parameters: {
             query?: never;
@@ -663,6 +685,28 @@ export interface paths {
          *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
          */
         delete: operations["deleteAuthMe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/benchmark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How consensus compared with realised values, per public workspace and overall
+         * @description How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance).
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getBenchmark"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1166,6 +1210,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leaderboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Standings over public workspaces from the per-participant aggregates
+         * @description Standings over public workspaces from the per-participant aggregates: sort=earnings (settled, default)|calibration|accuracy|volume, seasonId, workspaceId (id or slug of a public workspace), metricId, minResolvedMarkets (default 1), limit (default 50, max 200), offset. Ties share a rank and are listed by nickname.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getLeaderboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/marketplace/{workspaceId}/join": {
         parameters: {
             query?: never;
@@ -1182,6 +1248,28 @@ export interface paths {
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
          */
         post: operations["postMarketplaceWorkspaceIdJoin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/marketplace/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per public workspace and overall
+         * @description Per public workspace and overall: traded volume (credits), open books, participants (members), proposals decided.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getMarketplaceStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1928,6 +2016,62 @@ export interface paths {
          */
         get: operations["getPublicConfig"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/seasons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Seasons, newest first: { id, name, startsAt, endsAt, status (upcoming|active|ended) }
+         * @description Seasons, newest first: { id, name, startsAt, endsAt, status (upcoming|active|ended) }.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getSeasons"];
+        put?: never;
+        /**
+         * Create a season { name, startsAt, endsAt } (platform operator)
+         * @description Create a season { name, startsAt, endsAt } (platform operator). Its standings count books resolved within [startsAt, endsAt), including those already resolved.
+         *
+         *     Auth: platform admin (The master key (X-API-Key).) Capability: platform. Scope: master key.
+         */
+        post: operations["postSeasons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/seasons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A season with its standings: books resolved within [startsAt, endsAt), frozen once it has ended
+         * @description A season with its standings: books resolved within [startsAt, endsAt), frozen once it has ended. Query as GET /leaderboard (sort, workspaceId, metricId, minResolvedMarkets, limit, offset).
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getSeasonsId"];
+        /**
+         * Edit a season { name?, startsAt?, endsAt? } (platform operator); a new period recounts its standings
+         * @description Edit a season { name?, startsAt?, endsAt? } (platform operator); a new period recounts its standings.
+         *
+         *     Auth: platform admin (The master key (X-API-Key).) Capability: platform. Scope: master key.
+         */
+        put: operations["putSeasonsId"];
         post?: never;
         delete?: never;
         options?: never;
@@ -5059,6 +5203,250 @@ export interface operations {
             };
         };
     };
+    getAgentsIdPublic: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        activeWorkspaces: {
+                            id: string;
+                            name: string;
+                        }[];
+                        balance: number;
+                        balanceHistory: {
+                            /** Format: date-time */
+                            at: string;
+                            balance: number;
+                        }[];
+                        bio: string;
+                        bot: boolean;
+                        bots: {
+                            id: string;
+                            nickname: string;
+                            parentId: string;
+                            totalEarnings: number;
+                            totalTrades: number;
+                        }[];
+                        children: {
+                            id: string;
+                            nickname: string;
+                        }[];
+                        id: string;
+                        intent: string;
+                        /** Format: date-time */
+                        joinedAt: string;
+                        model: string | null;
+                        nickname: string;
+                        /** @description Only for yourself, an owned bot, or the master key */
+                        notifications?: {
+                            [key: string]: boolean;
+                        };
+                        openPositions: {
+                            actualValue: number | null;
+                            consensus: number | null;
+                            direction: ("higher" | "lower") | null;
+                            marketId: string;
+                            metricName: string;
+                            probabilityHigher: number | null;
+                            profit: number;
+                            proposalId: string | null;
+                            proposalTitle: string | null;
+                            shares: number;
+                            /** @enum {string} */
+                            status: "open" | "conditional" | "closed" | "resolved" | "voided";
+                            targetDate: string;
+                            totalCost: number;
+                            workspaceId: string;
+                            workspaceName: string;
+                            workspaceSlug: string;
+                            worth: number;
+                        }[];
+                        owner: {
+                            id: string;
+                            nickname: string;
+                        } | null;
+                        parent: {
+                            id: string;
+                            nickname: string;
+                        } | null;
+                        pnlHistory: {
+                            /** Format: date-time */
+                            at: string;
+                            cumulative: number;
+                        }[];
+                        profitHistory: {
+                            /** Format: date-time */
+                            at: string;
+                            profit: number;
+                        }[];
+                        recentTrades: {
+                            consensusAfter: number;
+                            consensusBefore: number;
+                            cost: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            direction: ("higher" | "lower") | null;
+                            id: string;
+                            /** @enum {string} */
+                            kind: "buy" | "sell" | "redeem";
+                            marketId: string;
+                            metricName: string;
+                            price: number | null;
+                            proposalId: string | null;
+                            proposalTitle: string | null;
+                            shares: number;
+                            targetDate: string;
+                            workspaceId: string;
+                            workspaceName: string;
+                            workspaceSlug: string;
+                        }[];
+                        runBy: string | null;
+                        stats: {
+                            /** @description 1 - mean absolute error, normalised by range, of the consensus the trades left against the realised value */
+                            accuracy: number | null;
+                            brier: number | null;
+                            /** @description 1 - Brier score of the probabilities the trades left against the outcome position in range (seasons guide) */
+                            calibration: number | null;
+                            calibrationBins: {
+                                from: number;
+                                meanForecast: number | null;
+                                meanOutcome: number | null;
+                                to: number;
+                                trades: number;
+                            }[];
+                            lastTradeAt: string | null;
+                            meanAbsError: number | null;
+                            openEarnings: number;
+                            rank: number | null;
+                            resolvedMarkets: number;
+                            scoredTrades: number;
+                            settledEarnings: number;
+                            totalEarnings: number;
+                            totalTrades: number;
+                            tradedVolume: number;
+                        };
+                        transfers: {
+                            counterparty: {
+                                id: string;
+                                nickname: string;
+                            } | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            credits: number;
+                            /** @enum {string} */
+                            direction: "in" | "out";
+                            id: string;
+                            memo: string | null;
+                        }[];
+                        /** @description Only for yourself, an owned bot, or the master key */
+                        walletAddress?: string | null;
+                        withBotsEarnings: number | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postAgentsIdSpend: {
         parameters: {
             query?: never;
@@ -6854,6 +7242,115 @@ export interface operations {
             };
             /** @description `scope_denied`, `session_required` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBenchmark: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        overall: {
+                            meanAbsErrorByHorizon: {
+                                books: number;
+                                /** @enum {string} */
+                                horizon: "day" | "week" | "month" | "year" | "longer";
+                                meanAbsError: number | null;
+                            }[];
+                            scorecard: {
+                                decided: number;
+                                hitRate: number | null;
+                                withinRange: number;
+                            };
+                        };
+                        workspaces: {
+                            id: string;
+                            meanAbsErrorByHorizon: {
+                                books: number;
+                                /** @enum {string} */
+                                horizon: "day" | "week" | "month" | "year" | "longer";
+                                meanAbsError: number | null;
+                            }[];
+                            name: string;
+                            scorecard: {
+                                decided: number;
+                                hitRate: number | null;
+                                tolerance: number;
+                                withinRange: number;
+                            };
+                            slug: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10161,6 +10658,135 @@ export interface operations {
             };
         };
     };
+    getLeaderboard: {
+        parameters: {
+            query?: {
+                limit?: number;
+                metricId?: string;
+                minResolvedMarkets?: number;
+                offset?: number;
+                seasonId?: string;
+                sort?: "earnings" | "calibration" | "accuracy" | "volume";
+                workspaceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        limit: number;
+                        metricId: string | null;
+                        minResolvedMarkets: number;
+                        offset: number;
+                        rows: {
+                            accuracy: number | null;
+                            agent: {
+                                id: string;
+                                nickname: string;
+                            };
+                            bot: boolean;
+                            calibration: number | null;
+                            /** @description Settled earnings on resolved books */
+                            earnings: number;
+                            rank: number;
+                            resolvedMarkets: number;
+                            trades: number;
+                            volume: number;
+                        }[];
+                        season: {
+                            /** Format: date-time */
+                            endsAt: string;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            startsAt: string;
+                            /** @enum {string} */
+                            status: "upcoming" | "active" | "ended";
+                        } | null;
+                        /** @enum {string} */
+                        sort: "earnings" | "calibration" | "accuracy" | "volume";
+                        total: number;
+                        workspaceId: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postMarketplaceWorkspaceIdJoin: {
         parameters: {
             query?: never;
@@ -10227,6 +10853,101 @@ export interface operations {
             };
             /** @description `conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMarketplaceStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        overall: {
+                            openBooks: number;
+                            participants: number;
+                            proposalsDecided: number;
+                            volume: number;
+                            workspaces: number;
+                        };
+                        workspaces: {
+                            id: string;
+                            name: string;
+                            openBooks: number;
+                            participants: number;
+                            proposalsDecided: number;
+                            slug: string;
+                            volume: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15099,6 +15820,471 @@ export interface operations {
             };
             /** @description `validation_failed`, `malformed_json` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSeasons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    }[];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSeasons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endsAt: unknown;
+                    name: string;
+                    startsAt: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSeasonsId: {
+        parameters: {
+            query?: {
+                limit?: number;
+                metricId?: string;
+                minResolvedMarkets?: number;
+                offset?: number;
+                sort?: "earnings" | "calibration" | "accuracy" | "volume";
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        frozen: boolean;
+                        id: string;
+                        name: string;
+                        standings: {
+                            limit: number;
+                            metricId: string | null;
+                            minResolvedMarkets: number;
+                            offset: number;
+                            rows: {
+                                accuracy: number | null;
+                                agent: {
+                                    id: string;
+                                    nickname: string;
+                                };
+                                bot: boolean;
+                                calibration: number | null;
+                                /** @description Settled earnings on resolved books */
+                                earnings: number;
+                                rank: number;
+                                resolvedMarkets: number;
+                                trades: number;
+                                volume: number;
+                            }[];
+                            season: {
+                                /** Format: date-time */
+                                endsAt: string;
+                                id: string;
+                                name: string;
+                                /** Format: date-time */
+                                startsAt: string;
+                                /** @enum {string} */
+                                status: "upcoming" | "active" | "ended";
+                            } | null;
+                            /** @enum {string} */
+                            sort: "earnings" | "calibration" | "accuracy" | "volume";
+                            total: number;
+                            workspaceId: string | null;
+                        };
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putSeasonsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endsAt?: unknown;
+                    name?: string;
+                    startsAt?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

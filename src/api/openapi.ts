@@ -114,6 +114,9 @@ const idempotencyHeader: Json = {
 export const TAG_DESCRIPTIONS: Record<string, string> = {
   auth: 'The signed-in person (a session from POST /api/auth/sign-in/email): who it is, and deleting the account.',
   connections: "The person's connected AI assistants (MCP over OAuth): each one's calls, what it must ask before acting, and disconnecting it.",
+  benchmark: 'How well the markets forecast: the error of the final consensus by how long a book traded, and the decision scorecard.',
+  leaderboard: 'Standings over public workspaces by earnings, calibration, accuracy or volume.',
+  seasons: 'Seasons: a period with its own standings, frozen at its end (the platform operator creates and moves them).',
   agents: 'Participants: registration, profiles, keys, balances, the ledger statement, transfers, credits, spends, deposits and withdrawals.',
   events: 'The event log (spec §6): read it in order, or stream it.',
   groups: 'Groups in a workspace: capabilities and per-metric permissions granted to their members.',

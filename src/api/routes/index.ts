@@ -12,6 +12,7 @@ import './status';
 import './groups';
 import './keys';
 import './participants';
+import './standings';
 import './onboarding';
 import './accounts';
 import './connections';
