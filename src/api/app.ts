@@ -8,9 +8,12 @@ import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { callerCache } from '../services/access';
+import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
 import { limitRequest } from './middleware/rateLimit';
 import { parseWith, registeredRoutes, type Call, type RouteDef } from './registry';
 import { serveReference } from './reference';
+import { mcpMiddleware } from './mcp/server';
+import { oauthPages } from './oauthPages';
 import './routes';
 
 const BODY_LIMIT = '1mb';
@@ -46,7 +49,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     const started = performance.now();
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
+      // ctx.respond false: the account system (or the MCP transport) wrote the answer itself.
+      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
         throw new ApiError('route_not_found', `No endpoint ${ctx.method} ${ctx.path}; GET /api/help lists them all.`);
       }
     } catch (err) {
@@ -57,10 +61,31 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       if (apiErr.code === 'service_unavailable') logger.warn({ err, requestId, path: ctx.path }, 'request hit an infrastructure blip');
       else if (apiErr.status >= 500) logger.error({ err, requestId, path: ctx.path }, 'request failed');
     } finally {
-      opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
+      if (ctx.respond !== false && !ctx.state.rawAnswer) opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
       logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
     }
   });
+
+  // The account system (spec §5.1) answers under /api/auth/* itself, before any body is read: sign-up,
+  // sign-in, sign-out, session, password reset. The /api/auth routes of our own registry (DELETE
+  // /api/auth/me) go to the router.
+  const ownAuthPaths = new Set(registeredRoutes().filter((r) => `/api${r.path}`.startsWith(`${AUTH_BASE_PATH}/`)).map((r) => `/api${r.path}`));
+  app.use(async (ctx, next) => {
+    if (!ctx.path.startsWith(`${AUTH_BASE_PATH}/`) || ownAuthPaths.has(ctx.path)) return next();
+    ctx.respond = false;
+    try {
+      await accountSystem(deps).handler(ctx.req, ctx.res);
+    } catch (err) {
+      if (ctx.res.headersSent) throw err;
+      ctx.respond = true;
+      throw err;
+    }
+  });
+
+  // The OAuth discovery documents and the sign-in and consent pages (forms, not JSON).
+  app.use(oauthPages(deps));
+  // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
+  app.use(mcpMiddleware(deps));
 
   app.use(async (ctx, next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
@@ -84,6 +109,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       await limitRequest(deps, caller, ctx);
       if (def.auth.identity && !caller) {
         throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
+      }
+      if (def.auth.sessionOnly && !caller?.accountId) {
+        throw new ApiError('session_required', 'Only a browser session may do this: sign in (POST /api/auth/sign-in/email) and send the session cookie. No key can, whatever its scopes, and no scope grants it.', { requiredCapabilities: ['session'] });
       }
       if (def.auth.label === 'platform admin' && !caller?.isMaster) {
         throw new ApiError('not_authorized', 'Only the platform operator (master key) may do this.', { requiredCapabilities: ['platform'] });
