@@ -52,6 +52,11 @@ const SPECS: ToolSpec[] = [
   { name: 'my_orders', method: 'GET', path: '/predictions/orders', ask: 'look' },
   { name: 'my_transfers', method: 'GET', path: '/agents/transfers', ask: 'look' },
   { name: 'list_groups', method: 'GET', path: '/groups', ask: 'look' },
+  { name: 'data_room', method: 'GET', path: '/data-room/actions', ask: 'look' },
+  { name: 'list_sources', method: 'GET', path: '/sources', ask: 'look' },
+  { name: 'read_source_text', method: 'GET', path: '/sources/:id/text', ask: 'look' },
+  { name: 'source_tree', method: 'GET', path: '/sources/:id/tree', ask: 'look' },
+  { name: 'source_file', method: 'GET', path: '/sources/:id/file', ask: 'look' },
   // build
   { name: 'create_workspace', method: 'POST', path: '/workspaces', ask: 'build' },
   { name: 'join_workspace', method: 'POST', path: '/marketplace/:workspaceId/join', ask: 'build' },
@@ -63,14 +68,18 @@ const SPECS: ToolSpec[] = [
   { name: 'cancel_order', method: 'DELETE', path: '/predictions/orders/:id', ask: 'trade' },
   // fund
   { name: 'credit_member', method: 'POST', path: '/agents/:id/credit', ask: 'fund' },
+  // a book opened by hand is paid from the caller's balance
+  { name: 'open_market', method: 'POST', path: '/predictions/markets', ask: 'fund' },
   // post
   { name: 'propose', method: 'POST', path: '/proposals', ask: 'post' },
   { name: 'comment', method: 'POST', path: '/proposals/:id/comments', ask: 'post' },
   { name: 'withdraw_proposal', method: 'POST', path: '/proposals/:id/withdraw', ask: 'post' },
+  { name: 'send_feedback', method: 'POST', path: '/feedback', ask: 'post' },
   // decide
   { name: 'approve_proposal', method: 'POST', path: '/proposals/:id/approve', ask: 'decide' },
   { name: 'decline_proposal', method: 'POST', path: '/proposals/:id/decline', ask: 'decide' },
   { name: 'settle_metric', method: 'POST', path: '/metrics/:id/settle', ask: 'decide' },
+  { name: 'void_market', method: 'POST', path: '/predictions/markets/:id/void', ask: 'decide' },
   // publish
   { name: 'update_workspace', method: 'PATCH', path: '/workspaces/:id', ask: 'publish' },
   { name: 'view_link', method: 'GET', path: '/workspaces/:id/view-link', ask: 'publish' },
