@@ -32,7 +32,8 @@ const INIT = `window.ui = SwaggerUIBundle({
   url: '/api/openapi.json',
   dom_id: '#reference',
   deepLinking: true,
-  docExpansion: 'list',
+  // Tags open collapsed: with every operation (over 120) expanded at once the page stalls.
+  docExpansion: 'none',
   filter: true,
   validatorUrl: null,
   tryItOutEnabled: false,
