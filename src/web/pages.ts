@@ -18,7 +18,7 @@ type OrderBook = { marketId: string; higher: Level[]; lower: Level[] };
 type Level = { limit: number; probability: number; shares: number; orders: number };
 
 const secs = (iso: string) => Math.floor(Date.parse(iso) / 1000);
-/** A target date (YYYY-MM-DD) as unix seconds at 00:00 UTC. */
+/** A calendar date (YYYY-MM-DD, such as a book's resolvesOn) as unix seconds at 00:00 UTC. */
 const dateSecs = (d: string) => Math.floor(Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 1000);
 
 /** A number cell or span: the shown text, and the raw value the API gave (data-value) for tests and scripts. */
@@ -74,7 +74,7 @@ ${num('value', m.total, fmtValue(m.total, unit), 'td')}
 <div class="scroll"><table class="metrics"><caption>Metrics</caption>
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
-<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact →</a></p>`,
+<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a></p>`,
   };
 }
 
@@ -95,7 +95,7 @@ export async function metricPage(deps: Deps, v: Visitor, metricId: string): Prom
     ...books.map((b, i) => ({ label: `Book ${b.targetDate}`, points: consensusPoints(histories[i]), step: true })),
   ];
   const over = align(series);
-  const term = align([{ label: 'Consensus by target date', points: books.map((b) => [dateSecs(b.targetDate), b.consensus] as [number, number | null]), points_: true }]);
+  const term = align([{ label: 'Consensus by target date', points: books.map((b) => [dateSecs(b.resolvesOn), b.consensus] as [number, number | null]), points_: true }]);
   return {
     title: metric.name,
     workspace: ws,
@@ -107,7 +107,7 @@ ${metric.description ? html`<p class="lead">${metric.description}</p>` : ''}
 <div><dt>Value</dt>${num('value', metric.total, fmtValue(metric.total, unit), 'dd')}</div>
 <div><dt>Measured</dt><dd>${fmtInstant(metric.measuredAt)}</dd></div>
 <div><dt>Books open</dt><dd>${books.length}</dd></div>
-${metric.formula ? html`<div><dt>Formula</dt><dd><code>${metric.formula}</code></dd></div>` : ''}
+${!metric.isLeaf && metric.formula ? html`<div><dt>Formula</dt><dd><code>${metric.formula}</code></dd></div>` : ''}
 </dl>
 ${chart(`${metric.name}: readings and each book's consensus over time`, { ...over, xKind: 'time', unit }, historyTable(unit, series))}
 ${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, xKind: 'date', unit }, html`<p>See the table of books below.</p>`)}
@@ -185,7 +185,9 @@ function impactRows(p: Proposal): Html[] {
   return p.impact.map((i) => {
     const a = i.approved?.consensus ?? null;
     const d = i.declined?.consensus ?? null;
-    const range = rangeOf(p, i.approved?.marketId) ?? rangeOf(p, i.declined?.marketId) ?? { min: Math.min(a ?? 0, d ?? 0), max: Math.max(a ?? 1, d ?? 1) };
+    // A branch whose book is not open yet has no range here: centre what there is.
+    const top = Math.max(Math.abs(a ?? 0), Math.abs(d ?? 0)) || 1;
+    const range = rangeOf(p, i.approved?.marketId) ?? rangeOf(p, i.declined?.marketId) ?? { min: Math.min(0, a ?? 0, d ?? 0), max: 2 * top };
     return html`<tr data-impact="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName}<br><small class="muted">${i.targetDate}${i.expected ? '' : ' (not yet open)'}</small></th>${num('approved', a, fmtValue(a), 'td')}${num('declined', d, fmtValue(d), 'td')}${num('impact', i.impact, fmtDelta(i.impact), 'td')}<td class="gapcell">${gapBar(range, a, d, null)}</td></tr>`;
   });
 }

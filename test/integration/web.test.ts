@@ -211,6 +211,8 @@ it('proposals ranked by impact and the proposal page: the gap drawn, both branch
   expect(await page.locator('#decision-h + p').innerText()).toContain('Pending');
   await snap(page, 'proposal');
   await page.setViewportSize({ width: 390, height: 844 });
+  // The charts follow their box (ResizeObserver): no canvas wider than the phone.
+  await page.waitForFunction(`[...document.querySelectorAll('.plot canvas')].every((c) => c.getBoundingClientRect().right <= 390)`);
   await snap(page, 'proposal-phone');
   expect(errors).toEqual([]);
   await page.close();

@@ -47,17 +47,22 @@
         scales: { x: { time: true } },
         axes: [{}, { size: 64, values: function (u, vals) { return vals.map(function (v) { return fmt.format(v); }); } }],
       };
-      plots.push({ el: el, plot: new window.uPlot(opts, [data.x].concat(data.lines.map(function (l) { return l.values; })), el), destroy: function () { this.plot.destroy(); } });
+      var plot = new window.uPlot(opts, [data.x].concat(data.lines.map(function (l) { return l.values; })), el);
+      plots.push({ el: el, plot: plot, destroy: function () { if (sizer) sizer.unobserve(el); plot.destroy(); } });
+      if (sizer) sizer.observe(el);
     });
   }
 
-  var resizeTimer = null;
-  window.addEventListener('resize', function () {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(function () {
-      plots.forEach(function (p) { p.plot.setSize({ width: Math.max(240, p.el.clientWidth), height: 240 }); });
-    }, 150);
-  });
+  // Charts follow their box's width (a phone turned, a window resized).
+  var sizer = window.ResizeObserver
+    ? new ResizeObserver(function (entries) {
+        entries.forEach(function (e) {
+          plots.forEach(function (p) {
+            if (p.el === e.target && Math.abs(p.plot.width - e.target.clientWidth) > 2) p.plot.setSize({ width: Math.max(240, e.target.clientWidth), height: 240 });
+          });
+        });
+      })
+    : null;
 
   var live = document.getElementById('live');
   var refreshing = false;
@@ -87,8 +92,11 @@
       })
       .catch(function () { /* the next event tries again */ })
       .then(function () {
-        refreshing = false;
-        if (again) { again = false; schedule(); }
+        // At most one refresh a second however busy the workspace is; events meanwhile make one more.
+        setTimeout(function () {
+          refreshing = false;
+          if (again) { again = false; schedule(); }
+        }, 750);
       });
   }
 
