@@ -29,6 +29,9 @@ export function align(series: { label: string; points: [number, number | null][]
   const lines = series.map((s) => {
     const values: (number | null)[] = xs.map(() => null);
     for (const [t, v] of s.points) values[at.get(t)!] = v;
+    // A stepped line (consensus after each trade, readings) holds its value until the next point,
+    // and to the chart's right edge: the latest consensus is where the book stands now.
+    if (s.step) for (let i = 1; i < values.length; i++) if (values[i] === null) values[i] = values[i - 1];
     return { label: s.label, values, step: s.step, points: s.points_ };
   });
   return { x: xs, lines };

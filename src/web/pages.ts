@@ -188,7 +188,7 @@ function impactRows(p: Proposal): Html[] {
     // A branch whose book is not open yet has no range here: centre what there is.
     const top = Math.max(Math.abs(a ?? 0), Math.abs(d ?? 0)) || 1;
     const range = rangeOf(p, i.approved?.marketId) ?? rangeOf(p, i.declined?.marketId) ?? { min: Math.min(0, a ?? 0, d ?? 0), max: 2 * top };
-    return html`<tr data-impact="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName}<br><small class="muted">${i.targetDate}${i.expected ? '' : ' (not yet open)'}</small></th>${num('approved', a, fmtValue(a), 'td')}${num('declined', d, fmtValue(d), 'td')}${num('impact', i.impact, fmtDelta(i.impact), 'td')}<td class="gapcell">${gapBar(range, a, d, null)}</td></tr>`;
+    return html`<tr data-impact="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName}<br><small class="muted">${i.targetDate}${i.expected ? ' · named by the proposal' : ''}</small></th>${num('approved', a, fmtValue(a), 'td')}${num('declined', d, fmtValue(d), 'td')}${num('impact', i.impact, fmtDelta(i.impact), 'td')}<td class="gapcell">${gapBar(range, a, d, null)}</td></tr>`;
   });
 }
 
