@@ -237,6 +237,11 @@ it('a private workspace shows nothing without access, and its view link opens it
   const metrics = (await app.http.get('/api/metrics').set('X-Workspace-Id', hidden.slug).set('X-View-Link', link.body.token)).body;
   const { page, errors } = await open(`/w/${hidden.slug}?view=${link.body.token}`, 'view-link');
   expect(await field(page, `tr[data-metric="${secret.id}"]`, 'value')).toEqual({ value: String(metrics[0].total), text: shown(metrics[0].total) });
+  // Live through the view link too: the stream is read with X-View-Link; a new reading shows without a reload.
+  await page.waitForFunction(`document.body.getAttribute('data-live') === 'on'`);
+  const put = await app.http.put(`/api/metrics/${secret.id}`).set('X-Agent-Key', hidden.owner.key).set('X-Workspace-Id', hidden.id).send({ value: 333 });
+  expect(put.status).toBe(200);
+  await page.waitForFunction(`document.querySelector('tr[data-metric="${secret.id}"] [data-field="value"]').getAttribute('data-value') === '333'`, undefined, { timeout: 10_000 });
   // Links carry the view link along.
   await page.locator(`tr[data-metric="${secret.id}"] th a`).click();
   await page.waitForURL(`**/metrics/${secret.id}?view=*`);
