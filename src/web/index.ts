@@ -15,26 +15,38 @@ import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } fr
  */
 const SLUG = /^[\w.-]{1,200}$/;
 
+/** What a refused visitor reads: one sentence by the API's code, nothing of the workspace. */
+const REFUSED: Partial<Record<string, string>> = {
+  authentication_required: 'This workspace is private. Open it with a view link from its owner.',
+  not_authorized: 'You may not see this.',
+  workspace_locked: 'The key sent is locked to another workspace.',
+  workspace_not_found: 'No such workspace.',
+  not_found: 'Nothing here: it does not exist, or it is hidden from you.',
+  market_not_found: 'No such book here: it does not exist, or it is hidden from you.',
+};
+
 function refusal(err: DomainError): { status: number; parts: PageParts } {
   const e = ApiError.from(err);
-  const sentence =
-    e.status === 401
-      ? 'This workspace is private. Open it with a view link from its owner.'
-      : e.status === 403
-        ? 'You may not see this workspace.'
-        : e.status === 404
-          ? 'Nothing here: the workspace, metric, book or proposal does not exist, or is hidden from you.'
-          : e.message;
+  const sentence = REFUSED[e.code] ?? e.message;
+  const title = e.status === 404 ? 'Not found' : 'Not available';
   return {
     status: e.status,
-    parts: { title: e.status === 404 ? 'Not found' : 'Not available', body: html`<h1>${e.status === 404 ? 'Not found' : 'Not available'}</h1><p class="lead" data-code="${e.code}">${sentence}</p><p><a href="/">Home</a></p>` },
+    parts: { title, body: html`<h1>${title}</h1><p class="lead" data-code="${e.code}">${sentence}</p><p><a href="/">Home</a></p>` },
   };
 }
+
+/**
+ * Scripts only from this origin (the JSON blocks beside the charts are data, never run), no inline
+ * script, no framing: what a workspace's text could smuggle in has nowhere to run.
+ */
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 function send(ctx: Koa.Context, status: number, parts: PageParts, started: number): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
+  ctx.set('Content-Security-Policy', CSP);
+  ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Server-Timing', `render;dur=${(performance.now() - started).toFixed(1)}`);
   ctx.body = layout(parts);
 }

@@ -126,6 +126,11 @@ async function field(page: Page, scope: string, name: string): Promise<{ value: 
   return { value: await el.getAttribute('data-value'), text: (await el.innerText()).trim() };
 }
 
+/** Wait until an element's attribute has this value (a function, not a string: the pages' CSP forbids eval). */
+async function attrIs(page: Page, selector: string, attr: string, value: string): Promise<void> {
+  await page.waitForFunction(([sel, a, v]) => (globalThis as any).document.querySelector(sel)?.getAttribute(a) === v, [selector, attr, value] as const, { timeout: 10_000 });
+}
+
 async function snap(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 }
@@ -212,7 +217,7 @@ it('proposals ranked by impact and the proposal page: the gap drawn, both branch
   await snap(page, 'proposal');
   await page.setViewportSize({ width: 390, height: 844 });
   // The charts follow their box (ResizeObserver): no canvas wider than the phone.
-  await page.waitForFunction(`[...document.querySelectorAll('.plot canvas')].every((c) => c.getBoundingClientRect().right <= 390)`);
+  await page.waitForFunction((w) => [...(globalThis as any).document.querySelectorAll('.plot canvas')].every((c: any) => c.getBoundingClientRect().right <= w), 390);
   await snap(page, 'proposal-phone');
   expect(errors).toEqual([]);
   await page.close();
@@ -238,10 +243,10 @@ it('a private workspace shows nothing without access, and its view link opens it
   const { page, errors } = await open(`/w/${hidden.slug}?view=${link.body.token}`, 'view-link');
   expect(await field(page, `tr[data-metric="${secret.id}"]`, 'value')).toEqual({ value: String(metrics[0].total), text: shown(metrics[0].total) });
   // Live through the view link too: the stream is read with X-View-Link; a new reading shows without a reload.
-  await page.waitForFunction(`document.body.getAttribute('data-live') === 'on'`);
+  await attrIs(page, 'body', 'data-live', 'on');
   const put = await app.http.put(`/api/metrics/${secret.id}`).set('X-Agent-Key', hidden.owner.key).set('X-Workspace-Id', hidden.id).send({ value: 333 });
   expect(put.status).toBe(200);
-  await page.waitForFunction(`document.querySelector('tr[data-metric="${secret.id}"] [data-field="value"]').getAttribute('data-value') === '333'`, undefined, { timeout: 10_000 });
+  await attrIs(page, `tr[data-metric="${secret.id}"] [data-field="value"]`, 'data-value', '333');
   // Links carry the view link along.
   await page.locator(`tr[data-metric="${secret.id}"] th a`).click();
   await page.waitForURL(`**/metrics/${secret.id}?view=*`);
@@ -257,18 +262,46 @@ it('a private workspace shows nothing without access, and its view link opens it
 
 it('live: a trade made elsewhere shows on the open market page without a reload', async () => {
   const { page, errors } = await open(`/w/${ws.slug}/markets/${marketId}`, 'market-live');
-  await page.waitForFunction(`document.body.getAttribute('data-live') === 'on'`);
+  await attrIs(page, 'body', 'data-live', 'on');
   await page.evaluate('window.__sameDocument = true');
   const before = (await field(page, 'dl.facts', 'consensus')).value;
   const t = await trader(app, ws, 1000);
   const r = await trade(app, ws, t, { marketId, direction: 'higher', amount: 40 });
   expect(r.status).toBe(200);
   expect(String(r.body.consensus)).not.toBe(before);
-  await page.waitForFunction(`document.querySelector('dl.facts [data-field="consensus"]').getAttribute('data-value') === ${JSON.stringify(String(r.body.consensus))}`, undefined, { timeout: 10_000 });
+  await attrIs(page, 'dl.facts [data-field="consensus"]', 'data-value', String(r.body.consensus));
   expect(await page.evaluate('window.__sameDocument')).toBe(true);
   expect(await page.locator(`tr[data-trade="${r.body.tradeId}"]`).count()).toBe(1);
   expect(await page.locator('#live').innerText()).toMatch(/^Updated /);
   await snap(page, 'market-live');
   expect(errors).toEqual([]);
   await page.close();
+});
+
+it('the landing page, the slug form, and refusals in the API words: unknown workspace, metric and book', async () => {
+  const landing = await app.http.get('/');
+  expect(landing.status).toBe(200);
+  expect(landing.type).toBe('text/html');
+  expect(landing.headers['content-security-policy']).toContain("script-src 'self'");
+  const go = await app.http.get(`/w?ws=${ws.slug}`).redirects(0);
+  expect(go.status).toBe(302);
+  expect(go.headers.location).toBe(`/w/${ws.slug}`);
+  const nowhere = await app.http.get('/w/no-such-workspace-here');
+  expect(nowhere.status).toBe(404);
+  expect(nowhere.text).toContain('data-code="workspace_not_found"');
+  const metric = await app.http.get(`/w/${ws.slug}/metrics/no-such-metric`);
+  expect(metric.status).toBe(404);
+  expect(metric.text).toContain('data-code="not_found"');
+  const book = await app.http.get(`/w/${ws.slug}/markets/00000000-0000-4000-8000-000000000000`);
+  expect(book.status).toBe(404);
+  expect(book.text).toContain('data-code="market_not_found"');
+  // A book of another workspace is not found here, as in the API.
+  const theirs = await app.http.get(`/w/${hidden.slug}/markets/${marketId}`);
+  expect(theirs.status).toBe(401);
+  const crossed = await app.http.get(`/w/${ws.slug}/metrics/${secret.id}`);
+  expect(crossed.status).toBe(404);
+  expect(crossed.text).not.toContain('SecretSauce');
+  // The page's own assets, and no others.
+  expect((await app.http.get('/assets/app.js')).status).toBe(200);
+  expect((await app.http.get('/assets/../package.json')).status).toBe(404);
 });
