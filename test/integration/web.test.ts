@@ -301,6 +301,13 @@ it('the landing page, the slug form, and refusals in the API words: unknown work
   const crossed = await app.http.get(`/w/${ws.slug}/metrics/${secret.id}`);
   expect(crossed.status).toBe(404);
   expect(crossed.text).not.toContain('SecretSauce');
+  // A visitor sending a key sees what that key may read, as in the API.
+  const withKey = await app.http.get(`/w/${hidden.slug}`).set('X-Agent-Key', hidden.owner.key);
+  expect(withKey.status).toBe(200);
+  expect(withKey.text).toContain('SecretSauce');
+  const stranger = await app.http.get(`/w/${hidden.slug}`).set('X-Agent-Key', ws.owner.key);
+  expect(stranger.status).toBe(403);
+  expect(stranger.text).not.toContain('SecretSauce');
   // The page's own assets, and no others.
   expect((await app.http.get('/assets/app.js')).status).toBe(200);
   expect((await app.http.get('/assets/../package.json')).status).toBe(404);
