@@ -181,14 +181,22 @@ function rangeOf(p: Proposal, marketId: string | undefined): { min: number; max:
   return m ? { min: m.rangeMin, max: m.rangeMax } : null;
 }
 
-function impactRows(p: Proposal): Html[] {
+type Units = Map<string, string | null>;
+
+/** Each readable metric's unit, to show a proposal's figures in it. */
+async function unitsOf(deps: Deps, v: Visitor): Promise<Units> {
+  return new Map((await apiGet<Metric[]>(deps, v, '/metrics')).map((m) => [m.id, m.unit]));
+}
+
+function impactRows(p: Proposal, units: Units): Html[] {
   return p.impact.map((i) => {
     const a = i.approved?.consensus ?? null;
     const d = i.declined?.consensus ?? null;
     // A branch whose book is not open yet has no range here: centre what there is.
     const top = Math.max(Math.abs(a ?? 0), Math.abs(d ?? 0)) || 1;
     const range = rangeOf(p, i.approved?.marketId) ?? rangeOf(p, i.declined?.marketId) ?? { min: Math.min(0, a ?? 0, d ?? 0), max: 2 * top };
-    return html`<tr data-impact="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName}<br><small class="muted">${i.targetDate}${i.expected ? ' · named by the proposal' : ''}</small></th>${num('approved', a, fmtValue(a), 'td')}${num('declined', d, fmtValue(d), 'td')}${num('impact', i.impact, fmtDelta(i.impact), 'td')}<td class="gapcell">${gapBar(range, a, d, null)}</td></tr>`;
+    const unit = units.get(i.metricId) ?? null;
+    return html`<tr data-impact="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName}<br><small class="muted">${i.targetDate}${i.expected ? ' · named by the proposal' : ''}</small></th>${num('approved', a, fmtValue(a, unit), 'td')}${num('declined', d, fmtValue(d, unit), 'td')}${num('impact', i.impact, fmtDelta(i.impact, unit), 'td')}<td class="gapcell">${gapBar(range, a, d, unit)}</td></tr>`;
   });
 }
 
@@ -196,7 +204,7 @@ const impactHead = html`<thead><tr><th scope="col">Metric, date</th><th scope="c
 
 /** Proposals ranked by impact, with the approved-vs-declined gap per metric drawn. */
 export async function proposalsPage(deps: Deps, v: Visitor): Promise<PageParts> {
-  const [ws, proposals] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal[]>(deps, v, '/proposals', { query: { sort: 'impact', limit: '50' } })]);
+  const [ws, proposals, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal[]>(deps, v, '/proposals', { query: { sort: 'impact', limit: '50' } }), unitsOf(deps, v)]);
   return {
     title: 'Proposals',
     workspace: ws,
@@ -208,8 +216,8 @@ ${
     ? html`<ol class="proposals">${proposals.map(
         (p) => html`<li data-proposal="${p.id}"><article>
 <h2><a href="${href(v, `/w/${ws.slug}/proposals/${p.id}`)}">${p.title}</a> ${statusBadge(p.status)}</h2>
-<p>Headline gap ${num('headlineImpact', p.headlineImpact, fmtDelta(p.headlineImpact))}${p.proposedByNickname ? html` · proposed by ${p.proposedByNickname}` : ''} · ${fmtInstant(p.createdAt)}</p>
-<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p)}</tbody></table></div>
+<p>Headline gap ${num('headlineImpact', p.headlineImpact, fmtDelta(p.headlineImpact, units.get(p.headline?.metricId ?? '') ?? null))}${p.proposedByNickname ? html` · proposed by ${p.proposedByNickname}` : ''} · ${fmtInstant(p.createdAt)}</p>
+<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
 </article></li>`,
       )}</ol>`
     : html`<p class="muted">No proposals yet.</p>`
@@ -219,7 +227,7 @@ ${
 
 /** Proposal page: both branches' history side by side, the decision and its scorecard. */
 export async function proposalPage(deps: Deps, v: Visitor, proposalId: string): Promise<PageParts> {
-  const [ws, p] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } })]);
+  const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } }), unitsOf(deps, v)]);
   const historyOf = (id: string | undefined) => (id ? apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id } }) : Promise.resolve(null));
   const charts = await Promise.all(
     p.impact.map(async (i) => {
@@ -228,7 +236,8 @@ export async function proposalPage(deps: Deps, v: Visitor, proposalId: string): 
         { label: 'If approved', points: a ? consensusPoints(a) : [], step: true },
         { label: 'If declined', points: d ? consensusPoints(d) : [], step: true },
       ];
-      return chart(`${i.metricName} on ${i.targetDate}: both branches over time`, { ...align(series), xKind: 'time', unit: null }, historyTable(null, series));
+      const unit = units.get(i.metricId) ?? null;
+      return chart(`${i.metricName} on ${i.targetDate}: both branches over time`, { ...align(series), xKind: 'time', unit }, historyTable(unit, series));
     }),
   );
   const decision =
@@ -244,20 +253,20 @@ export async function proposalPage(deps: Deps, v: Visitor, proposalId: string): 
 <h1>${p.title} ${statusBadge(p.status)}</h1>
 ${p.description ? html`<p class="lead">${p.description}</p>` : ''}
 <dl class="facts" data-proposal="${p.id}">
-<div><dt>Headline gap</dt>${num('headlineImpact', p.headlineImpact, fmtDelta(p.headlineImpact), 'dd')}</div>
+<div><dt>Headline gap</dt>${num('headlineImpact', p.headlineImpact, fmtDelta(p.headlineImpact, units.get(p.headline?.metricId ?? '') ?? null), 'dd')}</div>
 <div><dt>Proposed by</dt><dd>${p.proposedByNickname ?? '—'}</dd></div>
 <div><dt>Books</dt><dd>${p.conditionalMarketCount}</dd></div>
 <div><dt>Subsidy</dt><dd>${fmtCredits(p.liquiditySubsidy)}</dd></div>
 </dl>
 <section aria-labelledby="decision-h"><h2 id="decision-h">Decision</h2>${decision}</section>
 <section aria-labelledby="impact-h"><h2 id="impact-h">Approved versus declined</h2>
-<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p)}</tbody></table></div>
+<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
 <div class="cols">${charts}</div></section>
 <section aria-labelledby="score-h"><h2 id="score-h">Scorecard</h2>${
       p.scorecard.length
         ? html`<div class="scroll"><table><thead><tr><th scope="col">Metric, date</th><th scope="col">Branch</th><th scope="col">Taken</th><th scope="col">Predicted</th><th scope="col">Realised</th><th scope="col">Error</th></tr></thead><tbody>${p.scorecard.map(
             (s) =>
-              html`<tr><th scope="row">${s.metricName} ${s.targetDate}</th><td>${s.branch}</td><td>${s.taken === null ? '—' : s.taken ? 'yes' : 'no'}</td>${num('predicted', s.predicted, fmtValue(s.predicted), 'td')}${num('realised', s.realisedValue, fmtValue(s.realisedValue), 'td')}${num('error', s.error, fmtDelta(s.error), 'td')}</tr>`,
+              html`<tr><th scope="row">${s.metricName} ${s.targetDate}</th><td>${s.branch}</td><td>${s.taken === null ? '—' : s.taken ? 'yes' : 'no'}</td>${num('predicted', s.predicted, fmtValue(s.predicted, units.get(s.metricId) ?? null), 'td')}${num('realised', s.realisedValue, fmtValue(s.realisedValue, units.get(s.metricId) ?? null), 'td')}${num('error', s.error, fmtDelta(s.error, units.get(s.metricId) ?? null), 'td')}</tr>`,
           )}</tbody></table></div>`
         : html`<p class="muted">No branch book has resolved yet: the scorecard fills in as they do.</p>`
     }</section>`,
