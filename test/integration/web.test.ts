@@ -227,8 +227,12 @@ it('proposals ranked by impact and the proposal page: the gap drawn, both branch
 
 it('a private workspace shows nothing without access, and its view link opens it read-only', async () => {
   expect((await anon('/metrics', hidden)).status).toBe(401);
-  for (const path of [`/w/${hidden.slug}`, `/w/${hidden.slug}/metrics/${secret.id}`, `/w/${hidden.slug}/proposals`]) {
-    const { page } = await open(path, `refused${path.split('/').length}`, { expectStatus: 401 });
+  for (const [name, path] of [
+    ['refused-home', `/w/${hidden.slug}`],
+    ['refused-metric', `/w/${hidden.slug}/metrics/${secret.id}`],
+    ['refused-proposals', `/w/${hidden.slug}/proposals`],
+  ]) {
+    const { page } = await open(path, name, { expectStatus: 401 });
     const text = await page.locator('body').innerText();
     expect(text).toContain('This workspace is private');
     expect(text).not.toContain('SecretSauce');
