@@ -13,7 +13,7 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.(t|j)sx?$': swc, '^.+\\.mjs$': swc },
   // ESM-only packages that must be transformed for jest's CommonJS runtime
-  transformIgnorePatterns: ['/node_modules/(?!(fast-check|pure-rand)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(fast-check|pure-rand|rou3|jose|better-auth|@better-auth|@noble)/)(?!.*/node_modules/)'],
   globalSetup: '<rootDir>/test/helpers/globalSetup.ts',
   globalTeardown: '<rootDir>/test/helpers/globalTeardown.ts',
   testTimeout: 60000,

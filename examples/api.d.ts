@@ -16,7 +16,7 @@ export interface paths {
         get: operations["getAgents"];
         put?: never;
         /**
-         * Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (defa...
+         * Create a child participant
          * @description Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (default workspace:read, workspace:trade), memberships?: [{ workspaceId, groupIds? (default Trader) }], initialCredits? }. Needs manage in every listed workspace; initialCredits move from your balance in the same transaction (409 and nothing created when short). Returns { agentId, apiKey, keyId, scopes, label, memberships }.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:agents.
@@ -133,7 +133,7 @@ export interface paths {
         put?: never;
         /**
          * Claim a USDC deposit { txHash }
-         * @description Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate with the first record.
+         * @description Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate, with the first record only for its participant, that participant's owner and the operator.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
          */
@@ -244,6 +244,28 @@ export interface paths {
         patch: operations["patchAgentsIdKeysKeyId"];
         trace?: never;
     };
+    "/agents/{id}/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A participant's ledger statement (account history), newest first
+         * @description A participant's ledger statement (account history), newest first: every leg with its kind (trade, order, payout, refund, subsidy, subsidy_return, transfer, credit, deposit, withdrawal, spend, ...), signed amount, balance after, time and cause (market, proposal, transfer, deposit, withdrawal, order). Query cursor, limit (default 50, max 500).
+         *
+         *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:read.
+         */
+        get: operations["getAgentsIdLedger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{id}/market-pnl": {
         parameters: {
             query?: never;
@@ -252,7 +274,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Per market
+         * Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets...
          * @description Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets first, then by |pnlConsensus|.
          *
          *     Auth: self/admin (The caller may target itself; targeting another participant needs manage in the workspace.) Capability: self, or manage to target another participant. Scope: any.
@@ -274,14 +296,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A participant's notification switches (spec §2.7)
+         * A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters
          * @description A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters. {id} may be 'me'.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:read.
          */
         get: operations["getAgentsIdNotifications"];
         /**
-         * Set notification switches { commentOnMyProposal?, replyToMyComment?, newProposal?, anyComment?, m...
+         * Set notification switches
          * @description Set notification switches { commentOnMyProposal?, replyToMyComment?, newProposal?, anyComment?, marketResolved?, contractDecided? }; omitted ones keep their value. newProposal gates proposal:created, marketResolved market:resolved, contractDecided proposal:status_changed.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:write.
@@ -302,12 +324,34 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, ...
+         * Positions with worth
          * @description Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, voided).
          *
          *     Auth: self/admin (The caller may target itself; targeting another participant needs manage in the workspace.) Capability: self, or manage to target another participant. Scope: any.
          */
         get: operations["getAgentsIdPositions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{id}/public": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public profile of a participant (spec §2.7), matched by id, then case-insensitively by nickname
+         * @description Public profile of a participant (spec §2.7), matched by id, then case-insensitively by nickname. stats and activeWorkspaces cover public workspaces only; openPositions and recentTrades widen to workspaces where the caller has read (all for the master key); walletAddress and notifications only for yourself, an owned bot, or the master key. Definitions: the seasons guide.
+         *
+         *     Auth: optional (Credentials, if present, widen the response.) Capability: none. Scope: none.
+         */
+        get: operations["getAgentsIdPublic"];
         put?: never;
         post?: never;
         delete?: never;
@@ -326,7 +370,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Spend credits { amount, type
+         * Spend credits { amount, type: tokens|purchase|betting, reason }
          * @description Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type's sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
@@ -566,7 +610,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The treasury
+         * The treasury: address, on-chain token and gas balances, credits outstanding...
          * @description The treasury: address, on-chain token and gas balances, credits outstanding (held by participants plus withdrawals pending). Master key, or manage in the named workspace.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -618,6 +662,138 @@ export interface paths {
          *     Auth: platform admin (The master key (X-API-Key).) Capability: platform. Scope: master key.
          */
         post: operations["postAgentsWithdrawalsIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete your account
+         * @description Delete your account (browser session only: no key, not even the master key, and no key scope can do it). The account, its sessions, password, OAuth grants and connections go; its participant, its history and its own agent keys stay. 204.
+         *
+         *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
+         */
+        delete: operations["deleteAuthMe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/benchmark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How consensus compared with realised values, per public workspace and overall
+         * @description How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance).
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getBenchmark"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your connections (MCP hosts acting as you), newest first
+         * @description Your connections (MCP hosts acting as you), newest first: [{ id, clientId, clientName, redirectHost, connectedAt, lastUsedAt, ask { <type>: boolean } }].
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:read.
+         */
+        get: operations["getConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect (204)
+         * @description Disconnect (204): the connection's key is revoked, its refresh tokens and your consent are deleted, and access tokens it already holds are refused at /mcp at once. Connecting again starts a new connection (with consent).
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:keys.
+         */
+        delete: operations["deleteConnectionsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}/ask": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Choose which ask types the connection confirms with you before acting
+         * @description Choose which ask types the connection confirms with you before acting: body { ask: { <type>: boolean } } for build, trade, fund, post, decide, publish, remove, access, money (omitted types are kept). Naming look, or anything else, is 400. Returns the connection.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:keys.
+         */
+        put: operations["putConnectionsIdAsk"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{id}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A connection's call log, newest first, up to 200
+         * @description A connection's call log, newest first, up to 200: [{ tool, method, path, workspace, body (trimmed to 4,000 characters), confirmation, status (0: refused by the connector before any request), at }]. Query before=<instant> pages back. 404 if not your connection.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:read.
+         */
+        get: operations["getConnectionsIdCalls"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -878,7 +1054,7 @@ export interface paths {
         get: operations["getHooks"];
         put?: never;
         /**
-         * Register a webhook endpoint in the workspace { url, events
+         * Register a webhook endpoint in the workspace
          * @description Register a webhook endpoint in the workspace { url, events: [type | { type, metricNames?, metricIds? }], description? } (metric filters narrow metric:updated). Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The signing secret (whsec_...) is in this answer only. https only; the endpoint receives events written from now on (POST /hooks/{id}/replay reaches back).
          *
          *     Auth: agent/admin (An identity with read in the workspace.) Capability: read. Scope: workspace:read.
@@ -898,7 +1074,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextA...
+         * One of your webhook endpoints, with its delivery state
          * @description One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextAttemptAt, lastEventId).
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -956,7 +1132,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a logged delivery's event again now (out of band
+         * Send a logged delivery's event again now (out of band: the endpoint's order is untouched)
          * @description Send a logged delivery's event again now (out of band: the endpoint's order is untouched); the answer is the new delivery.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
@@ -1034,6 +1210,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leaderboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Standings over public workspaces from the per-participant aggregates
+         * @description Standings over public workspaces from the per-participant aggregates: sort=earnings (settled, default)|calibration|accuracy|volume, seasonId, workspaceId (id or slug of a public workspace), metricId, minResolvedMarkets (default 1), limit (default 50, max 200), offset. Ties share a rank and are listed by nickname.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getLeaderboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/marketplace/{workspaceId}/join": {
         parameters: {
             query?: never;
@@ -1050,6 +1248,28 @@ export interface paths {
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
          */
         post: operations["postMarketplaceWorkspaceIdJoin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/marketplace/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per public workspace and overall
+         * @description Per public workspace and overall: traded volume (credits), open books, participants (members), proposals decided.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getMarketplaceStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1172,7 +1392,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Body { readings
+         * Body { readings: [{ at, value }] }, at most 2000, unique instants, all strictly older than the...
          * @description Body { readings: [{ at, value }] }, at most 2000, unique instants, all strictly older than the oldest reading. The current value does not move. Returns { written, oldest, newest }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1194,7 +1414,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Settle early
+         * Settle early...
          * @description Settle early: { value (clamped to each book), reason (required), asOf? (at most 1 minute ahead; default now) }. Files the reading and settles every open book of the metric, whatever its date. Returns { settled, count, totalPayout }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1304,10 +1524,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Claim an onboarded participant { token }
-         * @description Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.
+         * Claim an onboarded participant { token } with a browser session
+         * @description Claim an onboarded participant { token } with a browser session: the account attaches it and becomes it (its agent keys and the session are then one identity), topped up to the full signup grant; the token is consumed. The account must have no active participant of its own (409): the untouched one sign-up made gives way. Returns { ok, participantId, creditsToppedUp, workspaces }.
          *
-         *     Auth: session (A browser session in the catalog; this service has no account system, so the master key or an identity that is not itself unclaimed stands in for one.) Capability: session. Scope: account:write.
+         *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
          */
         post: operations["postOnboardClaim"];
         delete?: never;
@@ -1531,7 +1751,7 @@ export interface paths {
         get: operations["getPredictionsOrders"];
         put?: never;
         /**
-         * Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and...
+         * Place a resting limit buy order
          * @description Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
@@ -1803,6 +2023,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/seasons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Seasons, newest first: { id, name, startsAt, endsAt, status (upcoming|active|ended) }
+         * @description Seasons, newest first: { id, name, startsAt, endsAt, status (upcoming|active|ended) }.
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getSeasons"];
+        put?: never;
+        /**
+         * Create a season { name, startsAt, endsAt } (platform operator)
+         * @description Create a season { name, startsAt, endsAt } (platform operator). Its standings count books resolved within [startsAt, endsAt), including those already resolved.
+         *
+         *     Auth: platform admin (The master key (X-API-Key).) Capability: platform. Scope: master key.
+         */
+        post: operations["postSeasons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/seasons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A season with its standings: books resolved within [startsAt, endsAt), frozen once it has ended
+         * @description A season with its standings: books resolved within [startsAt, endsAt), frozen once it has ended. Query as GET /leaderboard (sort, workspaceId, metricId, minResolvedMarkets, limit, offset).
+         *
+         *     Auth: - (No authentication.) Capability: none. Scope: none.
+         */
+        get: operations["getSeasonsId"];
+        /**
+         * Edit a season { name?, startsAt?, endsAt? } (platform operator); a new period recounts its standings
+         * @description Edit a season { name?, startsAt?, endsAt? } (platform operator); a new period recounts its standings.
+         *
+         *     Auth: platform admin (The master key (X-API-Key).) Capability: platform. Scope: master key.
+         */
+        put: operations["putSeasonsId"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -1911,7 +2187,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Edit workspace settings { name?, description? (manage)
+         * Edit workspace settings
          * @description Edit workspace settings { name?, description? (manage); public? or visibility?, externalProposals?, defaultLiquidityCredits?, defaultProposalLiquidityCredits? (manage_workspace) }.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
@@ -1955,7 +2231,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-pri...
+         * The workspace the request resolves to
          * @description The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.
          *
          *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
@@ -1987,6 +2263,39 @@ export interface components {
             /** @description Credits moved from the funder into this book (0 when it stayed unfunded). */
             subsidy: number;
             targetDate: string;
+        };
+        Connection: {
+            ask: {
+                access: boolean;
+                build: boolean;
+                decide: boolean;
+                fund: boolean;
+                look: boolean;
+                money: boolean;
+                post: boolean;
+                publish: boolean;
+                remove: boolean;
+                trade: boolean;
+            };
+            clientId: string;
+            clientName: string;
+            /** Format: date-time */
+            connectedAt: string;
+            id: string;
+            lastUsedAt: string | null;
+            redirectHost: string;
+        };
+        ConnectionCall: {
+            /** Format: date-time */
+            at: string;
+            body: string | null;
+            /** @enum {string} */
+            confirmation: "not_asked" | "accepted" | "declined" | "cancelled" | "unsupported";
+            method: string;
+            path: string;
+            status: number;
+            tool: string;
+            workspace: string | null;
         };
         CreatedMetric: {
             books: components["schemas"]["BookCost"][];
@@ -2122,7 +2431,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -3115,6 +3424,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -4253,6 +4564,153 @@ export interface operations {
             };
         };
     };
+    getAgentsIdLedger: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agentId: string;
+                        balance: number;
+                        entries: {
+                            /** @description Signed credits: positive in, negative out. */
+                            amount: number;
+                            /** @description The balance right after this leg (exact). */
+                            balanceAfter: number;
+                            /** @description What caused the leg, as far as the ledger row says: the market (and its proposal and branch), the transfer, deposit, withdrawal, order or spend, or who credited it. */
+                            cause: {
+                                branch?: string;
+                                creditedBy?: string;
+                                depositId?: string;
+                                marketId?: string;
+                                orderId?: string;
+                                proposalId?: string;
+                                spendId?: string;
+                                transferId?: string;
+                                withdrawalId?: string;
+                            };
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** @description The ledger row id; ids increase in ledger order. */
+                            id: string;
+                            /**
+                             * @description What the leg was: trade, order, order_refund, payout, refund, subsidy, subsidy_return, transfer, credit, signup_grant, deposit, withdrawal, withdrawal_restore, spend, closure, other.
+                             * @enum {string}
+                             */
+                            kind: "trade" | "order" | "order_refund" | "payout" | "refund" | "subsidy" | "subsidy_return" | "transfer" | "credit" | "signup_grant" | "deposit" | "withdrawal" | "withdrawal_restore" | "closure" | "spend" | "other";
+                            /** @description The ledger's own kind (trade, redeem, fund, pool_return, mint, spend:tokens, ...). */
+                            ledgerKind: string;
+                            /** @description The balanced ledger transfer the leg belongs to. */
+                            ledgerTransferId: string;
+                            memo: string | null;
+                        }[];
+                        /** @description Pass as ?cursor= for the next (older) page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_authorized`, `scope_denied` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getAgentsIdMarketPnl: {
         parameters: {
             query?: never;
@@ -4745,10 +5203,257 @@ export interface operations {
             };
         };
     };
+    getAgentsIdPublic: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        activeWorkspaces: {
+                            id: string;
+                            name: string;
+                        }[];
+                        balance: number;
+                        balanceHistory: {
+                            /** Format: date-time */
+                            at: string;
+                            balance: number;
+                        }[];
+                        bio: string;
+                        bot: boolean;
+                        bots: {
+                            id: string;
+                            nickname: string;
+                            parentId: string;
+                            totalEarnings: number;
+                            totalTrades: number;
+                        }[];
+                        children: {
+                            id: string;
+                            nickname: string;
+                        }[];
+                        id: string;
+                        intent: string;
+                        /** Format: date-time */
+                        joinedAt: string;
+                        model: string | null;
+                        nickname: string;
+                        /** @description Only for yourself, an owned bot, or the master key */
+                        notifications?: {
+                            [key: string]: boolean;
+                        };
+                        openPositions: {
+                            actualValue: number | null;
+                            consensus: number | null;
+                            direction: ("higher" | "lower") | null;
+                            marketId: string;
+                            metricName: string;
+                            probabilityHigher: number | null;
+                            profit: number;
+                            proposalId: string | null;
+                            proposalTitle: string | null;
+                            shares: number;
+                            /** @enum {string} */
+                            status: "open" | "conditional" | "closed" | "resolved" | "voided";
+                            targetDate: string;
+                            totalCost: number;
+                            workspaceId: string;
+                            workspaceName: string;
+                            workspaceSlug: string;
+                            worth: number;
+                        }[];
+                        owner: {
+                            id: string;
+                            nickname: string;
+                        } | null;
+                        parent: {
+                            id: string;
+                            nickname: string;
+                        } | null;
+                        pnlHistory: {
+                            /** Format: date-time */
+                            at: string;
+                            cumulative: number;
+                        }[];
+                        profitHistory: {
+                            /** Format: date-time */
+                            at: string;
+                            profit: number;
+                        }[];
+                        recentTrades: {
+                            consensusAfter: number;
+                            consensusBefore: number;
+                            cost: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            direction: ("higher" | "lower") | null;
+                            id: string;
+                            /** @enum {string} */
+                            kind: "buy" | "sell" | "redeem";
+                            marketId: string;
+                            metricName: string;
+                            price: number | null;
+                            proposalId: string | null;
+                            proposalTitle: string | null;
+                            shares: number;
+                            targetDate: string;
+                            workspaceId: string;
+                            workspaceName: string;
+                            workspaceSlug: string;
+                        }[];
+                        runBy: string | null;
+                        stats: {
+                            /** @description 1 - mean absolute error, normalised by range, of the consensus the trades left against the realised value */
+                            accuracy: number | null;
+                            brier: number | null;
+                            /** @description 1 - Brier score of the probabilities the trades left against the outcome position in range (seasons guide) */
+                            calibration: number | null;
+                            calibrationBins: {
+                                from: number;
+                                meanForecast: number | null;
+                                meanOutcome: number | null;
+                                to: number;
+                                trades: number;
+                            }[];
+                            lastTradeAt: string | null;
+                            meanAbsError: number | null;
+                            openEarnings: number;
+                            rank: number | null;
+                            resolvedMarkets: number;
+                            scoredTrades: number;
+                            settledEarnings: number;
+                            totalEarnings: number;
+                            totalTrades: number;
+                            tradedVolume: number;
+                        };
+                        transfers: {
+                            counterparty: {
+                                id: string;
+                                nickname: string;
+                            } | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            credits: number;
+                            /** @enum {string} */
+                            direction: "in" | "out";
+                            id: string;
+                            memo: string | null;
+                        }[];
+                        /** @description Only for yourself, an owned bot, or the master key */
+                        walletAddress?: string | null;
+                        withBotsEarnings: number | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postAgentsIdSpend: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5131,7 +5836,10 @@ export interface operations {
     postAgentsIdWithdraw: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5847,6 +6555,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -6484,6 +7194,663 @@ export interface operations {
                 };
             };
             /** @description `service_unavailable` (retryable), `treasury_not_configured` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAuthMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `session_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBenchmark: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        overall: {
+                            meanAbsErrorByHorizon: {
+                                books: number;
+                                /** @enum {string} */
+                                horizon: "day" | "week" | "month" | "year" | "longer";
+                                meanAbsError: number | null;
+                            }[];
+                            scorecard: {
+                                decided: number;
+                                hitRate: number | null;
+                                withinRange: number;
+                            };
+                        };
+                        workspaces: {
+                            id: string;
+                            meanAbsErrorByHorizon: {
+                                books: number;
+                                /** @enum {string} */
+                                horizon: "day" | "week" | "month" | "year" | "longer";
+                                meanAbsError: number | null;
+                            }[];
+                            name: string;
+                            scorecard: {
+                                decided: number;
+                                hitRate: number | null;
+                                tolerance: number;
+                                withinRange: number;
+                            };
+                            slug: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConnections: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"][];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteConnectionsId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putConnectionsIdAsk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ask: {
+                        access?: boolean;
+                        build?: boolean;
+                        decide?: boolean;
+                        fund?: boolean;
+                        money?: boolean;
+                        post?: boolean;
+                        publish?: boolean;
+                        remove?: boolean;
+                        trade?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Connection"];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getConnectionsIdCalls: {
+        parameters: {
+            query?: {
+                before?: string;
+            };
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionCall"][];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -9291,6 +10658,135 @@ export interface operations {
             };
         };
     };
+    getLeaderboard: {
+        parameters: {
+            query?: {
+                limit?: number;
+                metricId?: string;
+                minResolvedMarkets?: number;
+                offset?: number;
+                seasonId?: string;
+                sort?: "earnings" | "calibration" | "accuracy" | "volume";
+                workspaceId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        limit: number;
+                        metricId: string | null;
+                        minResolvedMarkets: number;
+                        offset: number;
+                        rows: {
+                            accuracy: number | null;
+                            agent: {
+                                id: string;
+                                nickname: string;
+                            };
+                            bot: boolean;
+                            calibration: number | null;
+                            /** @description Settled earnings on resolved books */
+                            earnings: number;
+                            rank: number;
+                            resolvedMarkets: number;
+                            trades: number;
+                            volume: number;
+                        }[];
+                        season: {
+                            /** Format: date-time */
+                            endsAt: string;
+                            id: string;
+                            name: string;
+                            /** Format: date-time */
+                            startsAt: string;
+                            /** @enum {string} */
+                            status: "upcoming" | "active" | "ended";
+                        } | null;
+                        /** @enum {string} */
+                        sort: "earnings" | "calibration" | "accuracy" | "volume";
+                        total: number;
+                        workspaceId: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postMarketplaceWorkspaceIdJoin: {
         parameters: {
             query?: never;
@@ -9357,6 +10853,101 @@ export interface operations {
             };
             /** @description `conflict` */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMarketplaceStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        overall: {
+                            openBooks: number;
+                            participants: number;
+                            proposalsDecided: number;
+                            volume: number;
+                            workspaces: number;
+                        };
+                        workspaces: {
+                            id: string;
+                            name: string;
+                            openBooks: number;
+                            participants: number;
+                            proposalsDecided: number;
+                            slug: string;
+                            volume: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11065,7 +12656,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied` */
+            /** @description `scope_denied`, `session_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11557,6 +13148,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -11944,6 +13537,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -12372,6 +13967,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -12923,6 +14520,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -14221,6 +15820,471 @@ export interface operations {
             };
             /** @description `validation_failed`, `malformed_json` */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSeasons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    }[];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postSeasons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endsAt: unknown;
+                    name: string;
+                    startsAt: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSeasonsId: {
+        parameters: {
+            query?: {
+                limit?: number;
+                metricId?: string;
+                minResolvedMarkets?: number;
+                offset?: number;
+                sort?: "earnings" | "calibration" | "accuracy" | "volume";
+                workspaceId?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        frozen: boolean;
+                        id: string;
+                        name: string;
+                        standings: {
+                            limit: number;
+                            metricId: string | null;
+                            minResolvedMarkets: number;
+                            offset: number;
+                            rows: {
+                                accuracy: number | null;
+                                agent: {
+                                    id: string;
+                                    nickname: string;
+                                };
+                                bot: boolean;
+                                calibration: number | null;
+                                /** @description Settled earnings on resolved books */
+                                earnings: number;
+                                rank: number;
+                                resolvedMarkets: number;
+                                trades: number;
+                                volume: number;
+                            }[];
+                            season: {
+                                /** Format: date-time */
+                                endsAt: string;
+                                id: string;
+                                name: string;
+                                /** Format: date-time */
+                                startsAt: string;
+                                /** @enum {string} */
+                                status: "upcoming" | "active" | "ended";
+                            } | null;
+                            /** @enum {string} */
+                            sort: "earnings" | "calibration" | "accuracy" | "volume";
+                            total: number;
+                            workspaceId: string | null;
+                        };
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putSeasonsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endsAt?: unknown;
+                    name?: string;
+                    startsAt?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        endsAt: string;
+                        id: string;
+                        name: string;
+                        /** Format: date-time */
+                        startsAt: string;
+                        /** @enum {string} */
+                        status: "upcoming" | "active" | "ended";
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

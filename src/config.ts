@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { feeBasisPoints, unitsPerCredit } from './domain/credits';
 import { TRADE_BATCH_LIMIT } from '../jobs/definitions';
@@ -73,6 +74,10 @@ const schema = z.object({
   CHAIN_RECHECK_MAX_MS: z.coerce.number().int().min(10).max(3600000).default(60000),
   // Fault harness only: the withdrawal job throws right after its first broadcast (the retry must not pay twice).
   CHAIN_FAULT_AFTER_BROADCAST: boolish.default(false),
+  /** development and test serve the session cookie without Secure (plain http on localhost); anything else sets it. */
+  NODE_ENV: z.string().optional(),
+  /** Signs session cookies and tokens of the account system (Better Auth). Set it outside development and tests. */
+  AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters').optional(),
 });
 
 export type Config = z.infer<typeof schema> & {
@@ -80,7 +85,13 @@ export type Config = z.infer<typeof schema> & {
   redisUrl: string;
   explicitServices: boolean;
   queueBackend: 'redis' | 'postgres';
+  /** NODE_ENV is development or test: cookies without Secure, the dev secret allowed, emails written to the log. */
+  development: boolean;
+  authSecret: string;
 };
+
+/** Used only in development and tests, where no AUTH_SECRET is set. */
+const DEV_AUTH_SECRET = 'development-only-auth-secret-do-not-use-in-production';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/proposals';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -102,8 +113,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new Error(`Invalid configuration:\n  ${(err as Error).message}`);
     }
   }
+  const development = c.NODE_ENV === 'development' || c.NODE_ENV === 'test';
   return {
     ...c,
+    development,
+    // Outside development a missing secret is drawn at random: sessions then end with the process (a warning is logged).
+    authSecret: c.AUTH_SECRET ?? (development ? DEV_AUTH_SECRET : randomBytes(32).toString('base64url')),
     databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     redisUrl: c.REDIS_URL ?? DEFAULT_REDIS_URL,
     explicitServices: Boolean(c.DATABASE_URL || c.REDIS_URL),

@@ -6,6 +6,7 @@ import { openDatabase } from './db/dataSource';
 import { systemClock, type Clock, type Deps } from './deps';
 import { wireAreas } from './services/wireAreas';
 import { closeCallerCache } from './services/access/callerCache';
+import { closeAccountSystem } from './services/accounts';
 
 /** Connect Postgres (creating and migrating it) and, on the Redis layout, Redis; the same for every role and for tests. */
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
@@ -24,6 +25,7 @@ export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?
 
 export async function closeDeps(deps: Deps): Promise<void> {
   await closeCallerCache(deps);
+  await closeAccountSystem(deps);
   await deps.hub.close();
   deps.redis?.disconnect();
   if (deps.ds.isInitialized) await deps.ds.destroy();

@@ -14,6 +14,7 @@ import {
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
 import { callerCache, grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
+import { hasSessionCookie, participantOfAccount, sessionOf, sessionPrincipal } from '../services/accounts';
 import { keyHolder } from '../services/identity';
 import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
@@ -54,7 +55,14 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
   const agentKey = header(h, 'x-agent-key');
   const apiKey = header(h, 'x-api-key');
   const raw = agentKey ?? apiKey;
-  if (raw === undefined) return null;
+  if (raw === undefined) {
+    // An OAuth access token of the MCP connector is not a credential here (spec §5.1, §7: 401).
+    if (/^bearer\s/i.test(header(h, 'authorization') ?? '')) {
+      throw new DomainError('invalid_credentials', 'An OAuth access token works only at /mcp (the MCP connector); the API takes X-Agent-Key, X-API-Key or a signed-in session.');
+    }
+    // A key, when sent, is the credential; otherwise the account system's session cookie (spec §5.1).
+    return hasSessionCookie(h) ? sessionCaller(deps, h) : null;
+  }
   const trimmed = raw.trim();
   const key = trimmed ? await callerCache(deps).get(`k:${trimmed}`, () => keyHolder(deps, trimmed)) : null;
   if (!key) throw new DomainError('invalid_credentials', 'The key sent is unknown or has been revoked.');
@@ -67,6 +75,13 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
     keyWorkspaceId: key.workspaceId,
     keyLocked: key.workspaceLocked,
   };
+}
+
+/** The browser session behind the cookie, as the account's participant; 401 when it has ended. */
+async function sessionCaller(deps: Deps, h: IncomingHttpHeaders): Promise<Caller> {
+  const session = await sessionOf(deps, h);
+  if (!session) throw new DomainError('invalid_credentials', 'Your session has ended or was signed out: sign in again (POST /api/auth/sign-in/email).');
+  return sessionPrincipal(await participantOfAccount(deps, session), session.userId);
 }
 
 export function requireScope(caller: Caller, rule: AuthRule): void {

@@ -7,10 +7,13 @@ import { ApiError, DomainError, isRetryable } from '../errors';
 import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { callerCache } from '../services/access';
+import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
 import { registeredRoutes, type RouteDef } from './registry';
 import { runRoute } from './dispatch';
 import { serveReference } from './reference';
 import { webRoutes } from '../web';
+import { mcpMiddleware } from './mcp/server';
+import { oauthPages } from './oauthPages';
 import './routes';
 
 const BODY_LIMIT = '1mb';
@@ -41,7 +44,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     const started = performance.now();
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
+      // ctx.respond false: the account system (or the MCP transport) wrote the answer itself.
+      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
         throw new ApiError('route_not_found', `No endpoint ${ctx.method} ${ctx.path}; GET /api/help lists them all.`);
       }
     } catch (err) {
@@ -52,10 +56,31 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       if (apiErr.code === 'service_unavailable') logger.warn({ err, requestId, path: ctx.path }, 'request hit an infrastructure blip');
       else if (apiErr.status >= 500) logger.error({ err, requestId, path: ctx.path }, 'request failed');
     } finally {
-      opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
+      if (ctx.respond !== false && !ctx.state.rawAnswer) opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
       logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
     }
   });
+
+  // The account system (spec §5.1) answers under /api/auth/* itself, before any body is read: sign-up,
+  // sign-in, sign-out, session, password reset. The /api/auth routes of our own registry (DELETE
+  // /api/auth/me) go to the router.
+  const ownAuthPaths = new Set(registeredRoutes().filter((r) => `/api${r.path}`.startsWith(`${AUTH_BASE_PATH}/`)).map((r) => `/api${r.path}`));
+  app.use(async (ctx, next) => {
+    if (!ctx.path.startsWith(`${AUTH_BASE_PATH}/`) || ownAuthPaths.has(ctx.path)) return next();
+    ctx.respond = false;
+    try {
+      await accountSystem(deps).handler(ctx.req, ctx.res);
+    } catch (err) {
+      if (ctx.res.headersSent) throw err;
+      ctx.respond = true;
+      throw err;
+    }
+  });
+
+  // The OAuth discovery documents and the sign-in and consent pages (forms, not JSON).
+  app.use(oauthPages(deps));
+  // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
+  app.use(mcpMiddleware(deps));
 
   app.use(async (ctx, next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');

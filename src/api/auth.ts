@@ -29,6 +29,8 @@ export interface AuthRule {
   workspaceOptional?: boolean;
   /** The workspace is named by this path parameter (e.g. /workspaces/{id}) instead of X-Workspace-Id. */
   workspaceParam?: string;
+  /** Only a browser session may call it (spec §5.1): no key, not even the master key, and no scope grants it. */
+  sessionOnly?: boolean;
 }
 
 export const auth = {
@@ -43,6 +45,7 @@ export const auth = {
   selfAdmin: (scope?: AccountScope): AuthRule => ({ label: 'self/admin', identity: true, scope, workspaceOptional: true }),
   selfOwner: (scope: AccountScope): AuthRule => ({ label: 'self/owner', identity: true, scope }),
   platform: (): AuthRule => ({ label: 'platform admin', identity: true }),
+  session: (): AuthRule => ({ label: 'session', identity: true, sessionOnly: true }),
 };
 
 export const AUTH_LEGEND: Record<AuthLabel, string> = {
@@ -56,8 +59,7 @@ export const AUTH_LEGEND: Record<AuthLabel, string> = {
   'self/admin': 'The caller may target itself; targeting another participant needs manage in the workspace.',
   'self/owner': 'The participant itself or its creator (a workspace admin is not enough).',
   optional: 'Credentials, if present, widen the response.',
-  session:
-    'A browser session in the catalog; this service has no account system, so the master key or an identity that is not itself unclaimed stands in for one.',
+  session: 'A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.',
   'platform admin': 'The master key (X-API-Key).',
 };
 
@@ -88,5 +90,6 @@ export function requirementOf(rule: AuthRule): { capability: string; scope: stri
   if (rule.label === '-' || rule.label === 'optional') return { capability, scope: 'none' };
   if (rule.label === 'admin') return { capability, scope: 'workspace:manage' };
   if (rule.label === 'platform admin') return { capability, scope: 'master key' };
+  if (rule.sessionOnly) return { capability, scope: 'session only' };
   return { capability, scope: 'any' };
 }

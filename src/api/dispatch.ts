@@ -39,6 +39,9 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
   if (def.auth.identity && !caller) {
     throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
   }
+  if (def.auth.sessionOnly && !caller?.accountId) {
+    throw new ApiError('session_required', 'Only a browser session may do this: sign in (POST /api/auth/sign-in/email) and send the session cookie. No key can, whatever its scopes, and no scope grants it.', { requiredCapabilities: ['session'] });
+  }
   if (def.auth.label === 'platform admin' && !caller?.isMaster) {
     throw new ApiError('not_authorized', 'Only the platform operator (master key) may do this.', { requiredCapabilities: ['platform'] });
   }

@@ -17,7 +17,7 @@ const GUIDES: Array<{ id: string; title: string; description: string; category: 
   { id: 'build-agent', title: 'Build an agent', description: 'A complete trading agent in TypeScript against the OpenAPI types.', category: 'start' },
   { id: 'recipes', title: 'Recipes', description: 'Short programs for common jobs: branch trading, quotes, dashboards, retries.', category: 'start' },
   { id: 'agent-api', title: 'Agent API', description: 'The routes an agent uses, and how it stays informed.', category: 'agents' },
-  { id: 'connect', title: 'Connect', description: 'Connecting programs and assistants: REST, the OpenAPI document, typed clients.', category: 'agents' },
+  { id: 'connect', title: 'Connect', description: 'Connecting programs and assistants: REST, the OpenAPI document, typed clients, and the MCP connector (OAuth, tools by ask type, revoking).', category: 'agents' },
   { id: 'agent-telemetry', title: 'Agent telemetry', description: 'What an agent can report about itself and what this instance records.', category: 'agents' },
   { id: 'feedback', title: 'Feedback', description: 'Reporting problems and requests, with request ids.', category: 'agents' },
   { id: 'markets', title: 'Markets', description: 'LMSR books, consensus, payouts, trading modes.', category: 'trading' },

@@ -23,6 +23,7 @@ export function errorCodesOf(r: AnyRoute): ErrorCode[] {
   if (r.auth.identity || r.auth.label !== '-') for (const c of IDENTITY) codes.add(c);
   if (r.auth.capability || r.auth.workspaceOptional || r.auth.workspaceParam) for (const c of WORKSPACE) codes.add(c);
   if (r.auth.label === 'platform admin') codes.add('not_authorized');
+  if (r.auth.sessionOnly) codes.add('session_required');
   return [...codes].filter((c) => !('retired' in ERROR_CATALOG[c]));
 }
 
@@ -88,6 +89,7 @@ export const ERROR_SCHEMA: Json = {
 const SECURITY_SCHEMES: Json = {
   agentKey: { type: 'apiKey', in: 'header', name: 'X-Agent-Key', description: "A participant's key (from POST /agents/register, /onboard or /agents/{id}/keys); its scopes limit the routes it can call." },
   apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The master key of the instance (platform operator), or a participant key sent under this name.' },
+  session: { type: 'apiKey', in: 'cookie', name: 'mpps.session_token', description: 'The session cookie of the account system (POST /api/auth/sign-in/email; __Secure-mpps.session_token over https). Bypasses key scopes.' },
   viewLink: { type: 'apiKey', in: 'header', name: 'X-View-Link', description: 'A view-link token: read-only access to one workspace, no key needed.' },
 };
 
@@ -99,10 +101,46 @@ const workspaceHeader: Json = {
   schema: { type: 'string' },
 };
 
+const idempotencyHeader: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse.',
+  schema: { type: 'string', minLength: 1, maxLength: 200 },
+};
+
+/** One line per tag (the first path segment): what the group of operations is for. */
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  auth: 'The signed-in person (a session from POST /api/auth/sign-in/email): who it is, and deleting the account.',
+  connections: "The person's connected AI assistants (MCP over OAuth): each one's calls, what it must ask before acting, and disconnecting it.",
+  benchmark: 'How well the markets forecast: the error of the final consensus by how long a book traded, and the decision scorecard.',
+  leaderboard: 'Standings over public workspaces by earnings, calibration, accuracy or volume.',
+  seasons: 'Seasons: a period with its own standings, frozen at its end (the platform operator creates and moves them).',
+  agents: 'Participants: registration, profiles, keys, balances, the ledger statement, transfers, credits, spends, deposits and withdrawals.',
+  events: 'The event log (spec §6): read it in order, or stream it.',
+  groups: 'Groups in a workspace: capabilities and per-metric permissions granted to their members.',
+  guides: 'The guides, as Markdown.',
+  help: 'The live catalog of every endpoint, for people.',
+  hooks: 'Webhooks: subscriptions to event types, signed deliveries, retries and replay.',
+  marketplace: 'Public workspaces to browse and join.',
+  metrics: 'Metrics: definitions, formulas, readings and their history.',
+  onboard: 'One-call onboarding: a participant, its key and its first workspace.',
+  'openapi.json': 'This document.',
+  predictions: 'Prediction markets (LMSR books): listings, trades, limit orders, positions and history.',
+  proposals: "Proposals: their approved and declined branches' markets, comments and decisions.",
+  'public-config': 'The instance settings a client needs before it has a key.',
+  status: "The workspace's status summary: metrics, markets and trends.",
+  updates: 'What changed since a moment, for polling clients.',
+  waitlist: 'Joining the waitlist of an instance that is not open to everyone.',
+  workspaces: 'Workspaces: creation, settings, membership and view links.',
+};
+
 function securityOf(rule: AuthRule, scope: string): Json[] {
   const scopes = scope === 'none' || scope === 'any' || scope === 'master key' ? [] : [scope];
   if (rule.label === 'platform admin') return [{ apiKey: [] }];
-  const keyed = [{ agentKey: scopes }, { apiKey: scopes }];
+  if (rule.sessionOnly) return [{ session: [] }];
+  const keyed = [{ agentKey: scopes }, { apiKey: scopes }, { session: [] }];
   if (rule.label === '-') return [{}];
   if (rule.label === 'optional') return [{}, ...keyed];
   if (rule.anonymousRead) return [{}, ...keyed, { viewLink: [] }];
@@ -159,17 +197,52 @@ function operationOf(r: AnyRoute, sink: SchemaSink): Json {
     'x-auth': { label: r.auth.label, capability: req.capability, scope: req.scope },
     'x-error-codes': errorCodesOf(r),
     security: securityOf(r.auth, req.scope),
-    parameters: [...parametersOf(r.params, 'path', sink), ...parametersOf(r.query, 'query', sink), ...(workspaceScoped ? [workspaceHeader] : [])],
+    parameters: [
+      ...parametersOf(r.params, 'path', sink),
+      ...parametersOf(r.query, 'query', sink),
+      ...(workspaceScoped ? [workspaceHeader] : []),
+      ...(r.idempotent ? [idempotencyHeader] : []),
+    ],
     ...(r.body ? { requestBody: { required: !r.body.safeParse(undefined).success, content: { 'application/json': { schema: sink.convert(r.body, 'input') } } } } : {}),
     responses,
   };
 }
 
-/** The first sentence, or its first clause when the sentence is long. */
-function shortSummary(text: string): string {
-  const sentence = text.split(/(?<=\.)\s+/)[0];
-  if (sentence.length <= 100) return sentence.replace(/\.$/, '');
-  const clause = sentence.split(/[:;]/)[0].trim();
+/** Where each character sits: 0 outside brackets, more inside { }, [ ] or ( ). */
+function depths(text: string): number[] {
+  let d = 0;
+  return [...text].map((ch) => {
+    if ('{[('.includes(ch)) return ++d;
+    const at = d;
+    if ('}])'.includes(ch)) d = Math.max(0, d - 1);
+    return at;
+  });
+}
+
+/**
+ * The first sentence, or its first clause when the sentence is long; never cut inside a bracket
+ * ("Spend credits { amount, type: ... }" shortens to "Spend credits", not "Spend credits { amount, type").
+ */
+export function shortSummary(text: string): string {
+  const firstAtDepth0 = (s: string, hit: (ch: string, i: number) => boolean) => {
+    const d = depths(s);
+    for (let i = 0; i < s.length; i++) if (d[i] === 0 && hit(s[i], i)) return i;
+    return s.length;
+  };
+  const t = text.trim();
+  const sentence = t.slice(0, firstAtDepth0(t, (ch, i) => ch === '.' && (i + 1 === t.length || /\s/.test(t[i + 1])))).trim();
+  if (sentence.length <= 100) return sentence;
+  const clause = sentence.slice(0, firstAtDepth0(sentence, (ch) => ch === ':' || ch === ';')).trim();
+  const fits = (x: string) => x.length >= 15 && x.length <= 100;
+  if (fits(clause)) return clause;
+  const open = depths(clause).findIndex((x) => x > 0);
+  const beforeBracket = open > 0 ? clause.slice(0, open).trim().replace(/[,;:]$/, '') : '';
+  if (clause.length > 100 && fits(beforeBracket)) return beforeBracket;
+  // Otherwise the sentence up to a word break outside any bracket, within 97 characters.
+  const d = depths(sentence);
+  let cut = 0;
+  for (let i = 1; i <= 97 && i < sentence.length; i++) if (sentence[i] === ' ' && d[i] === 0) cut = i;
+  if (cut > 0 && (clause.length > 100 || cut > clause.length)) return `${sentence.slice(0, cut).replace(/[,;:]$/, '')}...`;
   return clause.length <= 100 ? clause : `${clause.slice(0, 97)}...`;
 }
 
@@ -185,7 +258,9 @@ export function openApiDocument(): Json {
     paths[p] ??= {};
     paths[p][r.method.toLowerCase()] = operationOf(r, sink);
   }
-  const tags = [...new Set(registeredRoutes().map((r) => r.path.split('/')[1]))].sort().map((name) => ({ name }));
+  const tags = [...new Set(registeredRoutes().map((r) => r.path.split('/')[1]))]
+    .sort()
+    .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `Operations under /${name}.` }));
   cached = {
     openapi: '3.1.0',
     info: {

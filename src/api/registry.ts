@@ -64,6 +64,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   responseType?: string;
   /** The whole route is superseded (its replacement is named in the summary). */
   deprecated?: boolean;
+  /**
+   * The route takes an optional Idempotency-Key header (a money move: the handler reads it with
+   * idempotencyKey(c)); the OpenAPI document declares the header on it.
+   */
+  idempotent?: boolean;
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 

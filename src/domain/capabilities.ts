@@ -87,6 +87,8 @@ export interface Principal {
   isMaster: boolean;
   keyWorkspaceId: string | null;
   keyLocked: boolean;
+  /** Present when the caller is a browser session: the account (spec §5.1) signed in. */
+  accountId?: string;
 }
 
 export type MetricAction = 'read' | 'trade';

@@ -7,6 +7,7 @@ import { Workspace } from './workspace';
 @SqlIndex('agents_nickname_ci', '(lower(nickname))', { unique: true })
 @Index('agents_parent', ['parentId'], { where: 'parent_id IS NOT NULL' })
 @Index('agents_created_by', ['createdBy'], { where: 'created_by IS NOT NULL' })
+@Unique('agents_account_id_key', ['accountId'])
 export class Agent {
   @PrimaryColumn({ type: 'text' }) id!: string;
   @Column({ type: 'text' }) nickname!: string;
@@ -32,6 +33,8 @@ export class Agent {
   @Column({ type: 'timestamptz', name: 'claimed_at', nullable: true }) claimedAt!: Date | null;
   /** Notification switches (spec §2.7; null: the defaults), migration 1763800200000. */
   @Column({ type: 'jsonb', nullable: true }) notifications!: Record<string, boolean> | null;
+  /** The account (auth_users.id, owned by the account system) this participant belongs to; one per account. Migration 1763901000000. */
+  @Column({ type: 'text', name: 'account_id', nullable: true }) accountId!: string | null;
 }
 
 @Entity('api_keys')

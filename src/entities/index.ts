@@ -7,7 +7,9 @@ import { Metric, MetricReading, MetricRevision, MetricUpdate } from './metric';
 import { Market, MarketFunder, Position, Trade, TradeRequest } from './market';
 import { Proposal, ProposalComment, ProposalScorecardRow } from './proposal';
 import { LimitOrder } from './order';
+import { Connection, ConnectionCall } from './connection';
+import { BenchmarkStats, ParticipantResult, ParticipantStats, Season, SeasonStats } from './standings';
 import { AgentWallet, CreditTransfer, Deposit, DepositLog, MoneyRequest, Withdrawal } from './credits';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, MarketFunder];
+export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, MarketFunder, Connection, ConnectionCall, ParticipantResult, ParticipantStats, Season, SeasonStats, BenchmarkStats];

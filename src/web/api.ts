@@ -23,11 +23,14 @@ export interface Visitor {
 
 const MAX_TOKEN = 200;
 
-/** The visitor of this page: its own credentials (X-Agent-Key, X-API-Key) when it sends any, the view link, the workspace. */
+/**
+ * The visitor of this page: its own credentials when it sends any (the session cookie of a signed-in
+ * person, or X-Agent-Key / X-API-Key), the view link, the workspace.
+ */
 export function visitorOf(ctx: Koa.Context, workspace: string): Visitor {
   const view = typeof ctx.query.view === 'string' && ctx.query.view.length <= MAX_TOKEN ? ctx.query.view.trim() || null : null;
   const headers: IncomingHttpHeaders = { 'x-workspace-id': workspace };
-  for (const name of ['x-agent-key', 'x-api-key']) {
+  for (const name of ['cookie', 'x-agent-key', 'x-api-key']) {
     const v = ctx.get(name);
     if (v) headers[name] = v;
   }

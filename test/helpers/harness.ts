@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp } from '../../src/api/app';
 import { loadConfig } from '../../src/config';
@@ -52,6 +53,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   const contract = new ContractRecorder();
   const server = createApp(deps, { onResponse: contract.observe }).listen(0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
+  // PUBLIC_BASE_URL 'listening': the address this server got (OAuth issuer, resource and redirects must match it).
+  if (env.PUBLIC_BASE_URL === 'listening') Object.assign(deps.config, { PUBLIC_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   const http = request.agent(server);
   return {
     deps,
@@ -69,7 +72,10 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
       return workers;
     },
     close: async () => {
-      await new Promise<void>((r) => server.close(() => r()));
+      // Long-lived answers (SSE streams of MCP sessions, the event stream) would hold close() open.
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await closed;
       await workers?.close();
       await deps.hub.close();
       await dropQueueData(deps, prefix);

@@ -109,6 +109,45 @@ describe('deposits', () => {
     await expectBooksMatchChain();
   });
 
+  it("a claim of someone else's txHash is 409 with the code and a sentence only; the first record shows only to its participant's owner and the operator", async () => {
+    const owner = await registerAgent(app);
+    const bot = await app.http.post('/api/agents').set('X-Agent-Key', owner.key).send({ agentId: `bot-${Date.now().toString(36)}` });
+    expect(bot.status).toBe(201);
+    const botId = bot.body.agentId as string;
+    const wallet = await chain.wallet();
+    await app.http.put(`/api/agents/${botId}/wallet`).set('X-Agent-Key', owner.key).send({ walletAddress: wallet.address }).expect(200);
+    const hash = await pay(wallet, 2_040_000n); // 2.04 USDC = 200 credits, 4 fee
+    const first = await app.http.post(`/api/agents/${botId}/deposit`).set('X-Agent-Key', owner.key).send({ txHash: hash });
+    expect(first.status).toBe(202);
+    const done = await waitFor('the bot deposit to be credited', async () => {
+      await chain.mine(1);
+      const r = await app.http.get(`/api/agents/${botId}/deposits/${first.body.id}`).set('X-Agent-Key', owner.key);
+      return r.body.status === 'credited' ? r.body : null;
+    });
+    expect(done).toMatchObject({ credits: 200, fee: 4, amountPaid: '2040000', fromAddress: wallet.address });
+
+    // A stranger (its own wallet registered or not) learns that the tx is taken, nothing else.
+    const { agent: stranger } = await depositor();
+    const theirs = await submit(stranger, hash);
+    expect(theirs.status).toBe(409);
+    expect(theirs.body).toEqual({
+      code: 'deposit_duplicate',
+      error: 'This transaction was already claimed as a deposit by another participant; each transaction credits once.',
+      doc_url: '/api/guides/api-reference#error-deposit_duplicate',
+    });
+    for (const secret of [botId, wallet.address, '2040000', first.body.id]) expect(JSON.stringify(theirs.body)).not.toContain(secret);
+
+    // The bot's owner, claiming it under its own id, and the operator see the first record.
+    const mine = await app.http.post(`/api/agents/${owner.id}/deposit`).set('X-Agent-Key', owner.key).send({ txHash: hash });
+    expect(mine.status).toBe(409);
+    expect(mine.body.deposit).toMatchObject({ id: first.body.id, agentId: botId, fromAddress: wallet.address, amountPaid: '2040000', credits: 200 });
+    const operator = await app.http.post(`/api/agents/${stranger.id}/deposit`).set('X-API-Key', app.masterKey).send({ txHash: hash });
+    expect(operator.status).toBe(409);
+    expect(operator.body.deposit).toMatchObject({ id: first.body.id, agentId: botId, credits: 200 });
+    expect(await balance(stranger)).toBe(0);
+    await expectBooksMatchChain();
+  });
+
   it('rejects with a reason: another token, another recipient, a sender that is not the wallet, a reverted tx, no registered wallet', async () => {
     const { agent, wallet } = await depositor();
     const stranger = await chain.wallet();

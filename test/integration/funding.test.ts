@@ -190,7 +190,15 @@ describe('what creating a metric costs', () => {
   it('a dry run (query or body) says what the books would cost and whether the balance covers it, and writes nothing', async () => {
     const ws = await buildWorkspace(app, { public: true, ownerCredits: 300 });
     const name = uniqueName('metric');
-    const ledgerRows = async () => (await app.deps.ds.query(`SELECT count(*)::int AS n FROM ledger_entries`))[0].n;
+    // Scoped to this workspace (other suites write to the same database at the same time): the owner's
+    // ledger rows and the workspace's books.
+    const ledgerRows = async () =>
+      (
+        await app.deps.ds.query(
+          `SELECT (SELECT count(*)::int FROM ledger_entries WHERE account_id = $1) + (SELECT count(*)::int FROM markets WHERE workspace_id = $2) AS n`,
+          [`agent:${ws.owner.id}`, ws.id],
+        )
+      )[0].n;
     const before = await ledgerRows();
     for (const [query, body] of [['?dryRun=true', {}], ['', { dryRun: true }]] as const) {
       const res = await createMetric(ws, { name, ...body }, query);

@@ -5,23 +5,25 @@ import { buildWorkspace, mint, registerAgent } from '../helpers/factories';
 let app: TestApp;
 useTestApp((a) => (app = a));
 
-const count = async (table: string) => Number((await app.deps.ds.query(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
+// Scoped counts: other suites write to the same database at the same time.
+const count = async (table: 'proposals' | 'workspaces', column: string, id: string) =>
+  Number((await app.deps.ds.query(`SELECT count(*)::int AS n FROM ${table} WHERE ${column} = $1`, [id]))[0].n);
 
 describe('text is valid Unicode or refused', () => {
   it('a lone surrogate in a proposal title is a 400 naming the field (was a 500 on the way into an event)', async () => {
     const ws = await buildWorkspace(app);
-    const before = await count('proposals');
+    const before = await count('proposals', 'workspace_id', ws.id);
     const res = await app.http.post('/api/proposals').set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id).send({ title: 'half \ud83d of a pair', description: 'x' });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('validation_failed');
     expect(res.body.error).toMatch(/body field "title".*valid UTF-8/);
-    expect(await count('proposals')).toBe(before);
+    expect(await count('proposals', 'workspace_id', ws.id)).toBe(before);
   });
 
   it('invalid UTF-8 bytes in a workspace name are refused, not stored as replacement characters', async () => {
     const owner = await registerAgent(app);
     await mint(app, owner.id, 10);
-    const before = await count('workspaces');
+    const before = await count('workspaces', 'owner_id', owner.id);
     const raw = Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xc3, 0x28]), Buffer.from(' bytes","public":false}')]);
     const res = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).set('Content-Type', 'application/json').send(raw);
     expect(res.status).toBe(400);
@@ -29,7 +31,7 @@ describe('text is valid Unicode or refused', () => {
     // A lone low surrogate as a JSON escape, in a key this time.
     const esc = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).set('Content-Type', 'application/json').send(`{"name":"${uniqueName('ws')}","\\udc00":1}`);
     expect(esc.status).toBe(400);
-    expect(await count('workspaces')).toBe(before);
+    expect(await count('workspaces', 'owner_id', owner.id)).toBe(before);
     // Paired surrogates (an emoji) are ordinary text.
     const ok = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).send({ name: `${uniqueName('ws')} \ud83d\ude80` });
     expect(ok.status).toBe(201);

@@ -99,7 +99,8 @@ describe('the ledger writer', () => {
       const refusal = await writeLedger(m, batch).catch((e) => e);
       expect(statements.n()).toBe(1);
       expect(refusal).toBeInstanceOf(DomainError);
-      expect(refusal).toMatchObject({ code: 'insufficient_balance', details: { balance: 10, cost: 11 } });
+      expect(refusal).toMatchObject({ code: 'insufficient_balance', details: { balance: 10_000_000_000n, cost: 11_000_000_000n } });
+      expect((refusal as DomainError).toBody()).toMatchObject({ code: 'insufficient_balance', balance: 10, cost: 11 });
       expect(refusal.message).toBe('Not enough credits: the balance is 10 and this needs 11.');
       // Still inside the same transaction, which is not aborted: nothing moved, nothing was written.
       const inside = await m.query(`SELECT count(*)::int AS n FROM ledger_entries WHERE account_id = ANY($1::text[])`, [[a, b, c]]);
@@ -109,7 +110,7 @@ describe('the ledger writer', () => {
       // A transfer refuses the same way (its route answers 409); a write the caller proved covered aborts as a bug.
       await expect(transfer(m, { from: a, to: b, amount: toNano(10) + 1n, kind: 'test_short' })).rejects.toMatchObject({
         code: 'insufficient_balance',
-        details: { balance: 10, cost: 10.000000001 },
+        details: { balance: 10_000_000_000n, cost: 10_000_000_001n },
       });
       const bug = await writeLedger(m, batch, { shortfall: 'internal' }).catch((e) => e);
       expect(bug).not.toBeInstanceOf(DomainError);
@@ -181,7 +182,7 @@ describe('the ledger writer', () => {
         ledgerOutcome(ledger, row);
         return BigInt(row.b_after);
       });
-    await expect(attempt(toNano(4))).rejects.toMatchObject({ code: 'insufficient_balance', details: { balance: 3, cost: 4 } });
+    await expect(attempt(toNano(4))).rejects.toMatchObject({ code: 'insufficient_balance', details: { balance: 3_000_000_000n, cost: 4_000_000_000n } });
     expect(await attempt(toNano(2))).toBe(toNano(5));
     const events = await ds.query(`SELECT data FROM outbox WHERE workspace_id = $1`, [ws]);
     expect(events.map((e: { data: { amount: string } }) => e.data.amount)).toEqual([toNano(2).toString()]);

@@ -1,5 +1,6 @@
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { registerAgent } from '../helpers/factories';
+import { signUp } from '../helpers/accounts';
 
 describe('onboarding paused (the default)', () => {
   let app: TestApp;
@@ -73,36 +74,37 @@ describe('onboarding open', () => {
     expect(info.status).toBe(200);
     expect(info.body).toEqual({ participantId: o.participantId, nickname: o.nickname, workspaces: [{ id: o.workspace.id, name: 'Claim Me', slug: o.workspace.slug }] });
     expect(o.workspace.visibility).toBe('private');
-    // No credentials: 401. The unclaimed participant itself cannot claim.
+    // No credentials: 401. Keys cannot claim (a browser session only): not the participant's own, not another's, not the master key.
     expect((await app.http.post('/api/onboard/claim').send({ token: o.claimToken })).status).toBe(401);
-    const selfClaim = await app.http.post('/api/onboard/claim').set('X-Agent-Key', o.apiKey).send({ token: o.claimToken });
-    expect(selfClaim.status).toBe(403);
-    expect(selfClaim.body.code).toBe('not_authorized');
     const human = await registerAgent(app);
-    const claimed = await app.http.post('/api/onboard/claim').set('X-Agent-Key', human.key).send({ token: o.claimToken });
+    for (const [header, value] of [['X-Agent-Key', o.apiKey], ['X-Agent-Key', human.key], ['X-API-Key', app.masterKey]]) {
+      const byKey = await app.http.post('/api/onboard/claim').set(header, value).send({ token: o.claimToken });
+      expect(byKey.status).toBe(403);
+      expect(byKey.body.code).toBe('session_required');
+    }
+    const person = await signUp(app);
+    const claimed = await person.browser.post('/api/onboard/claim').send({ token: o.claimToken });
     expect(claimed.status).toBe(200);
     expect(claimed.body).toEqual({ ok: true, participantId: o.participantId, creditsToppedUp: 900, workspaces: info.body.workspaces });
     const me = await app.http.get('/api/agents/me').set('X-Agent-Key', o.apiKey);
     expect(me.body).toMatchObject({ unclaimed: false, balance: 1000 });
-    // Used: 404 both ways.
+    // Used: 404 (another account tries it).
     expect((await app.http.get(`/api/onboard/claim/${o.claimToken}`)).status).toBe(404);
-    expect((await app.http.post('/api/onboard/claim').set('X-API-Key', app.masterKey).send({ token: o.claimToken })).status).toBe(404);
-    // The claimer now owns the participant (self/owner): it can manage its keys.
-    expect((await app.http.get(`/api/agents/${o.participantId}/keys`).set('X-Agent-Key', human.key)).status).toBe(200);
-    // An account claims one participant.
+    const other = await signUp(app);
+    expect((await other.browser.post('/api/onboard/claim').send({ token: o.claimToken })).status).toBe(404);
+    // The account is the participant now: its session manages the participant's keys.
+    expect((await person.browser.get(`/api/agents/${o.participantId}/keys`)).status).toBe(200);
+    // An account holds one participant: a second claim is 409.
     const second = (await onboard({ workspace: { name: 'Second' } })).body;
-    const twice = await app.http.post('/api/onboard/claim').set('X-Agent-Key', human.key).send({ token: second.claimToken });
+    const twice = await person.browser.post('/api/onboard/claim').send({ token: second.claimToken });
     expect(twice.status).toBe(409);
-    // The master key can claim any.
-    const byMaster = await app.http.post('/api/onboard/claim').set('X-API-Key', app.masterKey).send({ token: second.claimToken });
-    expect(byMaster.status).toBe(200);
     await expectLedgerSound(app.deps);
   });
 
   it('unknown tokens are 404', async () => {
     expect((await app.http.get('/api/onboard/claim/ct_nope')).status).toBe(404);
-    const human = await registerAgent(app);
-    const res = await app.http.post('/api/onboard/claim').set('X-Agent-Key', human.key).send({ token: 'ct_nope' });
+    const person = await signUp(app);
+    const res = await person.browser.post('/api/onboard/claim').send({ token: 'ct_nope' });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
   });

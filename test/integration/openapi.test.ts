@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { registeredRoutes } from '../../src/api/registry';
-import { errorCodesOf, openApiPath } from '../../src/api/openapi';
+import { errorCodesOf, openApiPath, shortSummary } from '../../src/api/openapi';
 import { describeRoute } from '../../src/api/routes/help';
 import { contractViolation } from '../helpers/contract';
 import { useTestApp, type TestApp } from '../helpers/harness';
@@ -49,8 +49,8 @@ describe('GET /api/openapi.json', () => {
     expect(op['x-error-codes']).toEqual(errorCodesOf(trade));
     expect(op.responses['409'].description).toContain('price_moved');
     expect(op.responses['503'].headers['Retry-After']).toBeDefined();
-    expect(op.security).toEqual([{ agentKey: ['workspace:trade'] }, { apiKey: ['workspace:trade'] }]);
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['agentKey', 'apiKey', 'viewLink']);
+    expect(op.security).toEqual([{ agentKey: ['workspace:trade'] }, { apiKey: ['workspace:trade'] }, { session: [] }]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['agentKey', 'apiKey', 'session', 'viewLink']);
   });
 
   it('the committed client types (examples/api.d.ts, which examples/build-agent.ts compiles against) match the document', () => {
@@ -66,6 +66,62 @@ describe('GET /api/openapi.json', () => {
     const limit = doc.paths['/predictions/markets'].get.parameters.find((p: { name: string }) => p.name === 'limit');
     expect(limit.schema).toMatchObject({ type: 'integer', maximum: 200, default: 50 });
     expect(doc.paths['/predictions/markets/{id}'].get.parameters[0]).toMatchObject({ name: 'id', in: 'path', required: true });
+  });
+});
+
+describe('the document says everything (issue 28 item 12)', () => {
+  let doc: Record<string, any>;
+  beforeAll(async () => {
+    doc = (await app.http.get('/api/openapi.json').expect(200)).body;
+  });
+
+  it('declares the Idempotency-Key header on every operation that reads it, and on no other', () => {
+    const reads = (r: { handler: unknown }) => /\bidempotencyKey\)?\(c\)/.test(String(r.handler));
+    const expected = registeredRoutes().filter(reads).map((r) => `${r.method} ${r.path}`).sort();
+    const declared: string[] = [];
+    for (const r of registeredRoutes()) {
+      const op = doc.paths[openApiPath(r.path)][r.method.toLowerCase()];
+      const header = (op.parameters as Array<{ name: string; in: string; required: boolean; schema: unknown }>).find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+      if (header) {
+        declared.push(`${r.method} ${r.path}`);
+        expect(header).toMatchObject({ required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } });
+      }
+    }
+    expect(declared.sort()).toEqual(expected);
+    // The money moves and the trades (spec §4.5, credits guide): seven operations.
+    expect(expected).toEqual(
+      expect.arrayContaining(['POST /agents/transfer', 'POST /agents/:id/credit', 'POST /agents/:id/spend', 'POST /agents/:id/withdraw', 'POST /predictions/trade', 'POST /predictions/orders']),
+    );
+  });
+
+  it('describes every tag, and every operation names a described tag', () => {
+    const tags = doc.tags as Array<{ name: string; description?: string }>;
+    const undescribed = tags.filter((t) => !t.description || t.description.startsWith('Operations under')).map((t) => t.name);
+    expect(undescribed).toEqual([]);
+    const names = new Set(tags.map((t) => t.name));
+    for (const ops of Object.values(doc.paths) as Array<Record<string, { tags: string[] }>>) for (const op of Object.values(ops)) expect(names.has(op.tags[0])).toBe(true);
+  });
+
+  it('cuts no summary inside a bracket, and keeps each within 100 characters', () => {
+    const balanced = (s: string) => {
+      let d = 0;
+      for (const ch of s) {
+        if ('{[('.includes(ch)) d++;
+        if ('}])'.includes(ch)) d--;
+        if (d < 0) return false;
+      }
+      return d === 0;
+    };
+    const bad: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths) as Array<[string, Record<string, { summary: string }>]>) {
+      for (const [method, op] of Object.entries(ops)) if (!balanced(op.summary) || op.summary.length > 100 || op.summary.length === 0) bad.push(`${method} ${path}: ${op.summary}`);
+    }
+    expect(bad).toEqual([]);
+    expect(doc.paths['/agents/{id}/spend'].post.summary).toBe('Spend credits { amount, type: tokens|purchase|betting, reason }');
+    expect(shortSummary('Settle { value: 1, reason: two } now; more words here.')).toBe('Settle { value: 1, reason: two } now; more words here');
+    const long = shortSummary(`Do it { a: ${'x '.repeat(60)}}: then more.`);
+    expect(long.length).toBeLessThanOrEqual(100);
+    expect(balanced(long)).toBe(true);
   });
 });
 

@@ -1,7 +1,9 @@
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import { TableCheck, TableForeignKey, TableIndex, TableUnique, type DataSource, type QueryRunner } from 'typeorm';
 import { ensureDatabase, makeDataSource } from '../../src/db/dataSource';
 import { sqlIndexes, sqlIndexStatement } from '../../src/entities/sqlIndex';
+import { loadConfig } from '../../src/config';
+import { AUTH_LIBRARY_TABLES, authOptions } from '../../src/services/accounts';
 
 /**
  * The entities are the schema's description: on a fresh database migrated from nothing, TypeORM's
@@ -93,12 +95,26 @@ describe('entities and migrations', () => {
     expect(migrated).toEqual(declared);
   });
 
-  it('every table the migrations create has an entity', async () => {
+  it('every table the migrations create has an entity, except the account system\'s own', async () => {
     const tables: { table_name: string }[] = await ds.query(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'migrations' ORDER BY table_name`,
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'migrations' AND NOT (table_name = ANY($1)) ORDER BY table_name`,
+      [AUTH_LIBRARY_TABLES],
     );
     const mapped = ds.entityMetadatas.map((m) => m.tableName).sort();
     expect(tables.map((t) => t.table_name)).toEqual(mapped);
+    const present: { n: number }[] = await ds.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public' AND table_name = ANY($1)`, [AUTH_LIBRARY_TABLES]);
+    expect(present[0].n).toBe(AUTH_LIBRARY_TABLES.length);
+  });
+
+  it('the account system (Better Auth) finds every table and column it needs: our migrations match the pinned library', async () => {
+    const { getMigrations } = await import('better-auth/db/migration');
+    const pool = new Pool({ connectionString: url, max: 1 });
+    try {
+      const plan = await getMigrations(authOptions(loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: url }), pool));
+      expect({ create: plan.toBeCreated.map((t) => t.table), add: plan.toBeAdded.map((t) => `${t.table}: ${Object.keys(t.fields).join(', ')}`) }).toEqual({ create: [], add: [] });
+    } finally {
+      await pool.end();
+    }
   });
 });
 
@@ -115,12 +131,14 @@ async function catalog(qr: QueryRunner): Promise<Record<string, string>> {
       SELECT t.relname || '.' || c.relname AS key, pg_get_indexdef(i.indexrelid) AS def
         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
         JOIN pg_namespace s ON s.oid = t.relnamespace
-       WHERE s.nspname = 'public' AND t.relname <> 'migrations'
+       WHERE s.nspname = 'public' AND t.relname <> 'migrations' AND NOT (t.relname = ANY($1))
          AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid AND k.contype IN ('p', 'u'))
       UNION ALL
       SELECT t.relname || '.' || k.conname, pg_get_constraintdef(k.oid)
         FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid JOIN pg_namespace s ON s.oid = t.relnamespace
-       WHERE s.nspname = 'public' AND t.relname <> 'migrations' AND k.contype <> 'p'`);
+       WHERE s.nspname = 'public' AND t.relname <> 'migrations' AND NOT (t.relname = ANY($1)) AND k.contype <> 'p'`,
+      [AUTH_LIBRARY_TABLES],
+    );
     return Object.fromEntries(rows.map((r) => [r.key, r.def]));
   } finally {
     await qr.release();

@@ -126,7 +126,13 @@ describe('webhook delivery', () => {
     await r.until(() => r.got.length >= 5, 'all five trades after the receiver came back');
     expect(ids(r)).toEqual(logged);
     expect(r.got.every((g) => g.verified)).toBe(true);
-    const after = (await app.http.get(`/api/hooks/${h.id}`).set('X-Agent-Key', ws.owner.key)).body;
+    // The receiver logs a delivery when it arrives; the worker marks the endpoint healthy after the
+    // answer, in its own transaction: wait for that state (bounded), then check it.
+    let after: any;
+    for (let i = 0; i < 200 && after?.status !== 'active'; i++) {
+      after = (await app.http.get(`/api/hooks/${h.id}`).set('X-Agent-Key', ws.owner.key)).body;
+      if (after.status !== 'active') await new Promise((res) => setTimeout(res, 25));
+    }
     expect(after).toMatchObject({ status: 'active', failingSince: null });
   });
 

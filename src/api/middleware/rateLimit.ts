@@ -14,7 +14,7 @@ function clientAddress(ctx: Koa.Context): string {
  */
 export async function limitRequest(deps: Deps, caller: Caller | null, ctx: Koa.Context): Promise<void> {
   if (caller?.isMaster) return;
-  const state = await consumePoint(deps, 'request', caller?.keyId ? `key:${caller.keyId}` : `ip:${clientAddress(ctx)}`);
+  const state = await consumePoint(deps, 'request', caller?.keyId ? `key:${caller.keyId}` : caller?.accountId ? `account:${caller.accountId}` : `ip:${clientAddress(ctx)}`);
   if (state) {
     ctx.set('X-RateLimit-Limit', String(state.limit));
     ctx.set('X-RateLimit-Remaining', String(state.remaining));

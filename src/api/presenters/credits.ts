@@ -1,6 +1,6 @@
 import { formatUnits } from 'ethers';
 import { toCredits } from '../../domain/money';
-import type { CreditRecord, SpendRecord, TransferRecord, depositAddress, treasuryStatus } from '../../services/credits';
+import type { CreditRecord, SpendRecord, Statement, TransferRecord, depositAddress, treasuryStatus } from '../../services/credits';
 import type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from '../../services/credits/rows';
 
 const replayFlag = (replay: boolean) => (replay ? { idempotentReplay: true as const } : {});
@@ -91,5 +91,25 @@ export function presentTreasury(t: Awaited<ReturnType<typeof treasuryStatus>>) {
     balance: toCredits((t.tokenUnits * 1_000_000_000n) / t.unitsPerCredit),
     creditsOutstanding: toCredits(t.creditsOutstanding),
     withdrawalsPending: toCredits(t.withdrawalsPending),
+  };
+}
+
+/** The ledger statement: nano amounts and balances become credits here, from bigint. */
+export function presentStatement(s: Statement) {
+  return {
+    agentId: s.agentId,
+    balance: toCredits(s.balance),
+    entries: s.legs.map((l) => ({
+      id: l.id,
+      kind: l.kind,
+      ledgerKind: l.ledgerKind,
+      amount: toCredits(l.amount),
+      balanceAfter: toCredits(l.balanceAfter),
+      createdAt: l.createdAt.toISOString(),
+      memo: l.memo,
+      ledgerTransferId: l.ledgerTransferId,
+      cause: l.cause,
+    })),
+    nextCursor: s.nextCursor,
   };
 }

@@ -15,6 +15,7 @@ import {
   transferCredits,
   treasuryStatus,
   withdrawalsOf,
+  ledgerStatement,
 } from '../../services/credits';
 import { auth } from '../auth';
 import {
@@ -22,6 +23,7 @@ import {
   presentDeposit,
   presentDepositAddress,
   presentSpend,
+  presentStatement,
   presentTransfer,
   presentTransferResult,
   presentTreasury,
@@ -35,6 +37,7 @@ import {
   creditSchema,
   depositAddressSchema,
   depositSchema,
+  ledgerStatementSchema,
   spendSchema,
   transferResultSchema,
   transferRowSchema,
@@ -50,6 +53,7 @@ const moneyErrors = ['insufficient_balance', 'idempotency_key_reuse', 'not_found
 defineRoute({
   method: 'POST',
   path: '/agents/transfer',
+  idempotent: true,
   auth: auth.identity('account:wallet'),
   summary: 'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.',
   body: z.strictObject({ toAgent: z.string().min(1).max(200), amount: positiveCredits, memo: z.string().max(200, 'must be at most 200 characters').optional() }),
@@ -118,6 +122,7 @@ const agentParam = z.object({ id: z.string().min(1).max(200) });
 defineRoute({
   method: 'POST',
   path: '/agents/:id/credit',
+  idempotent: true,
   auth: { label: 'admin', identity: true, workspaceOptional: true },
   errorStatus: { insufficient_balance: 409 },
   summary: 'Credit a workspace member: the master key issues new credits; a caller with manage moves its own (409 when short). Idempotency-Key header.',
@@ -144,6 +149,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/agents/:id/spend',
+  idempotent: true,
   auth: auth.selfOwner('account:wallet'),
   errorStatus: { insufficient_balance: 409 },
   summary: 'Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type\'s sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.',
@@ -174,7 +180,7 @@ defineRoute({
   path: '/agents/:id/deposit',
   auth: auth.selfOwner('account:wallet'),
   summary:
-    'Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate with the first record.',
+    'Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate, with the first record only for its participant, that participant\'s owner and the operator.',
   params: agentParam,
   body: z.strictObject({ txHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be 0x and 64 hex digits') }),
   successStatus: 202,
@@ -182,8 +188,12 @@ defineRoute({
   errors: ['deposit_duplicate', 'treasury_not_configured', 'not_found', 'not_authorized'],
   handler: async (c) => {
     const r = await submitDeposit(c.deps, c.identity(), c.params.id, c.body.txHash);
-    if (r.duplicate) {
+    if (r.duplicate && r.visible) {
       throw new DomainError('deposit_duplicate', 'This transaction was already submitted as a deposit; each transaction credits once.', { deposit: presentDeposit(r.deposit) });
+    }
+    if (r.duplicate) {
+      // Someone else's claim: no record (its participant, sender, amount and credits are theirs to see).
+      throw new DomainError('deposit_duplicate', 'This transaction was already claimed as a deposit by another participant; each transaction credits once.');
     }
     c.status(202);
     return presentDeposit(r.deposit);
@@ -216,6 +226,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/agents/:id/withdraw',
+  idempotent: true,
   auth: auth.selfOwner('account:wallet'),
   errorStatus: { insufficient_balance: 409 },
   summary:
@@ -242,4 +253,17 @@ defineRoute({
   response: z.array(withdrawalSchema),
   errors: ['not_found', 'not_authorized'],
   handler: async (c) => (await withdrawalsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map((w) => presentWithdrawal(w)),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/:id/ledger',
+  auth: auth.selfOwner('account:read'),
+  summary:
+    "A participant's ledger statement (account history), newest first: every leg with its kind (trade, order, payout, refund, subsidy, subsidy_return, transfer, credit, deposit, withdrawal, spend, ...), signed amount, balance after, time and cause (market, proposal, transfer, deposit, withdrawal, order). Query cursor, limit (default 50, max 500).",
+  params: agentParam,
+  query: z.object({ limit: limitQuery(50, 500), cursor: z.string().min(1).max(200).optional() }),
+  response: ledgerStatementSchema,
+  errors: ['not_found', 'not_authorized'],
+  handler: async (c) => presentStatement(await ledgerStatement(c.deps, c.identity(), c.params.id, c.query)),
 });

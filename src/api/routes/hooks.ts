@@ -20,14 +20,17 @@ import { presentDelivery, presentHook, presentSwitches } from '../presenters/eve
 import { defineRoute } from '../registry';
 
 const eventType = z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(', ')}` });
-const subscription = z.union([
-  eventType,
-  z.strictObject({
-    type: eventType,
-    metricNames: z.array(z.string().min(1).max(200)).max(100).optional(),
-    metricIds: z.array(z.string().min(1).max(200)).max(100).optional(),
-  }),
-]);
+const subscription = z.union(
+  [
+    eventType,
+    z.strictObject({
+      type: eventType,
+      metricNames: z.array(z.string().min(1).max(200)).max(100).optional(),
+      metricIds: z.array(z.string().min(1).max(200)).max(100).optional(),
+    }),
+  ],
+  { error: `must be an event type (one of ${EVENT_TYPES.join(', ')}) or { type, metricNames?, metricIds? } with one` },
+);
 const hookUrl = z.string().min(1).max(2000);
 const hookBody = z.strictObject({
   url: hookUrl,

@@ -15,6 +15,7 @@ import { marketHistorySchema, marketSchema, tradeResultSchema } from '../schemas
 import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
 import { limitQuery, positiveCredits, positiveShares } from '../schemas/common';
+import { openTargetDates } from '../../services/metrics';
 
 const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
 const finite = z.number({ error: 'must be a number' });
@@ -94,25 +95,44 @@ const tradeBody = z.object({
 /** The body fields that name a market (POST /predictions/orders names its market the same way). */
 export const marketRef = tradeBody.pick({ marketId: true, metricId: true, metricName: true, targetDate: true, proposalId: true, branch: true });
 
+/** " The open books of X are for: a, b." (or that there are none): the way out of a refused market reference. */
+async function existingDates(c: Call<z.infer<typeof marketRef>, unknown, unknown>, workspaceId: string, branch: string | null): Promise<string> {
+  const b = c.body;
+  const metric = b.metricName ?? b.metricId;
+  const where = b.proposalId ? ` on the ${branch} branch of proposal ${b.proposalId}` : '';
+  const dates = (await openTargetDates(c.deps, { workspaceId, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch }))
+    .filter((d) => c.workspace().metricReadable(d.metricId))
+    .map((d) => d.targetDate);
+  if (!dates.length) return ` ${metric} has no open book${where}${b.proposalId ? '' : ' (GET /predictions/markets lists the books)'}.`;
+  return ` The open books of ${metric}${where} are for targetDate ${dates.join(', ')}.`;
+}
+
 /** Market by marketId, or by metric (id or name) plus targetDate (plus proposalId and branch). */
 export async function resolveTradeMarket(c: Call<z.infer<typeof marketRef>, unknown, unknown>, workspaceId: string): Promise<MarketRow> {
   const b = c.body;
   if (b.marketId) return readableMarket(c as Call<unknown, unknown, unknown>, b.marketId);
-  if (!(b.metricId || b.metricName) || !b.targetDate) {
+  const branch = b.proposalId ? (b.branch ?? 'approved') : null;
+  if (!(b.metricId || b.metricName)) {
     throw new DomainError('validation_failed', 'Identify the market by marketId, or by metricId (or metricName) plus targetDate.');
+  }
+  if (!b.targetDate) {
+    const what = b.proposalId ? `a book of proposal ${b.proposalId} (${branch} branch)` : 'a book';
+    throw new DomainError('validation_failed', `Name ${what} by targetDate as well as ${b.metricId ? 'metricId' : 'metricName'}.${await existingDates(c, workspaceId, branch)}`);
   }
   let targetDate: string;
   try {
     targetDate = parseTargetDate(b.targetDate, c.deps.clock.now()).targetDate;
   } catch (err) {
-    if (err instanceof HorizonError) throw new DomainError('validation_failed', err.message);
+    if (err instanceof HorizonError) throw new DomainError('validation_failed', `${err.message}${await existingDates(c, workspaceId, branch)}`);
     throw err;
   }
-  const branch = b.proposalId ? (b.branch ?? 'approved') : null;
   if (b.proposalId && !b.branch) c.deprecate("A proposal's market named without 'branch' defaults to 'approved'; send branch: 'approved' or 'declined'.");
   const mk = await marketByTargetDate(c.deps, { workspaceId, targetDate, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch });
   if (!mk || !c.workspace().metricReadable(mk.metricId)) {
-    throw new DomainError('market_not_found', `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.`);
+    throw new DomainError(
+      'market_not_found',
+      `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.${await existingDates(c, workspaceId, branch)}`,
+    );
   }
   return mk;
 }
@@ -122,6 +142,7 @@ defineRoute({
   path: '/predictions/trade',
   response: tradeResultSchema,
   errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'insufficient_shares', 'trade_too_small', 'price_moved', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
+  idempotent: true,
   auth: auth.trade(),
   summary:
     'Trade (catalog form): market by marketId or metric+targetDate; modes {direction, amount}, {targetValue, maxBudget}, {direction, sellShares}; limit price guard; dryRun; Idempotency-Key header.',
@@ -157,6 +178,7 @@ defineRoute({
   path: '/predictions/markets/:id/trade',
   response: marketSchema.extend({ warnings }),
   errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
+  idempotent: true,
   auth: auth.trade(),
   summary: 'Trade (condensed form, superseded by POST /predictions/trade with { marketId, direction, amount }): { side: higher|lower, credits } buys that side; returns the updated Market.',
   deprecated: true,
@@ -188,6 +210,7 @@ defineRoute({
   response: fundResultSchema,
   errors: ['market_not_found', 'conflict', 'insufficient_balance', 'idempotency_key_reuse'],
   auth: auth.trade(),
+  idempotent: true,
   summary:
     "Fund an unfunded book { credits }: the caller's credits become its liquidity (it opens where it was planned to) and come back with the pool's remainder at resolution or void, pro rata among its funders. 409 conflict for a book already funded (a funded book takes no more liquidity) or no longer open. Idempotency-Key header.",
   params: marketIdParam,

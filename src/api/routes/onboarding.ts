@@ -58,10 +58,10 @@ defineRoute({
   method: 'POST',
   path: '/onboard/claim',
   response: claimSchema,
-  errors: ['not_found', 'conflict', 'not_authorized'],
-  auth: { label: 'session', identity: true, scope: 'account:write' },
+  errors: ['not_found', 'conflict'],
+  auth: auth.session(),
   summary:
-    'Claim an onboarded participant { token }: tops it up to the full signup grant and consumes the token. The master key, or an identity that is not itself unclaimed and has claimed no other participant. Returns { ok, participantId, creditsToppedUp, workspaces }.',
+    'Claim an onboarded participant { token } with a browser session: the account attaches it and becomes it (its agent keys and the session are then one identity), topped up to the full signup grant; the token is consumed. The account must have no active participant of its own (409): the untouched one sign-up made gives way. Returns { ok, participantId, creditsToppedUp, workspaces }.',
   body: z.strictObject({ token: tokenSchema }),
   handler: async (c) => presentClaim(await claimParticipant(c.deps, c.identity(), c.body.token)),
 });

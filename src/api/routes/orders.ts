@@ -36,6 +36,7 @@ async function requireMarketHere(deps: Parameters<typeof marketInWorkspace>[0], 
 defineRoute({
   method: 'POST',
   path: '/predictions/orders',
+  idempotent: true,
   auth: auth.trade(),
   summary: 'Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.',
   body: placeBody,

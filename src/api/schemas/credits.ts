@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { STATEMENT_KIND_LIST } from '../../services/credits/statement';
 
 /** Response schemas of the credit routes (as presented: credits as numbers, token amounts as decimal strings of units). */
 const instant = z.iso.datetime({ offset: true });
@@ -71,4 +72,34 @@ export const treasurySchema = z.object({
   balance: creditAmount,
   creditsOutstanding: creditAmount,
   withdrawalsPending: creditAmount,
+});
+
+export const ledgerLegSchema = z.object({
+  id: z.string().describe('The ledger row id; ids increase in ledger order.'),
+  kind: z.enum(STATEMENT_KIND_LIST as [string, ...string[]]).describe('What the leg was: trade, order, order_refund, payout, refund, subsidy, subsidy_return, transfer, credit, signup_grant, deposit, withdrawal, withdrawal_restore, spend, closure, other.'),
+  ledgerKind: z.string().describe("The ledger's own kind (trade, redeem, fund, pool_return, mint, spend:tokens, ...)."),
+  amount: creditAmount.describe('Signed credits: positive in, negative out.'),
+  balanceAfter: creditAmount.describe('The balance right after this leg (exact).'),
+  createdAt: instant,
+  memo: z.string().nullable(),
+  ledgerTransferId: z.string().describe('The balanced ledger transfer the leg belongs to.'),
+  cause: z
+    .object({
+      marketId: z.string().optional(),
+      proposalId: z.string().optional(),
+      branch: z.string().optional(),
+      transferId: z.string().optional(),
+      depositId: z.string().optional(),
+      withdrawalId: z.string().optional(),
+      orderId: z.string().optional(),
+      spendId: z.string().optional(),
+      creditedBy: z.string().optional(),
+    })
+    .describe('What caused the leg, as far as the ledger row says: the market (and its proposal and branch), the transfer, deposit, withdrawal, order or spend, or who credited it.'),
+});
+export const ledgerStatementSchema = z.object({
+  agentId: z.string(),
+  balance: creditAmount,
+  entries: z.array(ledgerLegSchema),
+  nextCursor: z.string().nullable().describe('Pass as ?cursor= for the next (older) page; null on the last page.'),
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import type { Chain, ReceiptView, TokenTransfer } from '../../chain/client';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
@@ -11,7 +12,22 @@ import { resolveOwnedAgent } from '../access';
 import { creditAccounts } from './accounts';
 import { CHAIN_JOB_OPTS, chainDelay, requireChain, walletOf } from './chainAccess';
 
-export type SubmitDepositResult = { duplicate: false; deposit: Deposit } | { duplicate: true; deposit: Deposit };
+/**
+ * A duplicate answers the first record; `visible` says whether the caller may see it (the first
+ * claimant itself, its owner, or the platform operator): to anyone else it is only "taken".
+ */
+export type SubmitDepositResult = { duplicate: false; deposit: Deposit } | { duplicate: true; deposit: Deposit; visible: boolean };
+
+/** Whether the actor may read a participant's deposits (itself, its creator or claimer, the master key). */
+async function mayRead(m: EntityManager, actor: Principal, agentId: string): Promise<boolean> {
+  try {
+    await resolveOwnedAgent(m, actor, agentId, 'see its deposits');
+    return true;
+  } catch (err) {
+    if (err instanceof DomainError && (err.code === 'not_authorized' || err.code === 'not_found')) return false;
+    throw err;
+  }
+}
 
 /**
  * POST /agents/{id}/deposit: record the txHash as a pending deposit (once per chain and tx) and
@@ -29,7 +45,10 @@ export async function submitDeposit(deps: Deps, actor: Principal, idParam: strin
       [randomUUID(), agentId, chainId.toString(), hash],
     );
     const repo = m.getRepository(Deposit);
-    if (!inserted.length) return { duplicate: true, deposit: await repo.findOneOrFail({ where: { chainId, txHash: hash } }) };
+    if (!inserted.length) {
+      const first = await repo.findOneOrFail({ where: { chainId, txHash: hash } });
+      return { duplicate: true, deposit: first, visible: await mayRead(m, actor, first.agentId) };
+    }
     return { duplicate: false, deposit: await repo.findOneOrFail({ where: { id: inserted[0].id } }) };
   });
   if (!out.duplicate) await enqueueCheck(deps, out.deposit.id, 0);

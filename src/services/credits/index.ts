@@ -7,3 +7,4 @@ export * from './withdrawals';
 export * from './treasury';
 export * from './recoverChainJobs';
 export { walletOf } from './chainAccess';
+export * from './statement';

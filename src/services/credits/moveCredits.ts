@@ -141,7 +141,12 @@ export async function creditParticipant(
         if (!p.workspaceId || !(await isMember(m, p.workspaceId, target.id))) {
           throw new DomainError('not_found', `Participant "${p.targetId}" is not a member of this workspace.`);
         }
-        if (target.id === p.callerId) throw new DomainError('conflict', 'You cannot credit yourself.');
+        if (target.id === p.callerId) {
+          throw new DomainError(
+            'conflict',
+            'You cannot credit yourself. Credits come two ways: a USDC deposit from your registered wallet (POST /agents/{id}/deposit, see /api/guides/get-paid), or a credit from the platform operator or another manager of the workspace (POST /agents/{id}/credit).',
+          );
+        }
       }
       const from = p.isMaster ? accountId.issuance : accountId.agent(p.callerId);
       const { toBalance } = await moving(amount, () =>

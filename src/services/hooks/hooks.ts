@@ -21,9 +21,16 @@ export function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
+/** The way out of a refused URL: which setting of the instance would accept it (for local development). */
+function remedyOf(problem: string): string {
+  if (problem === 'must be https') return ' An http URL is accepted only when the instance runs with WEBHOOK_ALLOW_HTTP=true (local development).';
+  if (problem.includes('private')) return ' Such an address is accepted only when the instance runs with WEBHOOK_ALLOW_PRIVATE=true (local development).';
+  return '';
+}
+
 function checkUrl(deps: Deps, url: string): void {
   const problem = urlProblem(url, { allowHttp: deps.config.WEBHOOK_ALLOW_HTTP, allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE });
-  if (problem) throw new DomainError('validation_failed', `The hook url ${problem}.`, { issues: [{ path: 'url', message: problem }] });
+  if (problem) throw new DomainError('validation_failed', `The hook url ${problem}.${remedyOf(problem)}`, { issues: [{ path: 'url', message: problem }] });
 }
 
 function checkEvents(events: HookInput['events']): Subscription[] {

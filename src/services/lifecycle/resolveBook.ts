@@ -72,6 +72,7 @@ export async function resolveLockedMarket(
   const total = await payOut(m, mk, pays, 'payout', ledger);
   await recordPayouts(m, mk.id, pays, now);
   await callback('bookResolved')(m, mk, value, marketConsensus(mk), now);
+  await callback('bookResolvedForStats')(m, mk, value, now);
   await m.query(
     `UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, updated_at = $3 WHERE id = $1`,
     [mk.id, Math.min(value, mk.rangeMax), now, opts.settledEarly ?? false],

@@ -7,3 +7,4 @@ export * from './readings';
 export * from './browseMetrics';
 export * from './manageMetrics';
 export * from './settleMetric';
+export * from './bookDates';

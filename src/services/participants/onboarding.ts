@@ -95,29 +95,52 @@ export async function claimTokenInfo(deps: Deps, token: string) {
 }
 
 /**
- * POST /onboard/claim: the claimer (the master key, or an identity that is not itself unclaimed and
- * has not claimed another participant) consumes the token; the participant is topped up to the full
- * signup grant and becomes claimed, owned by the claimer.
+ * Whether an account's own participant has done anything: money, a membership or workspace, a key,
+ * a trade, a proposal or comment, agents it made or claimed. An inactive one (fresh from sign-up)
+ * gives way to the participant the account claims.
+ */
+async function participantActive(m: EntityManager, agentId: string): Promise<boolean> {
+  const [row] = await m.query(
+    `SELECT EXISTS (SELECT 1 FROM ledger_entries WHERE account_id = 'agent:' || $1)
+         OR EXISTS (SELECT 1 FROM memberships WHERE agent_id = $1)
+         OR EXISTS (SELECT 1 FROM workspaces WHERE owner_id = $1)
+         OR EXISTS (SELECT 1 FROM api_keys WHERE agent_id = $1)
+         OR EXISTS (SELECT 1 FROM trades WHERE agent_id = $1)
+         OR EXISTS (SELECT 1 FROM proposals WHERE proposed_by = $1)
+         OR EXISTS (SELECT 1 FROM proposal_comments WHERE author_id = $1)
+         OR EXISTS (SELECT 1 FROM agents WHERE created_by = $1 OR claimed_by = $1 OR parent_id = $1) AS active`,
+    [agentId],
+  );
+  return row.active;
+}
+
+/**
+ * POST /onboard/claim (a browser session, spec §4.2): the account attaches an unclaimed participant
+ * and becomes it. The account must have no active participant of its own: the one sign-up made,
+ * still untouched, is removed, and the claimed participant is linked to the account in its place,
+ * topped up to the full signup grant. Its agent keys and the session then resolve to the same identity.
  */
 export async function claimParticipant(deps: Deps, actor: Principal, token: string) {
+  const account = actor.accountId;
+  if (!account) throw new DomainError('session_required', 'Only a browser session may claim a participant: sign in and send the session cookie.', { requiredCapabilities: ['session'] });
   return inTransaction(deps.ds, async (m) => {
-    const [me] = await m.query(`SELECT unclaimed FROM agents WHERE id = $1`, [actor.agentId]);
-    if (!actor.isMaster && (!me || me.unclaimed)) {
-      throw new DomainError('not_authorized', 'An unclaimed participant cannot claim: claim with an account of your own (or the master key).', {
-        requiredCapabilities: ['session'],
-      });
-    }
-    if (!actor.isMaster) {
-      const prior = await m.query(`SELECT id FROM agents WHERE claimed_by = $1 LIMIT 1`, [actor.agentId]);
-      if (prior.length) throw new DomainError('conflict', `You already claimed participant ${prior[0].id}; an account claims one participant.`, { participantId: prior[0].id });
-    }
+    await m.query(`SELECT pg_advisory_xact_lock(hashtext('account:' || $1))`, [account]);
     const [rows] = await m.query(
-      `UPDATE claim_tokens SET used_at = now(), used_by = $2 WHERE token_hash = $1 AND used_at IS NULL RETURNING agent_id`,
-      [hashKey(token), actor.agentId],
+      `UPDATE claim_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING agent_id`,
+      [hashKey(token)],
     );
     if (!rows.length) throw unknownToken();
     const agentId: string = rows[0].agent_id;
-    await m.query(`UPDATE agents SET unclaimed = false, claimed_by = $2, claimed_at = now() WHERE id = $1`, [agentId, actor.agentId]);
+    const own: Array<{ id: string }> = await m.query(`SELECT id FROM agents WHERE account_id = $1 FOR UPDATE`, [account]);
+    for (const { id } of own) {
+      if (await participantActive(m, id)) {
+        throw new DomainError('conflict', `This account already has an active participant (${id}); an account holds one participant.`, { participantId: id });
+      }
+      await m.query(`UPDATE agents SET account_id = NULL WHERE id = $1`, [id]);
+      await m.query(`DELETE FROM accounts WHERE id = 'agent:' || $1 AND balance = 0`, [id]);
+      await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
+    }
+    await m.query(`UPDATE agents SET unclaimed = false, claimed_at = now(), account_id = $2 WHERE id = $1`, [agentId, account]);
     const topUp = await grant(m, agentId, Math.max(0, deps.config.SIGNUP_CREDITS - deps.config.UNCLAIMED_SIGNUP_CREDITS), 'claim top-up to the full signup grant');
     return { ok: true, participantId: agentId, creditsToppedUp: topUp, workspaces: await workspacesOf(m, agentId) };
   });

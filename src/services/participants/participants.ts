@@ -5,34 +5,34 @@ import { capabilityChangeNotHeld, type Capability, type Principal } from '../../
 import { toNano } from '../../domain/money';
 import { groupsByIds } from '../access';
 import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from '../identity';
-import { agentPositions, positionMetricValue, positionWorth } from '../portfolio';
+import { positionMetricValue, positionWorth } from '../portfolio';
+import { liveTradesOf, openPositionsOf, resolvedTotalsOf } from '../standings';
 import { accountId, balanceOf, transfer } from '../ledger';
 import { findWorkspace, type WorkspaceRow } from '../workspaces';
 
 /**
- * A participant's results from its positions (spec §2.7, §4.3), read through the markets area's
- * portfolio: realized = resolved or voided books (payout - net cost); consensus PnL marks live
- * positions at the book's consensus; metric PnL marks them at the metric's current total (positions
- * whose metric has no total are left out of it).
+ * A participant's results (spec §2.7, §4.3): realized = settled earnings of resolved books, from the
+ * standings aggregate written when each book resolved; consensus PnL adds live positions marked at
+ * the book's consensus; metric PnL marks them at the metric's current total instead (positions whose
+ * metric has no total are left out of it). Reads the open positions, never the resolved history.
  */
 async function resultsOf(deps: Deps, agentId: string, workspaceId: string | null) {
-  const positions = await agentPositions(deps, agentId, workspaceId);
+  const [positions, resolved] = await Promise.all([openPositionsOf(deps.ds, agentId, workspaceId), resolvedTotalsOf(deps.ds, agentId, workspaceId)]);
   const metricIds = [...new Set(positions.map((p) => p.market.metricId))];
   const totals = new Map<string, number | null>();
   if (metricIds.length) {
     for (const r of await deps.ds.query(`SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [metricIds])) totals.set(r.id, r.total);
   }
-  let realized = 0n;
+  const realized = resolved.settled;
   let open = 0n;
-  let metric = 0n;
+  let metric = resolved.settled;
   for (const p of positions) {
     const { worth } = positionWorth(p);
-    if (p.payout !== null) realized += p.payout - p.netCost;
-    else open += worth - p.netCost;
+    open += worth - p.netCost;
     const atMetric = positionMetricValue(p, totals.get(p.market.metricId) ?? null);
     if (atMetric !== null) metric += atMetric - p.netCost;
   }
-  return { realized, open, metric };
+  return { realized, open, metric, resolvedTrades: resolved.trades, openMarketIds: positions.map((p) => p.market.id) };
 }
 
 /** Nano-units (presenters/participant.ts shows credits). */
@@ -43,7 +43,11 @@ export interface PnlRow {
 }
 
 async function workspacePnl(deps: Deps, workspaceId: string): Promise<Map<string, PnlRow>> {
-  const holders: Array<{ agent_id: string }> = await deps.ds.query(`SELECT DISTINCT agent_id FROM positions WHERE workspace_id = $1`, [workspaceId]);
+  const holders: Array<{ agent_id: string }> = await deps.ds.query(
+    `SELECT agent_id FROM participant_stats WHERE workspace_id = $1
+     UNION SELECT p.agent_id FROM markets mk JOIN positions p ON p.market_id = mk.id WHERE mk.workspace_id = $1 AND mk.status IN ('open','closed')`,
+    [workspaceId],
+  );
   const out = new Map<string, PnlRow>();
   for (const h of holders) {
     const r = await resultsOf(deps, h.agent_id, workspaceId);
@@ -55,7 +59,8 @@ async function workspacePnl(deps: Deps, workspaceId: string): Promise<Map<string
 /** earned = settledEarnings + openEarnings (spec §2.7), over every workspace. */
 async function earningsOf(deps: Deps, agentId: string) {
   const r = await resultsOf(deps, agentId, null);
-  const [t] = await deps.ds.query(`SELECT count(*)::int AS n, max(created_at) AS last FROM trades WHERE agent_id = $1`, [agentId]);
+  const live = await liveTradesOf(deps.ds, agentId, r.openMarketIds);
+  const t = { n: r.resolvedTrades + live.trades, last: live.lastTradeAt };
   return {
     earned: r.realized + r.open,
     settledEarnings: r.realized,

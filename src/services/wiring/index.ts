@@ -10,11 +10,16 @@ import type { MarketRow } from '../books';
 export interface Callbacks {
   /** Inside the resolving transaction of a book: the proposals area records its decision scorecard. */
   bookResolved: (m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null, now: Date) => Promise<void>;
+  /**
+   * Inside the resolving transaction of a book, after the holders' payouts are recorded on their
+   * positions: the standings area adds what the book earned and scored for each holder.
+   */
+  bookResolvedForStats: (m: EntityManager, mk: MarketRow, value: number, now: Date) => Promise<void>;
   /** The horizon pass moved a metric's dates: a pending proposal opens the branch pairs it now misses. */
   proposalDatesChanged: (m: EntityManager, proposalId: string, now: Date) => Promise<{ opened: unknown[] }>;
 }
 
-const CALLBACKS: ReadonlyArray<keyof Callbacks> = ['bookResolved', 'proposalDatesChanged'];
+const CALLBACKS: ReadonlyArray<keyof Callbacks> = ['bookResolved', 'bookResolvedForStats', 'proposalDatesChanged'];
 const registered: Partial<Callbacks> = {};
 
 export function register<K extends keyof Callbacks>(name: K, fn: Callbacks[K]): void {

@@ -1,0 +1,174 @@
+import { z, type ZodType } from 'zod';
+import { ASK_TYPES, type AskType } from '../../domain/connections';
+import type { Method, RouteDef } from '../registry';
+import { registeredRoutes } from '../registry';
+
+/**
+ * The connector's tools (spec §2.13): each is one route of the registry, grouped by ask type. Its
+ * input schema is made from the route's own zod schemas (path parameters and query fields at the
+ * top level, the JSON body under `body`, `workspace` for X-Workspace-Id), converted the way the
+ * OpenAPI document converts them; a call is dispatched through that very route.
+ */
+interface ToolSpec {
+  name: string;
+  method: Method;
+  path: string;
+  ask: AskType;
+  /** Replaces the route summary when the tool narrows the route (the quote is a dry-run trade). */
+  description?: string;
+  /** Fixed path parameters (`me` for the caller's own records). */
+  fixedParams?: Record<string, string>;
+  /** Body fields the tool always sends. */
+  fixedBody?: Record<string, unknown>;
+}
+
+const SPECS: ToolSpec[] = [
+  // look
+  { name: 'whoami', method: 'GET', path: '/agents/me', ask: 'look' },
+  { name: 'list_my_participants', method: 'GET', path: '/agents/mine', ask: 'look' },
+  { name: 'list_public_workspaces', method: 'GET', path: '/marketplace/workspaces/public', ask: 'look' },
+  { name: 'current_workspace', method: 'GET', path: '/workspaces/current', ask: 'look' },
+  { name: 'status', method: 'GET', path: '/status', ask: 'look' },
+  { name: 'list_metrics', method: 'GET', path: '/metrics', ask: 'look' },
+  { name: 'get_metric', method: 'GET', path: '/metrics/:id', ask: 'look' },
+  { name: 'list_markets', method: 'GET', path: '/predictions/markets', ask: 'look' },
+  { name: 'get_market', method: 'GET', path: '/predictions/markets/:id', ask: 'look' },
+  { name: 'market_history', method: 'GET', path: '/predictions/markets/:id/history', ask: 'look' },
+  { name: 'orderbook', method: 'GET', path: '/predictions/markets/:id/orderbook', ask: 'look' },
+  {
+    name: 'quote',
+    method: 'POST',
+    path: '/predictions/trade',
+    ask: 'look',
+    fixedBody: { dryRun: true },
+    description: 'Quote a trade without placing it (a dry run of POST /predictions/trade): the same body as trade; nothing is spent.',
+  },
+  { name: 'list_proposals', method: 'GET', path: '/proposals', ask: 'look' },
+  { name: 'get_proposal', method: 'GET', path: '/proposals/:id', ask: 'look' },
+  { name: 'proposal_comments', method: 'GET', path: '/proposals/:id/comments', ask: 'look' },
+  { name: 'my_balance', method: 'GET', path: '/agents/:id/balance', ask: 'look', fixedParams: { id: 'me' } },
+  { name: 'my_positions', method: 'GET', path: '/agents/:id/positions', ask: 'look', fixedParams: { id: 'me' } },
+  { name: 'my_trades', method: 'GET', path: '/agents/:id/trades', ask: 'look', fixedParams: { id: 'me' } },
+  { name: 'my_orders', method: 'GET', path: '/predictions/orders', ask: 'look' },
+  { name: 'my_transfers', method: 'GET', path: '/agents/transfers', ask: 'look' },
+  { name: 'list_groups', method: 'GET', path: '/groups', ask: 'look' },
+  // build
+  { name: 'create_workspace', method: 'POST', path: '/workspaces', ask: 'build' },
+  { name: 'join_workspace', method: 'POST', path: '/marketplace/:workspaceId/join', ask: 'build' },
+  { name: 'create_metric', method: 'POST', path: '/metrics', ask: 'build' },
+  { name: 'update_metric', method: 'PUT', path: '/metrics/:id', ask: 'build' },
+  // trade
+  { name: 'trade', method: 'POST', path: '/predictions/trade', ask: 'trade' },
+  { name: 'place_order', method: 'POST', path: '/predictions/orders', ask: 'trade' },
+  { name: 'cancel_order', method: 'DELETE', path: '/predictions/orders/:id', ask: 'trade' },
+  // fund
+  { name: 'credit_member', method: 'POST', path: '/agents/:id/credit', ask: 'fund' },
+  // post
+  { name: 'propose', method: 'POST', path: '/proposals', ask: 'post' },
+  { name: 'comment', method: 'POST', path: '/proposals/:id/comments', ask: 'post' },
+  { name: 'withdraw_proposal', method: 'POST', path: '/proposals/:id/withdraw', ask: 'post' },
+  // decide
+  { name: 'approve_proposal', method: 'POST', path: '/proposals/:id/approve', ask: 'decide' },
+  { name: 'decline_proposal', method: 'POST', path: '/proposals/:id/decline', ask: 'decide' },
+  { name: 'settle_metric', method: 'POST', path: '/metrics/:id/settle', ask: 'decide' },
+  // publish
+  { name: 'update_workspace', method: 'PATCH', path: '/workspaces/:id', ask: 'publish' },
+  { name: 'view_link', method: 'GET', path: '/workspaces/:id/view-link', ask: 'publish' },
+  // remove
+  { name: 'delete_metric', method: 'DELETE', path: '/metrics/:id', ask: 'remove' },
+  { name: 'delete_group', method: 'DELETE', path: '/groups/:id', ask: 'remove' },
+  { name: 'delete_workspace', method: 'DELETE', path: '/workspaces/:id', ask: 'remove' },
+  // access
+  { name: 'create_group', method: 'POST', path: '/groups', ask: 'access' },
+  { name: 'update_group', method: 'PUT', path: '/groups/:id', ask: 'access' },
+  { name: 'add_group_member', method: 'POST', path: '/groups/:id/members', ask: 'access' },
+  { name: 'remove_group_member', method: 'DELETE', path: '/groups/:id/members/:agentId', ask: 'access' },
+  // money
+  { name: 'transfer', method: 'POST', path: '/agents/transfer', ask: 'money' },
+  { name: 'withdraw', method: 'POST', path: '/agents/:id/withdraw', ask: 'money', fixedParams: { id: 'me' } },
+];
+
+type Json = Record<string, unknown>;
+
+export interface Tool {
+  name: string;
+  ask: AskType;
+  route: RouteDef<unknown, unknown, unknown>;
+  title: string;
+  description: string;
+  inputSchema: Json & { type: 'object' };
+  fixedParams: Record<string, string>;
+  fixedBody?: Record<string, unknown>;
+  paramNames: string[];
+  queryNames: string[];
+}
+
+function convert(schema: ZodType): Json {
+  return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+}
+
+/** Top-level object properties of a schema as JSON Schema (path and query shapes are objects). */
+function objectParts(schema: ZodType | undefined, defs: Json): { props: Record<string, Json>; required: string[] } {
+  if (!schema) return { props: {}, required: [] };
+  const js = convert(schema);
+  Object.assign(defs, (js.$defs as Json | undefined) ?? {});
+  return { props: (js.properties ?? {}) as Record<string, Json>, required: (js.required ?? []) as string[] };
+}
+
+function buildTool(spec: ToolSpec): Tool {
+  const route = registeredRoutes().find((r) => r.method === spec.method && r.path === spec.path);
+  if (!route) throw new Error(`connector tool ${spec.name}: no route ${spec.method} ${spec.path}`);
+  const defs: Json = {};
+  const fixed = spec.fixedParams ?? {};
+  const params = objectParts(route.params, defs);
+  for (const k of Object.keys(fixed)) delete params.props[k];
+  const query = objectParts(route.query, defs);
+  const properties: Record<string, Json> = {};
+  const required: string[] = [];
+  const workspaceScoped = !!(route.auth.capability || route.auth.workspaceOptional) && !route.auth.workspaceParam;
+  if (workspaceScoped) properties.workspace = { type: 'string', description: 'The workspace (id or slug) to act in; default: the person\'s default workspace.' };
+  for (const [k, v] of Object.entries(params.props)) properties[k] = v;
+  required.push(...params.required.filter((k) => !(k in fixed)));
+  for (const [k, v] of Object.entries(query.props)) if (!(k in properties)) properties[k] = v;
+  if (route.body && spec.method !== 'GET') {
+    const body = convert(route.body);
+    Object.assign(defs, (body.$defs as Json | undefined) ?? {});
+    delete body.$defs;
+    delete body.$schema;
+    properties.body = { ...body, description: 'The JSON body of the request.' };
+    if (!route.body.safeParse(undefined).success && !route.body.safeParse({}).success) required.push('body');
+  }
+  const inputSchema: Json & { type: 'object' } = { type: 'object', properties, ...(required.length ? { required } : {}), ...(Object.keys(defs).length ? { $defs: defs } : {}) };
+  const rule = route.auth.label;
+  return {
+    name: spec.name,
+    ask: spec.ask,
+    route,
+    title: spec.name.replace(/_/g, ' '),
+    description: `[${spec.ask}] ${spec.description ?? route.summary} (${route.method} /api${route.path}; auth: ${rule})`,
+    inputSchema,
+    fixedParams: fixed,
+    fixedBody: spec.fixedBody,
+    paramNames: Object.keys(objectParts(route.params, {}).props),
+    queryNames: Object.keys(query.props),
+  };
+}
+
+let cached: Tool[] | undefined;
+
+/** Every connector tool, built once from the route registry. */
+export function connectorTools(): Tool[] {
+  cached ??= SPECS.map(buildTool);
+  return cached;
+}
+
+export function toolNamed(name: string): Tool | undefined {
+  return connectorTools().find((t) => t.name === name);
+}
+
+/** How many tools each ask type holds (the connect guide and the tests read it). */
+export function toolsByAskType(): Record<AskType, string[]> {
+  const out = Object.fromEntries(ASK_TYPES.map((t) => [t, [] as string[]])) as Record<AskType, string[]>;
+  for (const t of connectorTools()) out[t.ask].push(t.name);
+  return out;
+}

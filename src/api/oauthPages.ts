@@ -1,0 +1,141 @@
+import type Koa from 'koa';
+import type { Deps } from '../deps';
+import {
+  answerConsent,
+  authServerMetadata,
+  AUTH_BASE_PATH,
+  MCP_PATH,
+  OAUTH_CONSENT_PAGE,
+  OAUTH_LOGIN_PAGE,
+  oauthClientSummary,
+  protectedResourceMetadata,
+  sessionOf,
+  signInForAuthorization,
+  type FlowStep,
+} from '../services/accounts';
+
+/**
+ * The OAuth side of the connector (spec §5.1): the discovery documents, and the two server-rendered
+ * pages of the authorization flow (sign-in, consent). Forms post back here; the account system does
+ * the work and says where the browser goes next.
+ */
+const AS_METADATA_PATHS = new Set([`/.well-known/oauth-authorization-server${AUTH_BASE_PATH}`, '/.well-known/oauth-authorization-server']);
+const RESOURCE_METADATA_PATHS = new Set([`/.well-known/oauth-protected-resource${MCP_PATH}`, '/.well-known/oauth-protected-resource']);
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}form{display:grid;gap:.75rem}input{font:inherit;padding:.5rem}button{font:inherit;padding:.6rem 1rem;cursor:pointer}.row{display:flex;gap:.75rem}.err{color:#a00}ul{padding-left:1.2rem}</style></head><body>${body}</body></html>`;
+}
+
+async function formOf(ctx: Koa.Context): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of ctx.req) {
+    size += (c as Buffer).length;
+    if (size > 64 * 1024) break;
+    chunks.push(c as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** The signed authorization query the page was opened with (kept whole: the account system checks its signature). */
+const queryOf = (ctx: Koa.Context) => ctx.querystring;
+
+function follow(ctx: Koa.Context, step: FlowStep): boolean {
+  for (const c of step.setCookies) ctx.append('Set-Cookie', c);
+  if (!step.redirect) return false;
+  ctx.redirect(step.redirect);
+  return true;
+}
+
+function signInPage(query: string, error?: string): string {
+  return page(
+    'Sign in',
+    `<h1>Sign in</h1><p>An assistant asks to connect to your account. Sign in to continue.</p>${error ? `<p class="err">${esc(error)}</p>` : ''}
+<form method="post" action="${OAUTH_LOGIN_PAGE}"><input type="hidden" name="oauth_query" value="${esc(query)}">
+<label>Email <input name="email" type="email" autocomplete="username" required></label>
+<label>Password <input name="password" type="password" autocomplete="current-password" required></label>
+<button type="submit">Sign in</button></form>`,
+  );
+}
+
+export function oauthPages(deps: Deps): Koa.Middleware {
+  return async (ctx, next) => {
+    if (ctx.method === 'GET' && AS_METADATA_PATHS.has(ctx.path)) {
+      ctx.body = await authServerMetadata(deps);
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.state.rawAnswer = true;
+      return;
+    }
+    if (ctx.method === 'GET' && RESOURCE_METADATA_PATHS.has(ctx.path)) {
+      ctx.body = protectedResourceMetadata(deps);
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.state.rawAnswer = true;
+      return;
+    }
+    if (ctx.path === OAUTH_LOGIN_PAGE) {
+      ctx.state.rawAnswer = true;
+      ctx.set('Cache-Control', 'no-store');
+      if (ctx.method === 'GET') {
+        ctx.type = 'html';
+        ctx.body = signInPage(queryOf(ctx));
+        return;
+      }
+      if (ctx.method === 'POST') {
+        const form = await formOf(ctx);
+        const query = form.get('oauth_query') ?? '';
+        const step = await signInForAuthorization(deps, ctx.headers, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
+        if (!step.error && follow(ctx, step)) return;
+        ctx.status = step.error ? 401 : 400;
+        ctx.type = 'html';
+        ctx.body = signInPage(query, step.error ?? 'The authorization request could not continue; start again from your assistant.');
+        return;
+      }
+    }
+    if (ctx.path === OAUTH_CONSENT_PAGE) {
+      ctx.state.rawAnswer = true;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('X-Frame-Options', 'DENY');
+      const session = await sessionOf(deps, ctx.headers).catch(() => null);
+      if (ctx.method === 'GET') {
+        if (!session) {
+          ctx.type = 'html';
+          ctx.body = signInPage(queryOf(ctx));
+          return;
+        }
+        const params = new URLSearchParams(queryOf(ctx));
+        const client = await oauthClientSummary(deps, params.get('client_id') ?? '');
+        const scopes = (params.get('scope') ?? '').split(' ').filter(Boolean);
+        ctx.type = 'html';
+        ctx.body = page(
+          'Connect an assistant',
+          `<h1>Connect ${esc(client?.name ?? 'an unknown application')}?</h1>
+<p><strong>${esc(client?.name ?? params.get('client_id') ?? '')}</strong>${client?.redirectHost ? ` (returning to <code>${esc(client.redirectHost)}</code>)` : ''} asks to act as <strong>${esc(session.email)}</strong> through this service's MCP connector.</p>
+<ul><li>It can read what you can read, and act as you: trade, propose, decide, move credits.</li><li>It asks you first before it trades, funds, decides, publishes, removes, changes access or moves money (you can change this per connection).</li><li>Scopes: ${esc(scopes.join(', ') || 'none')}. Resource: <code>${esc(params.get('resource') ?? '')}</code>.</li><li>You can disconnect it at any time (DELETE /api/connections/{id}).</li></ul>
+<form method="post" action="${OAUTH_CONSENT_PAGE}"><input type="hidden" name="oauth_query" value="${esc(queryOf(ctx))}">
+<div class="row"><button type="submit" name="accept" value="yes">Allow</button><button type="submit" name="accept" value="no">Deny</button></div></form>`,
+        );
+        return;
+      }
+      if (ctx.method === 'POST') {
+        const form = await formOf(ctx);
+        if (!session) {
+          ctx.status = 401;
+          ctx.type = 'html';
+          ctx.body = signInPage(form.get('oauth_query') ?? '', 'Your session ended: sign in again.');
+          return;
+        }
+        const step = await answerConsent(deps, ctx.headers, { accept: form.get('accept') === 'yes', oauthQuery: form.get('oauth_query') ?? '' });
+        if (!step.error && follow(ctx, step)) return;
+        ctx.status = 400;
+        ctx.type = 'html';
+        ctx.body = page('Connect an assistant', `<h1>That did not work</h1><p class="err">${esc(step.error ?? 'The authorization request could not continue.')}</p><p>Start again from your assistant.</p>`);
+        return;
+      }
+    }
+    await next();
+  };
+}

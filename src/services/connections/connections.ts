@@ -1,0 +1,176 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { inTransaction } from '../../db/tx';
+import { DomainError } from '../../errors';
+import type { Deps } from '../../deps';
+import { normalizeAsk, trimBody, type AskType, type Confirmation } from '../../domain/connections';
+import { mintKey } from '../identity';
+import { openSecret, sealSecret } from './secret';
+
+export interface ConnectionRow {
+  id: string;
+  agentId: string;
+  clientId: string;
+  clientName: string;
+  redirectHost: string;
+  connectedAt: Date;
+  lastUsedAt: Date | null;
+  ask: Record<AskType, boolean>;
+}
+
+/** What the connector needs to act: the connection, and its key's value to send as X-Agent-Key. */
+export interface ActiveConnection extends ConnectionRow {
+  keyValue: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function rowOf(r: any): ConnectionRow {
+  return {
+    id: r.id,
+    agentId: r.agent_id,
+    clientId: r.client_id,
+    clientName: r.client_name,
+    redirectHost: r.redirect_host,
+    connectedAt: r.connected_at,
+    lastUsedAt: r.last_used_at,
+    ask: normalizeAsk(r.ask),
+  };
+}
+
+/**
+ * The live connection of an OAuth grant (an access token's subject and client), opened on its first
+ * use: the connection gets a key of its own (every scope: it acts as the person, as a session does;
+ * its ask switches are what hold it back), stored encrypted so the connector can send it. A token
+ * issued no later than the second its connection was removed is refused (null), as is one whose
+ * account has no participant.
+ */
+export async function connectionForGrant(
+  deps: Deps,
+  grant: { userId: string; clientId: string; issuedAt: Date },
+  client: () => Promise<{ name: string; redirectHost: string } | null>,
+): Promise<ActiveConnection | null> {
+  const row = await inTransaction(deps.ds, async (m) => {
+    const agents: Array<{ id: string }> = await m.query(`SELECT id FROM agents WHERE account_id = $1`, [grant.userId]);
+    if (!agents.length) return null;
+    const agentId = agents[0].id;
+    await m.query(`SELECT pg_advisory_xact_lock(hashtext('connection:' || $1 || ':' || $2))`, [agentId, grant.clientId]);
+    const [live] = await m.query(
+      `UPDATE connections c SET last_used_at = now() FROM api_keys k
+        WHERE c.agent_id = $1 AND c.client_id = $2 AND c.revoked_at IS NULL AND k.id = c.key_id AND k.revoked_at IS NULL
+        RETURNING c.*`,
+      [agentId, grant.clientId],
+    );
+    if (live.length) return live[0];
+    const cut = await m.query(
+      `SELECT 1 FROM connections WHERE agent_id = $1 AND client_id = $2 AND revoked_at IS NOT NULL AND date_trunc('second', revoked_at) >= $3 LIMIT 1`,
+      [agentId, grant.clientId, grant.issuedAt],
+    );
+    if (cut.length) return null;
+    const info = await client();
+    const name = info?.name ?? grant.clientId;
+    const key = await mintKey(m, agentId, { scopes: ['*'], label: `connection: ${name}`.slice(0, 100) });
+    const [r] = await m.query(
+      `INSERT INTO connections (agent_id, client_id, client_name, redirect_host, key_id, key_secret, ask, last_used_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *`,
+      [agentId, grant.clientId, name, info?.redirectHost ?? '', key.keyId, sealSecret(deps.config.authSecret, key.apiKey), normalizeAsk(null)],
+    );
+    return r;
+  });
+  if (!row) return null;
+  const keyValue = openSecret(deps.config.authSecret, row.key_secret);
+  if (!keyValue) return null;
+  return { ...rowOf(row), keyValue };
+}
+
+export interface CallRecord {
+  tool: string;
+  method: string;
+  path: string;
+  workspace: string | null;
+  body: unknown;
+  confirmation: Confirmation;
+  /** The HTTP status of the request, or 0 when the connector refused before sending it. */
+  status: number;
+}
+
+/** One call row (spec §2.13): the body trimmed to 4,000 characters. */
+export async function logCall(deps: Deps, connectionId: string, call: CallRecord): Promise<void> {
+  await deps.ds.query(
+    `INSERT INTO connection_calls (connection_id, tool, method, path, workspace, body, confirmation, status, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [connectionId, call.tool, call.method, call.path, call.workspace, trimBody(call.body), call.confirmation, call.status, deps.clock.now()],
+  );
+}
+
+/** GET /connections: the caller's live connections, newest first. */
+export async function listConnections(deps: Deps, agentId: string): Promise<ConnectionRow[]> {
+  const rows = await deps.ds.query(`SELECT * FROM connections WHERE agent_id = $1 AND revoked_at IS NULL ORDER BY connected_at DESC, id`, [agentId]);
+  return rows.map(rowOf);
+}
+
+const notYours = () => new DomainError('not_found', 'No such connection of yours.');
+
+async function ownConnection(m: DataSource | EntityManager, agentId: string, id: string, lock = false) {
+  const rows = await m.query(`SELECT * FROM connections WHERE id = $1 AND agent_id = $2 AND revoked_at IS NULL${lock ? ' FOR UPDATE' : ''}`, [id, agentId]);
+  if (!rows.length) throw notYours();
+  return rows[0];
+}
+
+export interface CallRow {
+  tool: string;
+  method: string;
+  path: string;
+  workspace: string | null;
+  body: string | null;
+  confirmation: Confirmation;
+  status: number;
+  at: Date;
+}
+
+export const CALLS_PAGE = 200;
+
+/** GET /connections/{id}/calls: up to 200 call rows, newest first, strictly before `before` when given. */
+export async function connectionCalls(deps: Deps, agentId: string, id: string, before?: Date): Promise<CallRow[]> {
+  await ownConnection(deps.ds, agentId, id);
+  const rows = await deps.ds.query(
+    `SELECT tool, method, path, workspace, body, confirmation, status, at FROM connection_calls
+      WHERE connection_id = $1 AND ($2::timestamptz IS NULL OR at < $2) ORDER BY at DESC, id DESC LIMIT ${CALLS_PAGE}`,
+    [id, before ?? null],
+  );
+  return rows;
+}
+
+/** PUT /connections/{id}/ask: switch asking on or off per type (look stays off); the connection as it is now. */
+export async function setConnectionAsk(deps: Deps, agentId: string, id: string, ask: Partial<Record<Exclude<AskType, 'look'>, boolean>>): Promise<ConnectionRow> {
+  return inTransaction(deps.ds, async (m) => {
+    const row = await ownConnection(m, agentId, id, true);
+    const next = normalizeAsk({ ...normalizeAsk(row.ask), ...ask });
+    const [updated] = await m.query(`UPDATE connections SET ask = $2 WHERE id = $1 RETURNING *`, [id, next]);
+    return rowOf(updated[0]);
+  });
+}
+
+/**
+ * DELETE /connections/{id}: its key is revoked, the client's refresh tokens and consent for the
+ * account go, and the connection is marked removed, so access tokens issued before now are refused
+ * at /mcp from this moment (their signatures are still good until they expire).
+ */
+export async function removeConnection(
+  deps: Deps,
+  agentId: string,
+  id: string,
+  revokeGrants: (m: EntityManager, userId: string, clientId: string) => Promise<void>,
+): Promise<void> {
+  await inTransaction(deps.ds, async (m) => {
+    const row = await ownConnection(m, agentId, id, true);
+    await m.query(`UPDATE connections SET revoked_at = now() WHERE id = $1`, [id]);
+    if (row.key_id) await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [row.key_id]);
+    const [agent] = await m.query(`SELECT account_id FROM agents WHERE id = $1`, [agentId]);
+    if (agent?.account_id) await revokeGrants(m, agent.account_id, row.client_id);
+  });
+}
+
+/** Every live connection of a participant is removed with its key (its account was deleted). */
+export async function removeConnectionsOf(m: EntityManager, agentId: string): Promise<void> {
+  const [rows] = await m.query(`UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND revoked_at IS NULL RETURNING key_id`, [agentId]);
+  const keys = (rows as Array<{ key_id: string | null }>).map((r) => r.key_id).filter((k): k is string => !!k);
+  if (keys.length) await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1) AND revoked_at IS NULL`, [keys]);
+}

@@ -1,0 +1,7 @@
+/** Participants' standings (issue 23): per-participant aggregates written when books resolve, profiles, the leaderboard and seasons. */
+export * from './recordStandings';
+export * from './totals';
+export * from './leaderboard';
+export * from './profile';
+export * from './seasons';
+export * from './marketplace';

@@ -1,0 +1,214 @@
+import type { Deps } from '../../deps';
+import { markAtConsensus, scoresOf, type Scores } from '../../domain/calibration';
+import type { Principal } from '../../domain/capabilities';
+import { consensusOf, probability } from '../../domain/lmsr';
+import { switchesOf } from '../../domain/webhooks';
+import { DomainError } from '../../errors';
+import { displayStatus, MARKET_SELECT, rowToMarket } from '../books';
+import { earningsRank } from './leaderboard';
+import { publicTotals, type PublicTotals } from './totals';
+
+export const PROFILE_HISTORY = 50;
+export const PROFILE_LIST = 20;
+export const PROFILE_OPEN_POSITIONS = 100;
+
+/** Which workspaces a viewer's read widens the profile's positions and trades to ('all' for the master key). */
+async function readableWorkspaces(deps: Deps, viewer: Principal | null): Promise<'all' | string[]> {
+  if (!viewer) return [];
+  if (viewer.isMaster) return 'all';
+  const rows: Array<{ id: string }> = await deps.ds.query(
+    `SELECT w.id FROM workspaces w
+      WHERE (w.owner_id = $1
+             OR EXISTS (SELECT 1 FROM group_members gm JOIN groups g ON g.id = gm.group_id
+                         WHERE g.workspace_id = w.id AND gm.agent_id = $1 AND 'read' = ANY(g.capabilities))
+             OR (EXISTS (SELECT 1 FROM memberships mb WHERE mb.workspace_id = w.id AND mb.agent_id = $1)
+                 AND EXISTS (SELECT 1 FROM groups g WHERE g.workspace_id = w.id AND g.system AND g.name = 'Public' AND 'read' = ANY(g.capabilities))))
+        AND ($2::uuid IS NULL OR w.id = $2)`,
+    [viewer.agentId, viewer.keyLocked ? viewer.keyWorkspaceId : null],
+  );
+  return rows.map((r) => r.id);
+}
+
+export interface ProfileStats extends PublicTotals {
+  rank: number | null;
+  scores: Scores;
+}
+
+/**
+ * GET /agents/{idOrNickname}/public (spec §2.7). Matched by id, then case-insensitively by nickname.
+ * stats and activeWorkspaces cover public workspaces only; openPositions and recentTrades also the
+ * workspaces where the viewer has read (every workspace for the master key); the wallet address and
+ * notification switches only for the participant itself, its owner (parent, creator or claimer), or
+ * the master key. Money in nano; the presenter shows credits.
+ */
+export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNickname: string) {
+  const found = await deps.ds.query(
+    `SELECT a.*, coalesce(ac.balance, 0)::text AS balance FROM agents a LEFT JOIN accounts ac ON ac.id = 'agent:' || a.id
+      WHERE a.id = $1 OR lower(a.nickname) = lower($1)
+      ORDER BY (a.id = $1) DESC, a.created_at ASC LIMIT 1`,
+    [idOrNickname],
+  );
+  if (!found.length) throw new DomainError('not_found', `No participant "${idOrNickname}" exists.`);
+  const a = found[0];
+  const readable = await readableWorkspaces(deps, viewer);
+  const visible = (alias: string) => (readable === 'all' ? 'true' : `(${alias}.public OR ${alias}.id = ANY($2::uuid[]))`);
+  const visibleArgs = readable === 'all' ? [] : [readable];
+  const ownerIds = [a.id, a.parent_id, a.created_by, a.claimed_by].filter(Boolean);
+  const privateView = !!viewer && (viewer.isMaster || ownerIds.includes(viewer.agentId));
+  const now = deps.clock.now();
+
+  const [parent, children, owner, history, results, openRows, trades, transfers, workspaces, wallet] = await Promise.all([
+    a.parent_id ? deps.ds.query(`SELECT id, nickname FROM agents WHERE id = $1`, [a.parent_id]) : Promise.resolve([]),
+    deps.ds.query(`SELECT id, nickname, parent_id FROM agents WHERE parent_id = $1 ORDER BY created_at, id`, [a.id]),
+    a.claimed_by ?? a.created_by ? deps.ds.query(`SELECT id, nickname FROM agents WHERE id = $1`, [a.claimed_by ?? a.created_by]) : Promise.resolve([]),
+    deps.ds.query(`SELECT amount::text, created_at FROM ledger_entries WHERE account_id = $1 ORDER BY id DESC LIMIT $2`, [`agent:${a.id}`, PROFILE_HISTORY]),
+    deps.ds.query(
+      `SELECT r.resolved_at, r.settled::text FROM participant_results r JOIN workspaces w ON w.id = r.workspace_id AND w.public
+        WHERE r.agent_id = $1 ORDER BY r.resolved_at DESC, r.market_id DESC LIMIT $2`,
+      [a.id, PROFILE_HISTORY],
+    ),
+    deps.ds.query(
+      `SELECT p.shares_higher::text, p.shares_lower::text, p.net_cost::text, sub.*, w.name AS workspace_name, w.slug AS workspace_slug, pr.title AS proposal_title
+         FROM positions p JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id) sub ON true
+         JOIN workspaces w ON w.id = p.workspace_id
+         LEFT JOIN proposals pr ON pr.id = sub.proposal_id
+        WHERE p.agent_id = $1 AND sub.status IN ('open','closed') AND ${visible('w')}
+        ORDER BY sub.period_end NULLS LAST, sub.id LIMIT ${PROFILE_OPEN_POSITIONS}`,
+      [a.id, ...visibleArgs],
+    ),
+    deps.ds.query(
+      `SELECT t.id, t.kind, t.direction, t.shares::text, t.cost::text, t.consensus_before, t.consensus_after, t.created_at, t.market_id,
+              w.id AS workspace_id, w.name AS workspace_name, w.slug AS workspace_slug, mk.proposal_id, pr.title AS proposal_title, mt.name AS metric_name, mk.target_date
+         FROM trades t JOIN workspaces w ON w.id = t.workspace_id JOIN markets mk ON mk.id = t.market_id JOIN metrics mt ON mt.id = mk.metric_id
+         LEFT JOIN proposals pr ON pr.id = mk.proposal_id
+        WHERE t.agent_id = $1 AND ${visible('w')}
+        ORDER BY t.seq DESC LIMIT ${PROFILE_LIST}`,
+      [a.id, ...visibleArgs],
+    ),
+    deps.ds.query(
+      `SELECT t.id, t.from_agent, t.to_agent, t.amount::text, t.memo, t.created_at, c.id AS counterparty_id, c.nickname AS counterparty_nickname
+         FROM (SELECT * FROM (SELECT * FROM transfers WHERE from_agent = $1 ORDER BY created_at DESC LIMIT $2) o
+               UNION ALL SELECT * FROM (SELECT * FROM transfers WHERE to_agent = $1 ORDER BY created_at DESC LIMIT $2) i) t
+         LEFT JOIN agents c ON c.id = CASE WHEN t.from_agent = $1 THEN t.to_agent ELSE t.from_agent END
+        ORDER BY t.created_at DESC, t.id DESC LIMIT $2`,
+      [a.id, PROFILE_LIST],
+    ),
+    deps.ds.query(
+      `SELECT w.id, w.name FROM workspaces w
+        WHERE w.public AND (EXISTS (SELECT 1 FROM participant_stats s WHERE s.agent_id = $1 AND s.workspace_id = w.id)
+                            OR EXISTS (SELECT 1 FROM positions p JOIN markets mk ON mk.id = p.market_id AND mk.status IN ('open','closed')
+                                        WHERE p.agent_id = $1 AND p.workspace_id = w.id))
+        ORDER BY w.name, w.id`,
+      [a.id],
+    ),
+    privateView ? deps.ds.query(`SELECT address FROM agent_wallets WHERE agent_id = $1`, [a.id]) : Promise.resolve([]),
+  ]);
+
+  const botIds = children.map((c: { id: string }) => c.id);
+  const [totals, rank] = await Promise.all([publicTotals(deps.ds, [a.id, ...botIds]), earningsRank(deps.ds, a.id)]);
+  const mine = totals.get(a.id)!;
+
+  // Balance history: the newest ledger movements, walked back from the current balance (oldest first).
+  const balance = BigInt(a.balance);
+  let running = balance;
+  const balanceHistory: Array<{ at: Date; balance: bigint }> = [];
+  for (const e of history as Array<{ amount: string; created_at: Date }>) {
+    balanceHistory.push({ at: e.created_at, balance: running });
+    running -= BigInt(e.amount);
+  }
+  balanceHistory.reverse();
+
+  // Profit per resolved book and the cumulative settled earnings after it (oldest first): the
+  // cumulative of the newest equals the aggregate's settled total.
+  let cumulative = mine.earnings.settled;
+  const pnl: Array<{ at: Date; profit: bigint; cumulative: bigint }> = [];
+  for (const r of results as Array<{ resolved_at: Date; settled: string }>) {
+    pnl.push({ at: r.resolved_at, profit: BigInt(r.settled), cumulative });
+    cumulative -= BigInt(r.settled);
+  }
+  pnl.reverse();
+
+  const bots: Array<{ id: string; nickname: string; parentId: string; totalEarnings: bigint; totalTrades: number }> = children.map((c: { id: string; nickname: string; parent_id: string }) => {
+    const t = totals.get(c.id)!;
+    return { id: c.id, nickname: c.nickname, parentId: c.parent_id, totalEarnings: t.earnings.total, totalTrades: t.trades };
+  });
+
+  return {
+    id: a.id as string,
+    nickname: a.nickname as string,
+    intent: a.intent as string,
+    bio: a.bio as string,
+    joinedAt: a.created_at as Date,
+    parent: (parent[0] as { id: string; nickname: string } | undefined) ?? null,
+    children: children.map((c: { id: string; nickname: string }) => ({ id: c.id, nickname: c.nickname })) as Array<{ id: string; nickname: string }>,
+    balance,
+    balanceHistory,
+    profitHistory: pnl.map((p) => ({ at: p.at, profit: p.profit })),
+    pnlHistory: pnl.map((p) => ({ at: p.at, cumulative: p.cumulative })),
+    stats: { ...mine, rank, scores: scoresOf(mine.sums) } as ProfileStats,
+    activeWorkspaces: workspaces as Array<{ id: string; name: string }>,
+    openPositions: (openRows as Array<Record<string, string>>).map((r) => {
+      const mk = rowToMarket(r);
+      const sharesHigher = BigInt(r.shares_higher);
+      const sharesLower = BigInt(r.shares_lower);
+      const p = mk.funded && mk.b > 0n ? probability({ qHigher: mk.qHigher, qLower: mk.qLower, b: mk.b }) : null;
+      return {
+        workspaceId: mk.workspaceId,
+        workspaceName: r.workspace_name,
+        workspaceSlug: r.workspace_slug,
+        marketId: mk.id,
+        proposalId: mk.proposalId,
+        proposalTitle: r.proposal_title ?? null,
+        metricName: mk.metricName,
+        targetDate: mk.targetDate,
+        direction: sharesHigher > 0n ? ('higher' as const) : sharesLower > 0n ? ('lower' as const) : null,
+        shares: sharesHigher > 0n ? sharesHigher : sharesLower,
+        sharesHigher,
+        sharesLower,
+        netCost: BigInt(r.net_cost),
+        /** At the consensus mark (zero worth without liquidity), as openEarnings counts it. */
+        worth: markAtConsensus({ sharesHigher, sharesLower, netCost: 0n, probability: p }),
+        probability: p,
+        status: displayStatus(mk, now),
+        consensus: p === null ? null : consensusOf(p, mk.rangeMin, mk.rangeMax),
+        actualValue: mk.resolvedValue,
+      };
+    }),
+    recentTrades: (trades as Array<Record<string, any>>).map((t) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+      id: t.id as string,
+      workspaceId: t.workspace_id as string,
+      workspaceName: t.workspace_name as string,
+      workspaceSlug: t.workspace_slug as string,
+      marketId: t.market_id as string,
+      proposalId: (t.proposal_id as string | null) ?? null,
+      proposalTitle: (t.proposal_title as string | null) ?? null,
+      metricName: t.metric_name as string,
+      targetDate: t.target_date as string,
+      direction: t.kind === 'redeem' ? null : (t.direction as 'higher' | 'lower' | null),
+      kind: t.kind as 'buy' | 'sell' | 'redeem',
+      shares: BigInt(t.shares),
+      cost: BigInt(t.cost),
+      consensusBefore: t.consensus_before as number,
+      consensusAfter: t.consensus_after as number,
+      createdAt: t.created_at as Date,
+    })),
+    transfers: (transfers as Array<Record<string, any>>).map((t) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+      id: t.id as string,
+      direction: t.from_agent === a.id ? ('out' as const) : ('in' as const),
+      counterparty: t.counterparty_id ? { id: t.counterparty_id as string, nickname: t.counterparty_nickname as string } : null,
+      amount: BigInt(t.amount),
+      memo: (t.memo as string | null) ?? null,
+      createdAt: t.created_at as Date,
+    })),
+    bots,
+    withBotsEarnings: bots.length ? bots.reduce((s, b) => s + b.totalEarnings, mine.earnings.total) : null,
+    bot: a.parent_id !== null,
+    // Who runs it: the owner's nickname (its operator's contact address stays private).
+    runBy: ((owner[0] as { nickname: string } | undefined)?.nickname ?? null) as string | null,
+    model: null as string | null,
+    owner: (owner[0] as { id: string; nickname: string } | undefined) ?? null,
+    private: privateView ? { walletAddress: (wallet[0]?.address as string | undefined) ?? null, notifications: switchesOf(a.notifications) } : null,
+  };
+}
+
+export type PublicProfile = Awaited<ReturnType<typeof publicProfile>>;

@@ -1,0 +1,87 @@
+import type { EntityManager } from 'typeorm';
+import { queryPrepared } from '../../db/prepared';
+import { benchmarkError, horizonOf, RELIABILITY_BINS } from '../../domain/calibration';
+import { payoutFraction } from '../../domain/lmsr';
+import { marketConsensus, type MarketRow } from '../books';
+import { addExcluded } from './sums';
+
+const bins = (expr: string) =>
+  `ARRAY[${Array.from({ length: RELIABILITY_BINS }, (_, k) => `coalesce(sum(${expr}) FILTER (WHERE y.kind <> 'redeem' AND y.bin = ${k}), 0)`).join(', ')}]::bigint[]`;
+const zeros = `array_fill(0::bigint, ARRAY[${RELIABILITY_BINS}])`;
+const SUM_COLS = `resolved_markets, trades, volume, settled, forecasts, sq_err, abs_err, bin_count, bin_p, bin_v, last_resolved_at`;
+const SUM_VALS = `1, r.trades, r.volume, r.settled, r.forecasts, r.sq_err, r.abs_err, r.bin_count, r.bin_p, r.bin_v, $2::timestamptz`;
+
+/**
+ * One statement (prepared once per connection): the book's trades scored per holder exactly as
+ * domain/calibration's bookScore does (the same IEEE operations on the same doubles, each term rounded
+ * once to 1e-9; test/integration/standings.test.ts checks the rows against bookScore), then
+ * participant_results, participant_stats, every running season's season_stats and benchmark_stats.
+ * $1 market, $2 now, $3 workspace, $4 metric, $5 v, $6 clamp(V), $7 rangeMin, $8 rangeMax,
+ * $9 horizon, $10 the final consensus' error (1e-9) or null without liquidity.
+ */
+const RECORD = `
+WITH y AS (
+  SELECT t.agent_id, t.kind, abs(t.cost) AS vol, x.p,
+         abs(least($8::float8, greatest($7::float8, t.consensus_after)) - $6::float8) / ($8::float8 - $7::float8) AS e,
+         least(9, greatest(0, floor(x.p * 10)))::int AS bin
+    FROM trades t CROSS JOIN LATERAL (SELECT least(1::float8, greatest(0::float8, t.probability_after)) AS p) x
+   WHERE t.market_id = $1
+), s AS (
+  SELECT y.agent_id, count(*)::int AS trades, sum(y.vol)::bigint AS volume,
+         count(*) FILTER (WHERE y.kind <> 'redeem')::int AS forecasts,
+         coalesce(sum(round((y.p - $5::float8) * (y.p - $5::float8) * 1e9::float8)::bigint) FILTER (WHERE y.kind <> 'redeem'), 0)::bigint AS sq_err,
+         coalesce(sum(round(y.e * 1e9::float8)::bigint) FILTER (WHERE y.kind <> 'redeem'), 0)::bigint AS abs_err,
+         ${bins('1')} AS bin_count, ${bins('round(y.p * 1e9::float8)::bigint')} AS bin_p, ${bins('round($5::float8 * 1e9::float8)::bigint')} AS bin_v
+    FROM y GROUP BY y.agent_id
+), r AS (
+  SELECT p.agent_id, coalesce(s.trades, 0) AS trades, coalesce(s.volume, 0) AS volume, coalesce(p.payout, 0) - p.net_cost AS settled,
+         coalesce(s.forecasts, 0) AS forecasts, coalesce(s.sq_err, 0) AS sq_err, coalesce(s.abs_err, 0) AS abs_err,
+         coalesce(s.bin_count, ${zeros}) AS bin_count, coalesce(s.bin_p, ${zeros}) AS bin_p, coalesce(s.bin_v, ${zeros}) AS bin_v
+    FROM positions p LEFT JOIN s ON s.agent_id = p.agent_id
+   WHERE p.market_id = $1
+), ins AS (
+  INSERT INTO participant_results (agent_id, market_id, workspace_id, metric_id, resolved_at, trades, volume, settled, forecasts, sq_err, abs_err, bin_count, bin_p, bin_v)
+  SELECT r.agent_id, $1, $3, $4, $2, r.trades, r.volume, r.settled, r.forecasts, r.sq_err, r.abs_err, r.bin_count, r.bin_p, r.bin_v FROM r
+  ON CONFLICT (agent_id, market_id) DO NOTHING
+  RETURNING agent_id
+), st AS (
+  INSERT INTO participant_stats AS s (agent_id, workspace_id, metric_id, ${SUM_COLS})
+  SELECT r.agent_id, $3, $4, ${SUM_VALS} FROM r JOIN ins ON ins.agent_id = r.agent_id
+  ON CONFLICT (agent_id, workspace_id, metric_id) DO UPDATE SET
+    ${addExcluded('s')}
+), ss AS (
+  INSERT INTO season_stats AS s (season_id, agent_id, workspace_id, metric_id, ${SUM_COLS})
+  SELECT se.id, r.agent_id, $3, $4, ${SUM_VALS} FROM r JOIN ins ON ins.agent_id = r.agent_id JOIN seasons se ON se.starts_at <= $2 AND se.ends_at > $2
+  ON CONFLICT (season_id, agent_id, workspace_id, metric_id) DO UPDATE SET
+    ${addExcluded('s')}
+), bm AS (
+  INSERT INTO benchmark_stats AS b (workspace_id, horizon, books, abs_err)
+  SELECT $3, $9, 1, $10::bigint WHERE $10::bigint IS NOT NULL
+  ON CONFLICT (workspace_id, horizon) DO UPDATE SET books = b.books + 1, abs_err = b.abs_err + excluded.abs_err
+)
+SELECT count(*)::int AS holders FROM ins`;
+
+/**
+ * Inside a book's resolving transaction (the `bookResolvedForStats` callback, after the payouts are
+ * recorded on the positions): what the book adds for each holder — one participant_results row, and
+ * the same sums added to participant_stats (per workspace and metric) and to every season running at
+ * `now` — and the book's final consensus error to the benchmark. Reads only this book's positions and
+ * trades, in one prepared statement; the results rows make a second run for the same book add nothing
+ * to the participants' sums (a book resolves once: its status is checked under the lock).
+ */
+export async function recordBookStandings(m: EntityManager, mk: MarketRow, value: number, now: Date): Promise<void> {
+  const outcome = { value, rangeMin: mk.rangeMin, rangeMax: mk.rangeMax };
+  const consensus = marketConsensus(mk);
+  await queryPrepared(m, RECORD, [
+    mk.id,
+    now,
+    mk.workspaceId,
+    mk.metricId,
+    payoutFraction(value, mk.rangeMin, mk.rangeMax),
+    Math.min(mk.rangeMax, Math.max(mk.rangeMin, value)),
+    mk.rangeMin,
+    mk.rangeMax,
+    horizonOf(now.getTime() - mk.createdAt.getTime()),
+    consensus === null ? null : benchmarkError(consensus, outcome).toString(),
+  ]);
+}
