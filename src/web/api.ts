@@ -10,8 +10,8 @@ import { registeredRoutes, type RouteDef } from '../api/registry';
  * therefore never show a number the API would refuse, or one that differs from the API's.
  */
 export interface Visitor {
-  /** The workspace slug or id from the page's path: sent as X-Workspace-Id. */
-  workspace: string;
+  /** The workspace slug or id from the page's path: sent as X-Workspace-Id (null on the site-wide pages). */
+  workspace: string | null;
   /** ?view=<token>: sent as X-View-Link. */
   viewToken: string | null;
   headers: IncomingHttpHeaders;
@@ -27,9 +27,9 @@ const MAX_TOKEN = 200;
  * The visitor of this page: its own credentials when it sends any (the session cookie of a signed-in
  * person, or X-Agent-Key / X-API-Key), the view link, the workspace.
  */
-export function visitorOf(ctx: Koa.Context, workspace: string): Visitor {
+export function visitorOf(ctx: Koa.Context, workspace: string | null): Visitor {
   const view = typeof ctx.query.view === 'string' && ctx.query.view.length <= MAX_TOKEN ? ctx.query.view.trim() || null : null;
-  const headers: IncomingHttpHeaders = { 'x-workspace-id': workspace };
+  const headers: IncomingHttpHeaders = workspace ? { 'x-workspace-id': workspace } : {};
   for (const name of ['cookie', 'x-agent-key', 'x-api-key']) {
     const v = ctx.get(name);
     if (v) headers[name] = v;

@@ -15,8 +15,10 @@ export interface ChartData {
   /** Unix seconds, ascending. */
   x: number[];
   lines: Line[];
-  /** How the x axis reads: instants, or calendar dates (target dates). */
-  xKind: 'time' | 'date';
+  /** How the x axis reads: instants, calendar dates (target dates), or plain numbers (a forecast probability). */
+  xKind: 'time' | 'date' | 'number';
+  /** The x axis' name when it is a number. */
+  xLabel?: string;
   unit: string | null;
 }
 

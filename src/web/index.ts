@@ -7,6 +7,7 @@ import { asset } from './assets';
 import { html } from './html';
 import { layout, type PageParts } from './layout';
 import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } from './pages';
+import { leaderboardPage, profilePage } from './standings';
 
 /**
  * The web pages (server-rendered HTML) under /, beside the API under /api: workspace home,
@@ -91,6 +92,9 @@ export function webRoutes(deps: Deps): Koa.Middleware {
   router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
+  router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min') })));
+  router.get('/participants/:id', page(deps, (d, ctx) => profilePage(d, visitorOf(ctx, null), String(ctx.params.id))));
   router.get('/assets/:name', async (ctx) => {
     const file = await asset(String(ctx.params.name));
     if (!file) return;

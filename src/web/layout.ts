@@ -21,8 +21,8 @@ export function layout(p: PageParts): string {
   const ws = p.workspace;
   const v = p.visitor ?? null;
   const nav = ws
-    ? html`<nav aria-label="Workspace"><a class="brand" href="${href(v, `/w/${ws.slug}`)}">${ws.name}</a><a href="${href(v, `/w/${ws.slug}`)}">Metrics</a><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals</a>${v?.viewToken ? html`<span class="badge">view link</span>` : ''}</nav>`
-    : html`<nav aria-label="Site"><a class="brand" href="/">Metric-priced proposals</a><a href="/api/reference">API</a></nav>`;
+    ? html`<nav aria-label="Workspace"><a class="brand" href="${href(v, `/w/${ws.slug}`)}">${ws.name}</a><a href="${href(v, `/w/${ws.slug}`)}">Metrics</a><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals</a><a href="/leaderboard">Leaderboard</a>${v?.viewToken ? html`<span class="badge">view link</span>` : ''}</nav>`
+    : html`<nav aria-label="Site"><a class="brand" href="/">Metric-priced proposals</a><a href="/leaderboard">Leaderboard</a><a href="/api/reference">API</a></nav>`;
   return html`<!doctype html>
 <html lang="en">
 <head>

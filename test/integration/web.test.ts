@@ -39,6 +39,7 @@ let churn: TestMetric;
 let secret: TestMetric;
 let marketId: string;
 let proposalId: string;
+let tradingAgent: { id: string; key: string };
 const timings: Record<string, { serverMs: number; firstPaintMs: number; domReadyMs: number; scriptKB: number }> = {};
 
 const anon = (path: string, workspace: TestWorkspace) => app.http.get(`/api${path}`).set('X-Workspace-Id', workspace.slug);
@@ -65,6 +66,7 @@ beforeAll(async () => {
   }
   marketId = (await marketsOf(app, ws, revenue.id)).filter((m) => m.proposalId === null)[0].id;
   const t = await trader(app, ws, 5000);
+  tradingAgent = t;
   for (const [direction, amount] of [['higher', 20], ['lower', 5], ['higher', 12]] as const) {
     const r = await trade(app, ws, t, { marketId, direction, amount });
     expect(r.status).toBe(200);
@@ -330,4 +332,35 @@ it('the landing page, the slug form, and refusals in the API words: unknown work
   // The page's own assets, and no others.
   expect((await app.http.get('/assets/app.js')).status).toBe(200);
   expect((await app.http.get('/assets/../package.json')).status).toBe(404);
+});
+
+it('the leaderboard and a participant profile (balance and P&L charts, positions, trades) as the API gives them', async () => {
+  const board = (await app.http.get('/api/leaderboard?minResolvedMarkets=0&sort=volume')).body;
+  const { page, errors } = await open('/leaderboard?sort=volume&min=0', 'leaderboard');
+  expect(await page.locator('table.board tbody tr[data-agent]').count()).toBe(board.rows.length);
+  for (const r of board.rows.slice(0, 10)) {
+    expect((await field(page, `tr[data-agent="${r.agent.id}"]`, 'volume')).value).toBe(String(r.volume));
+    expect((await field(page, `tr[data-agent="${r.agent.id}"]`, 'earnings')).value).toBe(String(r.earnings));
+  }
+  expect(await page.locator('nav.sorts [aria-current="page"]').innerText()).toBe('volume');
+  await snap(page, 'leaderboard');
+  expect(errors).toEqual([]);
+  await page.close();
+
+  const profile = (await app.http.get(`/api/agents/${tradingAgent.id}/public`)).body;
+  const { page: pp, errors: perr } = await open(`/participants/${tradingAgent.id}`, 'profile');
+  expect((await field(pp, 'dl.facts', 'balance')).value).toBe(String(profile.balance));
+  expect((await field(pp, 'dl.facts', 'totalTrades')).value).toBe(String(profile.stats.totalTrades));
+  expect((await field(pp, 'dl.facts', 'tradedVolume')).value).toBe(String(profile.stats.tradedVolume));
+  expect(await pp.locator('tr[data-trade]').count()).toBe(profile.recentTrades.length);
+  // Every chart drawn (or saying it has nothing yet): a canvas for each history the API has points for.
+  await pp.waitForFunction(() => [...(globalThis as any).document.querySelectorAll('.plot')].every((el: any) => el.childElementCount > 0));
+  const drawn = [profile.balanceHistory, profile.pnlHistory].filter((h: unknown[]) => h.length > 0).length;
+  expect(drawn).toBeGreaterThan(0);
+  expect(await pp.locator('.plot canvas').count()).toBe(drawn);
+  await snap(pp, 'profile');
+  expect(perr).toEqual([]);
+  await pp.close();
+  expect((await app.http.get('/participants/nobody-by-this-name')).status).toBe(404);
+  expect((await app.http.get('/leaderboard?sort=luck')).status).toBe(400);
 });

@@ -27,7 +27,7 @@
         el.innerHTML = '<p class="muted">Nothing to draw yet.</p>';
         return;
       }
-      var series = [{ label: data.xKind === 'date' ? 'Target date' : 'Time' }].concat(
+      var series = [{ label: data.xLabel || (data.xKind === 'date' ? 'Target date' : 'Time') }].concat(
         data.lines.map(function (l, i) {
           return {
             label: l.label,
@@ -44,7 +44,7 @@
         width: Math.max(240, el.clientWidth),
         height: 240,
         series: series,
-        scales: { x: { time: true } },
+        scales: { x: { time: data.xKind !== 'number' } },
         axes: [{}, { size: 64, values: function (u, vals) { return vals.map(function (v) { return fmt.format(v); }); } }],
       };
       var plot = new window.uPlot(opts, [data.x].concat(data.lines.map(function (l) { return l.values; })), el);
