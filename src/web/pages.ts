@@ -14,6 +14,7 @@ type Status = z.infer<typeof statusSchema>;
 type Market = z.infer<typeof marketSchema>;
 type History = z.infer<typeof marketHistorySchema>;
 type Proposal = z.infer<typeof proposalSchema>;
+type CurrentWorkspace = { capabilities: string[] };
 type OrderBook = { marketId: string; higher: Level[]; lower: Level[] };
 type Level = { limit: number; probability: number; shares: number; orders: number };
 
@@ -127,6 +128,10 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string): Prom
   ]);
   const ws = await workspaceOf(deps, v);
   const unit = metrics.find((m) => m.id === market.metricId)?.unit ?? null;
+  // The trade form only for a visitor who may trade here (a signed-in person or a key with trade), on a book that trades.
+  const credentials = !!(v.headers.cookie || v.headers['x-agent-key'] || v.headers['x-api-key']);
+  const canTrade =
+    credentials && (market.status === 'open' || market.status === 'conditional') && (await apiGet<CurrentWorkspace>(deps, v, '/workspaces/current')).capabilities.includes('trade');
   const points = consensusPoints(history);
   const data = align([{ label: 'Consensus', points, step: true }]);
   const recent = history.points.slice(-20).reverse();
@@ -167,8 +172,26 @@ ${chart('Consensus over time', { ...data, xKind: 'time', unit }, historyTable(un
         : html`<p class="muted">No trades yet.</p>`
     }</section>
 <section aria-labelledby="walls-h"><h2 id="walls-h">Resting orders</h2><div class="walls">${wall('higher', book.higher)}${wall('lower', book.lower)}</div></section>
-</div>`,
+</div>
+${canTrade ? tradeForm(market.id) : ''}`,
   };
+}
+
+/**
+ * Trading from the page (assets/app.js drives it): a quote first (POST /api/predictions/trade with
+ * dryRun: shares, cost, the consensus after), then the same trade confirmed with an Idempotency-Key.
+ */
+function tradeForm(marketId: string): Html {
+  return html`<section aria-labelledby="trade-h" class="trade"><h2 id="trade-h">Trade</h2>
+<form id="trade-form" data-market="${marketId}" novalidate>
+<fieldset><legend>Direction</legend>
+<label><input type="radio" name="direction" value="higher" checked> Higher</label>
+<label><input type="radio" name="direction" value="lower"> Lower</label>
+</fieldset>
+<p><label for="trade-amount">Credits to spend</label> <input id="trade-amount" name="amount" type="number" inputmode="decimal" min="0" step="any" value="10" required></p>
+<p><button type="submit" id="trade-quote-button">Get a quote</button> <button type="button" id="trade-confirm" hidden>Confirm the trade</button></p>
+<div id="trade-quote" role="status" aria-live="polite"></div>
+</form></section>`;
 }
 
 /** The workspace's slug and name as the API shows them to this visitor. */

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumBinary } from '../helpers/browser';
-import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
+import { signUp } from '../helpers/accounts';
+import { buildWorkspace, mint, type TestWorkspace } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader, type TestMetric } from '../helpers/markets';
 
@@ -86,7 +87,7 @@ beforeAll(async () => {
 }, 60_000);
 
 /** Open a page, failing on any console error or page error or off-site request; collects the figures for the report. */
-async function open(path: string, name: string, opts: { width?: number; expectStatus?: number } = {}): Promise<{ page: Page; errors: string[] }> {
+async function open(path: string, name: string, opts: { width?: number; expectStatus?: number; prepare?: (page: Page) => Promise<void> } = {}): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC' });
   pages.add(page);
   page.on('close', () => pages.delete(page));
@@ -98,6 +99,7 @@ async function open(path: string, name: string, opts: { width?: number; expectSt
   page.on('request', (r) => {
     if (!r.url().startsWith(base) && !r.url().startsWith('data:')) errors.push(`off-site request ${r.url()}`);
   });
+  await opts.prepare?.(page);
   const res = await page.goto(`${base}${path}`, { waitUntil: 'load' });
   expect(res?.status()).toBe(opts.expectStatus ?? 200);
   const serverMs = Number(/dur=([\d.]+)/.exec(res?.headers()['server-timing'] ?? '')?.[1] ?? NaN);
@@ -188,6 +190,7 @@ it('market page: consensus, volume, recent trades and the resting-order walls as
   expect(await page.locator('table.trades tbody tr').count()).toBe(history.points.length);
   const newest = history.points[history.points.length - 1];
   expect(await field(page, `tr[data-trade="${newest.tradeId}"]`, 'consensus')).toEqual({ value: String(newest.consensus), text: shown(newest.consensus) });
+  expect(await page.locator('#trade-form').count()).toBe(0); // anonymous: read only
   expect(book.higher.length).toBeGreaterThan(0);
   for (const l of book.higher) expect((await field(page, `tr[data-level="higher:${l.limit}"]`, 'shares')).value).toBe(String(l.shares));
   await page.locator('.plot canvas').first().waitFor();
@@ -363,4 +366,45 @@ it('the leaderboard and a participant profile (balance and P&L charts, positions
   await pp.close();
   expect((await app.http.get('/participants/nobody-by-this-name')).status).toBe(404);
   expect((await app.http.get('/leaderboard?sort=luck')).status).toBe(400);
+});
+
+it('trading from the page: a signed-in trader gets a quote (shares, cost, consensus after), confirms, and sees errors as sentences', async () => {
+  const person = await signUp(app);
+  expect((await person.browser.post(`/api/marketplace/${ws.id}/join`)).status).toBe(200);
+  await mint(app, person.agentId, 500);
+  const { page, errors } = await open(`/w/${ws.slug}/markets/${marketId}`, 'market-trade', {
+    prepare: async (p) => {
+      const signedIn = await p.request.post(`${base}/api/auth/sign-in/email`, { data: { email: person.email, password: person.password } });
+      expect(signedIn.status()).toBe(200);
+    },
+  });
+  await attrIs(page, 'body', 'data-live', 'on');
+  await page.locator('#trade-form input[value="lower"]').check();
+  await page.locator('#trade-amount').fill('30');
+  await page.locator('#trade-quote-button').click();
+  await attrIs(page, '#trade-quote', 'data-state', 'quote');
+  const quote = (await person.browser.post('/api/predictions/trade').set('X-Workspace-Id', ws.slug).send({ marketId, direction: 'lower', amount: 30, dryRun: true })).body;
+  expect(await page.locator('#trade-quote').getAttribute('data-consensus')).toBe(String(quote.consensus));
+  expect(await page.locator('#trade-quote').innerText()).toBe(
+    `Quote: ${fmt.format(quote.shares)} shares lower for ${fmt.format(quote.cost)} cr; the consensus would move from ${shown(quote.prevConsensus)} to ${shown(quote.consensus)}.`,
+  );
+  await snap(page, 'market-quote');
+  await page.locator('#trade-confirm').click();
+  await attrIs(page, '#trade-quote', 'data-state', 'done');
+  const after = (await anon(`/predictions/markets/${marketId}`, ws)).body;
+  expect(await page.locator('#trade-quote').getAttribute('data-consensus')).toBe(String(after.consensus));
+  // The page catches up by itself (live), keeping the form and its message.
+  await attrIs(page, 'dl.facts [data-field="consensus"]', 'data-value', String(after.consensus));
+  expect(await page.locator('#trade-quote').getAttribute('data-state')).toBe('done');
+  const me = (await person.browser.get(`/api/agents/${person.agentId}/public`)).body;
+  expect(me.recentTrades[0]).toMatchObject({ marketId, direction: 'lower', kind: 'buy' });
+  // A refusal is the API's sentence.
+  await page.locator('#trade-amount').fill('0');
+  await page.locator('#trade-quote-button').click();
+  await attrIs(page, '#trade-quote', 'data-state', 'error');
+  const refused = (await person.browser.post('/api/predictions/trade').set('X-Workspace-Id', ws.slug).send({ marketId, direction: 'lower', amount: 0, dryRun: true })).body;
+  expect(await page.locator('#trade-quote').innerText()).toBe(refused.error);
+  await snap(page, 'market-trade');
+  expect(errors.filter((e) => !e.includes('status of 400'))).toEqual([]);
+  await page.close();
 });
