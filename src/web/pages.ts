@@ -162,6 +162,7 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string): Prom
 <div><dt>Resolves on</dt><dd>${market.resolvesOn}</dd></div>
 ${market.resolved ? html`<div><dt>Resolved value</dt>${num('resolvedValue', market.resolvedValue, fmtValue(market.resolvedValue, unit), 'dd')}</div>` : ''}
 </dl>
+${canTrade ? tradeForm(market.id) : ''}
 ${chart('Consensus over time', { ...data, xKind: 'time', unit }, historyTable(unit, [{ label: 'Consensus', points }]))}
 <div class="cols">
 <section aria-labelledby="trades-h"><h2 id="trades-h">Recent trades</h2>${
@@ -172,8 +173,7 @@ ${chart('Consensus over time', { ...data, xKind: 'time', unit }, historyTable(un
         : html`<p class="muted">No trades yet.</p>`
     }</section>
 <section aria-labelledby="walls-h"><h2 id="walls-h">Resting orders</h2><div class="walls">${wall('higher', book.higher)}${wall('lower', book.lower)}</div></section>
-</div>
-${canTrade ? tradeForm(market.id) : ''}`,
+</div>`,
   };
 }
 
