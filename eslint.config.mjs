@@ -73,6 +73,35 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noApi] }] },
   },
   {
+    // web/ (the pages) reads only through the API's routes in process (src/api/dispatch): no db/,
+    // no typeorm, no entities, no services (a service call would skip the API's access checks),
+    // and none of api/'s app, routes or middleware.
+    files: ['src/web/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            noDb,
+            noEntities,
+            noApi,
+            { group: ['**/services', '**/services/**'], message: 'Pages read through the API in process (src/web/api.ts apiGet), never a service directly: the API decides what a visitor may see.' },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression > MemberExpression.callee[property.name='query']", message: `No SQL here (.query). ${recipe}` },
+        { selector: "MemberExpression[property.name='ds']", message: `No data source here (.ds / deps.ds). ${recipe}` },
+      ],
+    },
+  },
+  {
+    // The pages' browser script (served as is, no build step).
+    files: ['src/web/assets/**/*.js'],
+    languageOptions: { sourceType: 'script', ecmaVersion: 2020, globals: globals.browser },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

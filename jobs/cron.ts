@@ -14,6 +14,7 @@ export const cronTable: Array<{ name: string; schedule: string; fire: (hub: JobH
   { name: 'resolve-due', schedule: '10 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'resolveDue', {}, { jobId: `resolve-due-${minuteKey(at)}` }) },
   { name: 'expire-orders', schedule: '20 * * * * *', fire: (hub, at) => hub.enqueue('horizons', 'expireOrders', {}, { jobId: `expire-orders-${minuteKey(at)}` }) },
   { name: 'purge-requests', schedule: '0 17 * * * *', fire: (hub, at) => hub.enqueue('horizons', 'purgeRequests', {}, { jobId: `purge-${hourKey(at)}` }) },
+  { name: 'standings-sweep', schedule: '30 * * * * *', fire: (hub, at) => hub.enqueue('standings', 'sweep', {}, { jobId: `standings-sweep-${minuteKey(at)}` }) },
   { name: 'outbox-relay', schedule: '*/2 * * * * *', fire: (hub) => hub.enqueue('outbox', 'relay', {}, { jobId: 'relay' }) },
   { name: 'purge-telemetry', schedule: '0 29 * * * *', fire: (hub, at) => hub.enqueue('telemetry', 'purge', {}, { jobId: `purge-telemetry-${hourKey(at)}` }) },
   { name: 'purge-events', schedule: '0 23 * * * *', fire: (hub, at) => hub.enqueue('outbox', 'purge', {}, { jobId: `purge-events-${hourKey(at)}` }) },

@@ -139,6 +139,20 @@ export const queueFamilies = {
       deliver: counts('delivered'),
     },
   }),
+  // Participants' standings (issue 23): resolved books added to the aggregates after their resolving
+  // transaction committed (it only marks them pending); the sweep takes every pending book (a lost job).
+  standings: family({
+    laned: false,
+    concurrency: 1,
+    jobs: {
+      record: z.object({ marketIds: z.array(z.string().uuid()).min(1).max(500) }),
+      sweep: z.object({}),
+    },
+    results: {
+      record: counts('books', 'holders'),
+      sweep: counts('books', 'holders'),
+    },
+  }),
   // Agent telemetry (issue 25): heartbeats and decision traces past TELEMETRY_RETENTION_DAYS are deleted.
   telemetry: family({
     laned: false,

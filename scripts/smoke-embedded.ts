@@ -124,6 +124,14 @@ async function main(): Promise<void> {
     if (!guide.includes('## Depositing')) fail(`GET /api/guides/get-paid did not serve docs/guides/get-paid.md: ${guide.slice(0, 120)}`);
     const bundle = await fetch(`${base}/reference/swagger-ui-bundle.js`);
     if (bundle.status !== 200 || (await bundle.text()).length < 100_000) fail(`GET /api/reference/swagger-ui-bundle.js answered ${bundle.status} without the bundle`);
+    // The web pages (src/web) from dist/: a workspace page and its script and uPlot from node_modules.
+    const site = base.replace(/\/api$/, '');
+    const home = await fetch(`${site}/w/${ws.slug as string}`).then(async (r) => ({ status: r.status, text: await r.text() }));
+    if (home.status !== 200 || !home.text.includes('data-metric')) fail(`GET /w/${ws.slug as string} answered ${home.status} without the metrics: ${home.text.slice(0, 120)}`);
+    for (const file of ['app.js', 'uPlot.iife.min.js']) {
+      const r = await fetch(`${site}/assets/${file}`);
+      if (r.status !== 200 || (await r.text()).length < 1000) fail(`GET /assets/${file} answered ${r.status} without the script`);
+    }
     process.kill(child.pid!, 'SIGTERM');
     const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000).unref())]);
     // Allow a moment for the last Postgres backends to go; an orphan stays for good.

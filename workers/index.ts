@@ -8,6 +8,7 @@ import { EventPump, outboxProcessors } from './outbox';
 import { webhookProcessors } from './webhooks';
 import { chainProcessors } from './chain';
 import { horizonProcessors } from './horizons';
+import { standingsProcessors } from './standings';
 import { tradeProcessors } from './trade';
 import { telemetryProcessors } from './telemetry';
 import { Watchdog } from './watchdog';
@@ -22,6 +23,7 @@ export function processorTable(deps: Deps): Record<QueueFamilyName, AnyProcessor
     outbox: outboxProcessors(deps),
     webhooks: webhookProcessors(deps),
     chain: chainProcessors(deps),
+    standings: standingsProcessors(deps),
     telemetry: telemetryProcessors(deps),
   };
 }

@@ -6,12 +6,12 @@ import type { Deps } from '../deps';
 import { ApiError, DomainError, isRetryable } from '../errors';
 import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
-import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { callerCache } from '../services/access';
 import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
-import { limitRequest } from './middleware/rateLimit';
-import { parseWith, registeredRoutes, type Call, type RouteDef } from './registry';
+import { registeredRoutes, type RouteDef } from './registry';
+import { runRoute } from './dispatch';
 import { serveReference } from './reference';
+import { webRoutes } from '../web';
 import { mcpMiddleware } from './mcp/server';
 import { oauthPages } from './oauthPages';
 import './routes';
@@ -34,11 +34,6 @@ export interface AppOptions {
 }
 
 /** Koa app factory (no listen): used by main and by the tests through real HTTP. */
-/** No body, or an empty JSON object: what a route without a body schema accepts. */
-function emptyBody(b: unknown): boolean {
-  return b === undefined || b === null || (typeof b === 'object' && !Array.isArray(b) && Object.keys(b).length === 0);
-}
-
 export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const app = new Koa({ proxy: true });
   app.context.deps = deps;
@@ -96,6 +91,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   });
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
   app.use(serveReference);
+  app.use(webRoutes(deps));
 
   const router = new Router({ prefix: '/api' });
   for (const def of bySpecificity(registeredRoutes())) {
@@ -105,64 +101,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     const mayChangeAccess = def.method !== 'GET' && !def.path.startsWith('/predictions/');
     const handle = async (ctx: Koa.ParameterizedContext) => {
       ctx.state.route = def;
-      const caller = await resolveCaller(deps, ctx.headers);
-      await limitRequest(deps, caller, ctx);
-      if (def.auth.identity && !caller) {
-        throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
-      }
-      if (def.auth.sessionOnly && !caller?.accountId) {
-        throw new ApiError('session_required', 'Only a browser session may do this: sign in (POST /api/auth/sign-in/email) and send the session cookie. No key can, whatever its scopes, and no scope grants it.', { requiredCapabilities: ['session'] });
-      }
-      if (def.auth.label === 'platform admin' && !caller?.isMaster) {
-        throw new ApiError('not_authorized', 'Only the platform operator (master key) may do this.', { requiredCapabilities: ['platform'] });
-      }
-      if (caller) requireScope(caller, def.auth);
-      const params = parseWith(def.params, ctx.params, 'path');
-      const query = parseWith(def.query, { ...ctx.query }, 'query');
-      const body = def.bodyParsedByHandler ? (ctx.request.body ?? {}) : parseWith(def.body, ctx.request.body ?? {}, 'body');
-      if (!def.body && !emptyBody(ctx.request.body)) {
-        throw new DomainError('validation_failed', `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')} takes no body: send none, or {}.`);
-      }
-      const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;
-      const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, ctx.headers, def.auth, pathWorkspace) : null;
-      if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
-      let status = 0;
-      const warnings: string[] = [];
-      const call: Call<unknown, unknown, unknown> = {
-        deps,
-        body,
-        query,
-        params,
-        caller,
-        access,
-        koa: ctx,
-        identity: () => {
-          if (!caller) throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
-          return caller;
-        },
-        workspace: () => {
-          if (!access) throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
-          return access;
-        },
-        require: (cap) => {
-          if (!access) throw new ApiError('workspace_required', 'This endpoint is workspace-scoped: send X-Workspace-Id with a workspace id or slug.');
-          requireCapability(caller, access, cap);
-        },
-        status: (code) => {
-          status = code;
-        },
-        deprecate: (warning) => {
-          if (!warnings.includes(warning)) warnings.push(warning);
-        },
-      };
-      let result: unknown;
-      try {
-        result = await def.handler(call);
-      } catch (err) {
-        const status = err instanceof DomainError ? def.errorStatus?.[err.code] : undefined;
-        if (err instanceof DomainError && status) throw new ApiError(err.code, err.message, err.details, status);
-        throw err;
-      }
+      const { status, result: answer, warnings } = await runRoute(deps, def, { headers: ctx.headers, params: ctx.params, query: { ...ctx.query }, body: ctx.request.body, koa: ctx });
+      let result = answer;
       if (warnings.length) {
         ctx.set('Deprecation', 'true');
         ctx.set('Link', '</api/guides/compatibility>; rel="deprecation"; type="text/markdown"');

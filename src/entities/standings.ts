@@ -74,3 +74,10 @@ export class BenchmarkStats {
   @Column({ type: 'integer', default: 0 }) books!: number;
   @Column({ ...big, name: 'abs_err' }) absErr!: bigint;
 }
+
+/** A resolved book not yet added to the standings (migration 1763901300000): its `standings` job deletes the row as it adds the book. */
+@Entity('standings_pending')
+export class StandingsPending {
+  @PrimaryColumn({ type: 'uuid', name: 'market_id' }) marketId!: string;
+  @Column({ type: 'timestamptz', name: 'resolved_at' }) resolvedAt!: Date;
+}

@@ -1,11 +1,11 @@
 import { recordScorecard, respawnProposalBranches } from './proposals';
-import { recordBookStandings } from './standings';
+import { markStandingsPending } from './standings';
 import { assertWired, register } from './wiring';
 
 /** Register every cross-area callback (see services/wiring), then refuse to start if one is missing. */
 export function wireAreas(): void {
   register('bookResolved', recordScorecard);
-  register('bookResolvedForStats', recordBookStandings);
+  register('bookResolvedForStats', markStandingsPending);
   register('proposalDatesChanged', respawnProposalBranches);
   assertWired();
 }

@@ -34,6 +34,8 @@ const esc = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 export function contractViolation(r: ObservedResponse): string | null {
   const doc = openApiDocument() as unknown as Doc;
   const where = `${r.method} ${r.path} -> ${r.status}`;
+  // The web pages (HTML under /, outside /api) are not part of the API's document.
+  if (!r.route && !r.path.startsWith('/api') && /html/.test(r.type)) return null;
   let body: unknown = r.body;
   if (body !== undefined && body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) body = JSON.parse(JSON.stringify(body));
   if (r.status >= 400) {

@@ -48,3 +48,14 @@ export async function freshBookId(app: TestApp, ws: TestWorkspace, value = 500):
   const metric = await createMetric(app, ws, { value });
   return (await marketsOf(app, ws, metric.id))[0].id;
 }
+
+/**
+ * Resolved books' standings are added by the `standings` job after the resolution commits: wait for
+ * them deterministically with a sweep through the workers (it adds every pending book, and waits on
+ * the row lock of one a job is adding), before reading profiles, the leaderboard or seasons.
+ */
+export async function standingsAdded(app: TestApp): Promise<{ books: number; holders: number }> {
+  const r = await app.deps.hub.enqueueAndWait('standings', 'sweep', {}, { waitMs: 30_000 });
+  if (!r.finished) throw new Error('the standings sweep did not finish');
+  return r.result;
+}

@@ -2,7 +2,10 @@ import { backfillStandings } from '../../migrations/1763802300000-Standings';
 import { addSums, bookScore, emptySums, type ScoreSums } from '../../src/domain/calibration';
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
+import { inTransaction } from '../../src/db/tx';
+import { lockMarket } from '../../src/services/books';
+import { resolveLockedMarket } from '../../src/services/lifecycle';
+import { createMetric, marketsOf, standingsAdded, trade, trader } from '../helpers/markets';
 
 let app: TestApp;
 
@@ -13,7 +16,12 @@ afterEach(async () => {
 
 const at = (iso: string) => app.clock.set(new Date(iso));
 const owner = (ws: TestWorkspace) => ({ 'X-Agent-Key': ws.owner.key, 'X-Workspace-Id': ws.id });
-const settle = (ws: TestWorkspace, metricId: string, value: number) => app.http.post(`/api/metrics/${metricId}/settle`).set(owner(ws)).send({ value, reason: 'test' });
+/** Settle early, then wait for the standings job's work (the aggregates are read next). */
+const settle = async (ws: TestWorkspace, metricId: string, value: number) => {
+  const res = await app.http.post(`/api/metrics/${metricId}/settle`).set(owner(ws)).send({ value, reason: 'test' });
+  if (res.status === 200) await standingsAdded(app);
+  return res;
+};
 const untilSettled = { enabled: true, halfLife: 1, customHorizons: ['until-settled', '+1d'] };
 
 interface Expected {
@@ -101,6 +109,27 @@ describe('per-participant aggregates, written when books resolve', () => {
     // The until-settled books reopen; settling again resolves only books with no trades of these agents.
     expect((await settle(ws, metrics[0].id, 10)).status).toBe(200);
     expect(await stored(ids)).toEqual(await fromScratch(ids));
+
+    // Exactly once: nothing is left pending, and a standings job run again for every resolved book adds nothing.
+    const resolved: string[] = (await app.deps.ds.query(`SELECT id FROM markets WHERE workspace_id = $1 AND status = 'resolved'`, [ws.id])).map((r: { id: string }) => r.id);
+    expect((await app.deps.ds.query(`SELECT count(*)::int AS n FROM standings_pending WHERE market_id = ANY($1)`, [resolved]))[0].n).toBe(0);
+    const again = await app.deps.hub.enqueueAndWait('standings', 'record', { marketIds: resolved }, { waitMs: 30_000 });
+    expect(again).toEqual({ finished: true, result: { books: 0, holders: 0 } });
+    expect(await stored(ids)).toEqual(await fromScratch(ids));
+
+    // A resolution whose job never came (resolved outside a lane job, or the enqueue lost): the book
+    // stays pending, out of the aggregates, until the sweep adds it, once.
+    const { book: open } = await oneBook(ws);
+    expect((await trade(app, ws, traders[0], { marketId: open.id, direction: 'higher', amount: 7 })).status).toBe(200);
+    const before = await stored(ids);
+    await inTransaction(app.deps.ds, async (m) => resolveLockedMarket(m, (await lockMarket(m, open.id))!, 550, app.clock.now()));
+    expect(await stored(ids)).toEqual(before);
+    expect((await app.deps.ds.query(`SELECT count(*)::int AS n FROM standings_pending WHERE market_id = $1`, [open.id]))[0].n).toBe(1);
+    expect((await standingsAdded(app)).books).toBeGreaterThanOrEqual(1); // suites share the database: maybe others' books too
+    expect((await app.deps.ds.query(`SELECT count(*)::int AS n FROM standings_pending WHERE market_id = $1`, [open.id]))[0].n).toBe(0);
+    expect(await app.deps.hub.enqueueAndWait('standings', 'record', { marketIds: [open.id] }, { waitMs: 30_000 })).toEqual({ finished: true, result: { books: 0, holders: 0 } });
+    expect(await stored(ids)).toEqual(await fromScratch(ids));
+    expect(await stored(ids)).not.toEqual(before);
     const results = await app.deps.ds.query(`SELECT count(*)::int AS n FROM participant_results WHERE agent_id = ANY($1)`, [ids]);
     const positions = await app.deps.ds.query(`SELECT count(*)::int AS n FROM positions p JOIN markets mk ON mk.id = p.market_id WHERE p.agent_id = ANY($1) AND mk.status = 'resolved'`, [ids]);
     expect(results[0].n).toBe(positions[0].n);

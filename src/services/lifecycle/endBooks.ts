@@ -81,13 +81,48 @@ export async function settleBook(m: EntityManager, marketId: string, value: numb
   return { marketId, settled: true, payout: totalPayout };
 }
 
+/** Per hub: books resolved and committed whose standings job is not enqueued yet, and the enqueue in flight. */
+const standingsQueue = new WeakMap<Deps['hub'], { ids: string[]; flushing: Promise<void> | null }>();
+const STANDINGS_JOB_BOOKS = 500;
+
+/**
+ * After a resolving transaction committed: the `standings` job for the books it resolved (inside it
+ * their standings were only marked pending). Coalesced per process: while one enqueue is in flight,
+ * books resolved meanwhile wait and go together in the next job (up to 500), so a busy pass pays one
+ * enqueue for many books. Never awaited by the lane: an enqueue that fails or hangs (Redis away)
+ * leaves the books pending, and the minute sweep adds them. Returns the flush, for a caller (the
+ * benchmark) that wants to know when the jobs are on the queue.
+ */
+export function enqueueStandings(deps: Deps, resolved: string[]): Promise<void> {
+  let q = standingsQueue.get(deps.hub);
+  if (!q) standingsQueue.set(deps.hub, (q = { ids: [], flushing: null }));
+  const state = q;
+  state.ids.push(...resolved);
+  if (!state.flushing && state.ids.length) {
+    state.flushing = (async () => {
+      while (state.ids.length) {
+        const ids = state.ids.splice(0, STANDINGS_JOB_BOOKS);
+        await deps.hub
+          .enqueue('standings', 'record', { marketIds: ids }, { jobId: `standings-${ids[0]}` })
+          .catch((err: unknown) => logger.warn({ err, marketIds: ids }, 'standings job not enqueued; the sweep will add the books'));
+      }
+      state.flushing = null;
+    })();
+  }
+  return state.flushing ?? Promise.resolve();
+}
+
 /** A lane's resolve job: its due books resolved (or voided, or left waiting) in one transaction. */
 export async function resolveDueBooks(deps: Deps, marketIds: string[]): Promise<ResolveOutcome[]> {
   const now = deps.clock.now();
-  return inTransaction(deps.ds, (m) => resolveDueBatch(m, marketIds, now));
+  const out = await inTransaction(deps.ds, (m) => resolveDueBatch(m, marketIds, now));
+  void enqueueStandings(deps, out.filter((o) => o.outcome === 'resolved').map((o) => o.marketId));
+  return out;
 }
 
 /** A lane's settle job: one book settled early at the value (clamped to its range), in one transaction. */
 export async function settleBookNow(deps: Deps, marketId: string, value: number, reason: string): Promise<{ marketId: string; settled: boolean; payout: bigint }> {
-  return inTransaction(deps.ds, (m) => settleBook(m, marketId, value, reason, deps.clock.now()));
+  const out = await inTransaction(deps.ds, (m) => settleBook(m, marketId, value, reason, deps.clock.now()));
+  if (out.settled) void enqueueStandings(deps, [marketId]);
+  return out;
 }

@@ -72,10 +72,11 @@ export async function resolveLockedMarket(
   const total = await payOut(m, mk, pays, 'payout', ledger);
   await recordPayouts(m, mk.id, pays, now);
   await callback('bookResolved')(m, mk, value, marketConsensus(mk), now);
-  await callback('bookResolvedForStats')(m, mk, value, now);
+  // The standings' mark rides on the status UPDATE (the standings job adds the book after commit).
+  const mark = callback('bookResolvedForStats')(mk, now, 6);
   await m.query(
-    `UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, settle_reason = $5, updated_at = $3 WHERE id = $1`,
-    [mk.id, Math.min(value, mk.rangeMax), now, opts.settledEarly ?? false, opts.settledEarly ? (opts.reason ?? null) : null],
+    `WITH ${mark.cte} UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, settle_reason = $5, updated_at = $3 WHERE id = $1`,
+    [mk.id, Math.min(value, mk.rangeMax), now, opts.settledEarly ?? false, opts.settledEarly ? (opts.reason ?? null) : null, ...mark.params],
   );
   await emitEvent(m, mk.workspaceId, 'market:resolved', {
     marketId: mk.id,

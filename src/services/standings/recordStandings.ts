@@ -1,8 +1,10 @@
 import type { EntityManager } from 'typeorm';
+import type { Deps } from '../../deps';
+import { inTransaction } from '../../db/tx';
 import { queryPrepared } from '../../db/prepared';
 import { benchmarkError, horizonOf, RELIABILITY_BINS } from '../../domain/calibration';
 import { payoutFraction } from '../../domain/lmsr';
-import { marketConsensus, type MarketRow } from '../books';
+import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../books';
 import { addExcluded } from './sums';
 
 const bins = (expr: string) =>
@@ -62,17 +64,29 @@ WITH y AS (
 SELECT count(*)::int AS holders FROM ins`;
 
 /**
- * Inside a book's resolving transaction (the `bookResolvedForStats` callback, after the payouts are
- * recorded on the positions): what the book adds for each holder — one participant_results row, and
- * the same sums added to participant_stats (per workspace and metric) and to every season running at
- * `now` — and the book's final consensus error to the benchmark. Reads only this book's positions and
- * trades, in one prepared statement; the results rows make a second run for the same book add nothing
- * to the participants' sums (a book resolves once: its status is checked under the lock).
+ * The resolving transaction's whole share of the standings (the `bookResolvedForStats` callback): a
+ * CTE the book's status UPDATE carries (so no round trip of its own) that marks the book pending, one
+ * primary-key insert. The `standings` job, enqueued after commit by the resolution's caller (and the
+ * minute sweep behind it), adds the book with `recordPendingStandings`.
  */
-export async function recordBookStandings(m: EntityManager, mk: MarketRow, value: number, now: Date): Promise<void> {
+export function markStandingsPending(mk: MarketRow, now: Date, firstParam: number): { cte: string; params: unknown[] } {
+  return {
+    cte: `standings_mark AS (INSERT INTO standings_pending (market_id, resolved_at) VALUES ($${firstParam}::uuid, $${firstParam + 1}::timestamptz) ON CONFLICT (market_id) DO NOTHING)`,
+    params: [mk.id, now],
+  };
+}
+
+/**
+ * What one resolved book adds for each holder — one participant_results row, and the same sums added
+ * to participant_stats (per workspace and metric) and to every season running at `now` (its
+ * resolution instant) — and the book's final consensus error to the benchmark. Reads only this
+ * book's positions and trades, in one prepared statement. Called once per book, under its pending
+ * row's deletion (see recordPendingStandings); the results rows' primary key guards a holder twice.
+ */
+export async function recordBookStandings(m: EntityManager, mk: MarketRow, value: number, now: Date): Promise<number> {
   const outcome = { value, rangeMin: mk.rangeMin, rangeMax: mk.rangeMax };
   const consensus = marketConsensus(mk);
-  await queryPrepared(m, RECORD, [
+  const [row] = await queryPrepared<{ holders: number }>(m, RECORD, [
     mk.id,
     now,
     mk.workspaceId,
@@ -84,4 +98,47 @@ export async function recordBookStandings(m: EntityManager, mk: MarketRow, value
     horizonOf(now.getTime() - mk.createdAt.getTime()),
     consensus === null ? null : benchmarkError(consensus, outcome).toString(),
   ]);
+  return row?.holders ?? 0;
+}
+
+/** Most books one standings transaction adds (a job's payload, or a sweep's pass). */
+export const STANDINGS_BATCH = 200;
+
+/**
+ * The `standings` job: the given resolved books (all pending ones, oldest first, up to
+ * STANDINGS_BATCH, without ids) added to the standings in ONE transaction. Each book's pending row
+ * is locked (in id order) and deleted first: the per-book marker. A job that runs twice, or a sweep
+ * racing it, waits on the row lock and then finds it gone, so a book is added exactly once whatever
+ * the queue does. The book's value and instant are the resolution's (markets.resolved_value is
+ * min(V, rangeMax), which every term clamps the same way; pending.resolved_at = markets.resolved_at).
+ */
+export async function recordPendingStandings(deps: Deps, marketIds?: string[]): Promise<{ books: number; holders: number }> {
+  return inTransaction(deps.ds, async (m) => {
+    // (queryPrepared answers the rows: m.query answers [rows, count] for a DELETE ... RETURNING)
+    const taken = await queryPrepared<{ market_id: string; resolved_at: Date }>(
+      m,
+      `DELETE FROM standings_pending p USING (
+         SELECT market_id FROM standings_pending WHERE ($1::uuid[] IS NULL OR market_id = ANY($1::uuid[]))
+          ORDER BY ${marketIds ? 'market_id' : 'resolved_at, market_id'} LIMIT ${STANDINGS_BATCH} FOR UPDATE
+       ) x WHERE p.market_id = x.market_id RETURNING p.market_id, p.resolved_at`,
+      [marketIds ?? null],
+    );
+    if (!taken.length) return { books: 0, holders: 0 };
+    const at = new Map(taken.map((t) => [t.market_id, t.resolved_at]));
+    const books = (await m.query(`${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) AND mk.status = 'resolved' ORDER BY mk.id`, [[...at.keys()]])).map(rowToMarket);
+    let holders = 0;
+    for (const mk of books) holders += await recordBookStandings(m, mk, Number(mk.resolvedValue), at.get(mk.id)!);
+    return { books: books.length, holders };
+  });
+}
+
+/** The sweep behind the jobs (a lost or failed job, a resolution outside a lane job): every pending book, batch after batch. */
+export async function sweepPendingStandings(deps: Deps): Promise<{ books: number; holders: number }> {
+  const total = { books: 0, holders: 0 };
+  for (;;) {
+    const pass = await recordPendingStandings(deps);
+    total.books += pass.books;
+    total.holders += pass.holders;
+    if (pass.books < STANDINGS_BATCH) return total;
+  }
 }

@@ -11,10 +11,12 @@ export interface Callbacks {
   /** Inside the resolving transaction of a book: the proposals area records its decision scorecard. */
   bookResolved: (m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null, now: Date) => Promise<void>;
   /**
-   * Inside the resolving transaction of a book, after the holders' payouts are recorded on their
-   * positions: the standings area adds what the book earned and scored for each holder.
+   * The resolving transaction's share of the standings: a CTE (named `standings_mark`, parameters
+   * numbered from `firstParam`) that the book's status UPDATE carries, marking the book pending (no
+   * round trip of its own); the `standings` job, enqueued after commit, adds what the book earned and
+   * scored for each holder.
    */
-  bookResolvedForStats: (m: EntityManager, mk: MarketRow, value: number, now: Date) => Promise<void>;
+  bookResolvedForStats: (mk: MarketRow, now: Date, firstParam: number) => { cte: string; params: unknown[] };
   /** The horizon pass moved a metric's dates: a pending proposal opens the branch pairs it now misses. */
   proposalDatesChanged: (m: EntityManager, proposalId: string, now: Date) => Promise<{ opened: unknown[] }>;
 }

@@ -1,0 +1,106 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import type { Deps } from '../deps';
+import { ApiError, DomainError } from '../errors';
+import { visitorOf } from './api';
+import { asset } from './assets';
+import { html } from './html';
+import { layout, type PageParts } from './layout';
+import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } from './pages';
+import { leaderboardPage, profilePage } from './standings';
+
+/**
+ * The web pages (server-rendered HTML) under /, beside the API under /api: workspace home,
+ * metric, market, proposals by impact, proposal. Each page reads through the API in process for
+ * the visitor (see api.ts), so a refusal there is a refusal here.
+ */
+const SLUG = /^[\w.-]{1,200}$/;
+
+/** What a refused visitor reads: one sentence by the API's code, nothing of the workspace. */
+const REFUSED: Partial<Record<string, string>> = {
+  authentication_required: 'This workspace is private. Open it with a view link from its owner.',
+  not_authorized: 'You may not see this.',
+  workspace_locked: 'The key sent is locked to another workspace.',
+  workspace_not_found: 'No such workspace.',
+  not_found: 'Nothing here: it does not exist, or it is hidden from you.',
+  market_not_found: 'No such book here: it does not exist, or it is hidden from you.',
+};
+
+function refusal(err: DomainError): { status: number; parts: PageParts } {
+  const e = ApiError.from(err);
+  const sentence = REFUSED[e.code] ?? e.message;
+  const title = e.status === 404 ? 'Not found' : 'Not available';
+  return {
+    status: e.status,
+    parts: { title, body: html`<h1>${title}</h1><p class="lead" data-code="${e.code}">${sentence}</p><p><a href="/">Home</a></p>` },
+  };
+}
+
+/**
+ * Scripts only from this origin (the JSON blocks beside the charts are data, never run), no inline
+ * script, no framing: what a workspace's text could smuggle in has nowhere to run.
+ */
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+function send(ctx: Koa.Context, status: number, parts: PageParts, started: number): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Content-Security-Policy', CSP);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Server-Timing', `render;dur=${(performance.now() - started).toFixed(1)}`);
+  ctx.body = layout(parts);
+}
+
+type Render = (deps: Deps, ctx: Koa.Context) => Promise<PageParts>;
+
+function page(deps: Deps, render: Render) {
+  return async (ctx: Koa.Context) => {
+    const started = performance.now();
+    try {
+      send(ctx, 200, await render(deps, ctx), started);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const r = refusal(err);
+      send(ctx, r.status, r.parts, started);
+    }
+  };
+}
+
+function workspaceParam(ctx: Koa.Context): string {
+  const slug = String(ctx.params.ws ?? '');
+  if (!SLUG.test(slug)) throw new DomainError('workspace_not_found', 'No such workspace.');
+  return slug;
+}
+
+const landing: PageParts = {
+  title: 'Metric-priced proposals',
+  body: html`<h1>Metric-priced proposals</h1>
+<p class="lead">Workspaces price what proposals would do to their metrics with prediction markets. Open a public workspace by its name, or follow a view link you were given.</p>
+<form action="/w" method="get" class="go"><label for="ws">Workspace slug</label> <input id="ws" name="ws" required pattern="[A-Za-z0-9_.\\-]+" autocomplete="off"> <button type="submit">Open</button></form>`,
+};
+
+export function webRoutes(deps: Deps): Koa.Middleware {
+  const router = new Router();
+  router.get('/', (ctx) => send(ctx, 200, landing, performance.now()));
+  router.get('/w', (ctx) => {
+    const ws = typeof ctx.query.ws === 'string' && SLUG.test(ctx.query.ws) ? ctx.query.ws : null;
+    ctx.redirect(ws ? `/w/${encodeURIComponent(ws)}` : '/');
+  });
+  router.get('/w/:ws', page(deps, (d, ctx) => workspaceHome(d, visitorOf(ctx, workspaceParam(ctx)))));
+  router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
+  router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
+  router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min') })));
+  router.get('/participants/:id', page(deps, (d, ctx) => profilePage(d, visitorOf(ctx, null), String(ctx.params.id))));
+  router.get('/assets/:name', async (ctx) => {
+    const file = await asset(String(ctx.params.name));
+    if (!file) return;
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.type = file.type;
+    ctx.body = file.body;
+  });
+  return router.routes() as Koa.Middleware;
+}

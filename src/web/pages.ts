@@ -1,0 +1,297 @@
+import type { z } from 'zod';
+import type { Deps } from '../deps';
+import type { marketHistorySchema, marketSchema } from '../api/schemas/markets';
+import type { metricSchema, statusSchema } from '../api/schemas/metrics';
+import type { proposalSchema } from '../api/schemas/proposals';
+import { apiGet, type Visitor } from './api';
+import { align, chart, gapBar, sparkline } from './charts';
+import { fmtCredits, fmtDelta, fmtInstant, fmtPercent, fmtValue } from './format';
+import { html, type Html } from './html';
+import { href, type PageParts } from './layout';
+
+type Metric = z.infer<typeof metricSchema>;
+type Status = z.infer<typeof statusSchema>;
+type Market = z.infer<typeof marketSchema>;
+type History = z.infer<typeof marketHistorySchema>;
+type Proposal = z.infer<typeof proposalSchema>;
+type CurrentWorkspace = { capabilities: string[] };
+type OrderBook = { marketId: string; higher: Level[]; lower: Level[] };
+type Level = { limit: number; probability: number; shares: number; orders: number };
+
+const secs = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+/** A calendar date (YYYY-MM-DD, such as a book's resolvesOn) as unix seconds at 00:00 UTC. */
+const dateSecs = (d: string) => Math.floor(Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 1000);
+
+/** A number cell or span: the shown text, and the raw value the API gave (data-value) for tests and scripts. */
+function num(field: string, value: number | null, text: string, tag: 'td' | 'span' | 'dd' = 'span'): Html {
+  const attr = value === null ? 'null' : String(value);
+  if (tag === 'td') return html`<td class="num" data-field="${field}" data-value="${attr}">${text}</td>`;
+  if (tag === 'dd') return html`<dd class="num" data-field="${field}" data-value="${attr}">${text}</dd>`;
+  return html`<span class="num" data-field="${field}" data-value="${attr}">${text}</span>`;
+}
+
+function bookLabel(m: Pick<Market, 'targetDate' | 'title' | 'branch'>): string {
+  return `${m.title ?? m.targetDate}${m.branch ? ` (if ${m.branch})` : ''}`;
+}
+
+const statusBadge = (s: string) => html`<span class="badge status-${s}">${s}</span>`;
+
+/** Consensus after each trade, from the opening: [t, consensus] points. */
+function consensusPoints(h: History): [number, number | null][] {
+  const pts: [number, number | null][] = [];
+  if (h.opened.consensus !== null) pts.push([secs(h.opened.at), h.opened.consensus]);
+  for (const p of h.points) pts.push([secs(p.at), p.consensus]);
+  return pts;
+}
+
+function historyTable(unit: string | null, rows: { label: string; points: [number, number | null][] }[]): Html {
+  return html`<div class="scroll"><table><thead><tr><th scope="col">Series</th><th scope="col">Time (UTC)</th><th scope="col">Value</th></tr></thead><tbody>${rows.flatMap((r) =>
+    r.points.map((p) => html`<tr><td>${r.label}</td><td>${fmtInstant(new Date(p[0] * 1000).toISOString())}</td><td class="num">${fmtValue(p[1], unit)}</td></tr>`),
+  )}</tbody></table></div>`;
+}
+
+/** Workspace home: each metric with its value, trend sparkline and the consensus of each horizon's book. */
+export async function workspaceHome(deps: Deps, v: Visitor): Promise<PageParts> {
+  const status = await apiGet<Status>(deps, v, '/status', { query: { trends: '1', markets: '1', trendsLimit: '30' } });
+  const metrics = await apiGet<Metric[]>(deps, v, '/metrics');
+  const unitOf = new Map(metrics.map((m) => [m.id, m.unit]));
+  const ws = status.workspace;
+  const rows = status.metrics.map((m) => {
+    const unit = unitOf.get(m.id) ?? null;
+    const books = (m.markets ?? []).slice().sort((a, b) => a.targetDate.localeCompare(b.targetDate));
+    return html`<tr data-metric="${m.id}">
+<th scope="row"><a href="${href(v, `/w/${ws.slug}/metrics/${m.id}`)}">${m.name}</a>${m.description ? html`<br><small class="muted">${m.description}</small>` : ''}</th>
+${num('value', m.total, fmtValue(m.total, unit), 'td')}
+<td>${sparkline(m.trend ?? [], unit)}</td>
+<td><ul class="books">${books.length ? books.map((b) => html`<li data-market="${b.id}"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${b.targetDate}</a> ${num('consensus', b.prediction, fmtValue(b.prediction, unit))}</li>`) : html`<li class="muted">no open book</li>`}</ul></td>
+</tr>`;
+  });
+  return {
+    title: ws.name,
+    workspace: ws,
+    visitor: v,
+    body: html`<h1>${ws.name}</h1>
+<p class="lead">Metrics, their latest value and trend, and what each horizon's book expects.</p>
+<div class="scroll"><table class="metrics"><caption>Metrics</caption>
+<thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
+<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a></p>`,
+  };
+}
+
+/** Metric page: readings over time with each book's consensus history, and the term structure of the horizons. */
+export async function metricPage(deps: Deps, v: Visitor, metricId: string): Promise<PageParts> {
+  const metric = await apiGet<Metric>(deps, v, '/metrics/:id', { params: { id: metricId } });
+  const [status, markets] = await Promise.all([
+    apiGet<Status>(deps, v, '/status', { query: { trends: '1', trendsLimit: '90' } }),
+    apiGet<Market[]>(deps, v, '/predictions/markets', { query: { metricId: metric.id, limit: '200' } }),
+  ]);
+  const unit = metric.unit;
+  const ws = status.workspace;
+  const trend = status.metrics.find((m) => m.id === metric.id)?.trend ?? [];
+  const books = markets.filter((m) => m.proposalId === null).sort((a, b) => a.targetDate.localeCompare(b.targetDate));
+  const histories = await Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } })));
+  const series = [
+    { label: 'Readings', points: trend.map(([t, val]) => [t, val] as [number, number | null]), step: true },
+    ...books.map((b, i) => ({ label: `Book ${b.targetDate}`, points: consensusPoints(histories[i]), step: true })),
+  ];
+  const over = align(series);
+  const term = align([{ label: 'Consensus by target date', points: books.map((b) => [dateSecs(b.resolvesOn), b.consensus] as [number, number | null]), points_: true }]);
+  return {
+    title: metric.name,
+    workspace: ws,
+    visitor: v,
+    charts: true,
+    body: html`<h1>${metric.name}</h1>
+${metric.description ? html`<p class="lead">${metric.description}</p>` : ''}
+<dl class="facts" data-metric="${metric.id}">
+<div><dt>Value</dt>${num('value', metric.total, fmtValue(metric.total, unit), 'dd')}</div>
+<div><dt>Measured</dt><dd>${fmtInstant(metric.measuredAt)}</dd></div>
+<div><dt>Books open</dt><dd>${books.length}</dd></div>
+${!metric.isLeaf && metric.formula ? html`<div><dt>Formula</dt><dd><code>${metric.formula}</code></dd></div>` : ''}
+</dl>
+${chart(`${metric.name}: readings and each book's consensus over time`, { ...over, xKind: 'time', unit }, historyTable(unit, series))}
+${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, xKind: 'date', unit }, html`<p>See the table of books below.</p>`)}
+<div class="scroll"><table><caption>Books on ${metric.name}</caption>
+<thead><tr><th scope="col">Target date</th><th scope="col">Consensus</th><th scope="col">Probability</th><th scope="col">Volume</th><th scope="col">Trades</th><th scope="col">Status</th></tr></thead>
+<tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>`,
+  };
+}
+
+/** Market page: consensus over time, volume, recent trades and the resting-order walls. */
+export async function marketPage(deps: Deps, v: Visitor, marketId: string): Promise<PageParts> {
+  const [market, history, book, metrics] = await Promise.all([
+    apiGet<Market>(deps, v, '/predictions/markets/:id', { params: { id: marketId } }),
+    apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: marketId }, query: { limit: '500' } }),
+    apiGet<OrderBook>(deps, v, '/predictions/markets/:id/orderbook', { params: { id: marketId } }),
+    apiGet<Metric[]>(deps, v, '/metrics'),
+  ]);
+  const ws = await workspaceOf(deps, v);
+  const unit = metrics.find((m) => m.id === market.metricId)?.unit ?? null;
+  // The trade form only for a visitor who may trade here (a signed-in person or a key with trade), on a book that trades.
+  const credentials = !!(v.headers.cookie || v.headers['x-agent-key'] || v.headers['x-api-key']);
+  const canTrade =
+    credentials && (market.status === 'open' || market.status === 'conditional') && (await apiGet<CurrentWorkspace>(deps, v, '/workspaces/current')).capabilities.includes('trade');
+  const points = consensusPoints(history);
+  const data = align([{ label: 'Consensus', points, step: true }]);
+  const recent = history.points.slice(-20).reverse();
+  const maxShares = Math.max(1, ...book.higher.map((l) => l.shares), ...book.lower.map((l) => l.shares));
+  const wall = (side: 'higher' | 'lower', levels: Level[]) =>
+    html`<section class="wall ${side}" aria-labelledby="wall-${side}"><h3 id="wall-${side}">Buy ${side}</h3>${
+      levels.length
+        ? html`<table><thead><tr><th scope="col">Limit</th><th scope="col">Shares</th><th scope="col">Orders</th></tr></thead><tbody>${levels.map(
+            (l) =>
+              html`<tr data-level="${side}:${l.limit}"><td class="num">${fmtValue(l.limit, unit)}</td><td class="num bar" style="--w:${((l.shares / maxShares) * 100).toFixed(1)}%" data-field="shares" data-value="${l.shares}">${fmtValue(l.shares)}</td><td class="num">${l.orders}</td></tr>`,
+          )}</tbody></table>`
+        : html`<p class="muted">No resting orders.</p>`
+    }</section>`;
+  return {
+    title: `${market.metricName} ${bookLabel(market)}`,
+    workspace: ws,
+    visitor: v,
+    charts: true,
+    body: html`<p class="crumbs"><a href="${href(v, `/w/${ws.slug}/metrics/${market.metricId}`)}">${market.metricName}</a></p>
+<h1>${market.metricName}: ${bookLabel(market)} ${statusBadge(market.status)}</h1>
+<dl class="facts" data-market="${market.id}">
+<div><dt>Consensus</dt>${num('consensus', market.consensus, fmtValue(market.consensus, unit), 'dd')}</div>
+<div><dt>Probability higher</dt>${num('probability', market.probability, fmtPercent(market.probability), 'dd')}</div>
+<div><dt>Volume</dt>${num('volume', market.volume, fmtCredits(market.volume), 'dd')}</div>
+<div><dt>Trades</dt>${num('tradeCount', market.tradeCount, String(market.tradeCount), 'dd')}</div>
+<div><dt>Liquidity</dt>${num('liquidity', market.liquidity, fmtCredits(market.liquidity), 'dd')}</div>
+<div><dt>Range</dt><dd>${fmtValue(market.rangeMin, unit)} to ${fmtValue(market.rangeMax, unit)}</dd></div>
+<div><dt>Resolves on</dt><dd>${market.resolvesOn}</dd></div>
+${market.resolved ? html`<div><dt>Resolved value</dt>${num('resolvedValue', market.resolvedValue, fmtValue(market.resolvedValue, unit), 'dd')}</div>` : ''}
+</dl>
+${canTrade ? tradeForm(market.id) : ''}
+${chart('Consensus over time', { ...data, xKind: 'time', unit }, historyTable(unit, [{ label: 'Consensus', points }]))}
+<div class="cols">
+<section aria-labelledby="trades-h"><h2 id="trades-h">Recent trades</h2>${
+      recent.length
+        ? html`<div class="scroll"><table class="trades"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Trade</th><th scope="col">Consensus after</th></tr></thead><tbody>${recent.map(
+            (p) => html`<tr data-trade="${p.tradeId}"><td>${fmtInstant(p.at)}</td><td>${p.kind} ${p.direction}</td>${num('consensus', p.consensus, fmtValue(p.consensus, unit), 'td')}</tr>`,
+          )}</tbody></table></div>`
+        : html`<p class="muted">No trades yet.</p>`
+    }</section>
+<section aria-labelledby="walls-h"><h2 id="walls-h">Resting orders</h2><div class="walls">${wall('higher', book.higher)}${wall('lower', book.lower)}</div></section>
+</div>`,
+  };
+}
+
+/**
+ * Trading from the page (assets/app.js drives it): a quote first (POST /api/predictions/trade with
+ * dryRun: shares, cost, the consensus after), then the same trade confirmed with an Idempotency-Key.
+ */
+function tradeForm(marketId: string): Html {
+  return html`<section aria-labelledby="trade-h" class="trade"><h2 id="trade-h">Trade</h2>
+<form id="trade-form" data-market="${marketId}" novalidate>
+<fieldset><legend>Direction</legend>
+<label><input type="radio" name="direction" value="higher" checked> Higher</label>
+<label><input type="radio" name="direction" value="lower"> Lower</label>
+</fieldset>
+<p><label for="trade-amount">Credits to spend</label> <input id="trade-amount" name="amount" type="number" inputmode="decimal" min="0" step="any" value="10" required></p>
+<p><button type="submit" id="trade-quote-button">Get a quote</button> <button type="button" id="trade-confirm" hidden>Confirm the trade</button></p>
+<div id="trade-quote" role="status" aria-live="polite"></div>
+</form></section>`;
+}
+
+/** The workspace's slug and name as the API shows them to this visitor. */
+async function workspaceOf(deps: Deps, v: Visitor): Promise<{ slug: string; name: string }> {
+  return (await apiGet<Status>(deps, v, '/status')).workspace;
+}
+
+function rangeOf(p: Proposal, marketId: string | undefined): { min: number; max: number } | null {
+  const m = p.conditionalMarkets.find((c) => c.id === marketId);
+  return m ? { min: m.rangeMin, max: m.rangeMax } : null;
+}
+
+type Units = Map<string, string | null>;
+
+/** Each readable metric's unit, to show a proposal's figures in it. */
+async function unitsOf(deps: Deps, v: Visitor): Promise<Units> {
+  return new Map((await apiGet<Metric[]>(deps, v, '/metrics')).map((m) => [m.id, m.unit]));
+}
+
+function impactRows(p: Proposal, units: Units): Html[] {
+  return p.impact.map((i) => {
+    const a = i.approved?.consensus ?? null;
+    const d = i.declined?.consensus ?? null;
+    // A branch whose book is not open yet has no range here: centre what there is.
+    const top = Math.max(Math.abs(a ?? 0), Math.abs(d ?? 0)) || 1;
+    const range = rangeOf(p, i.approved?.marketId) ?? rangeOf(p, i.declined?.marketId) ?? { min: Math.min(0, a ?? 0, d ?? 0), max: 2 * top };
+    const unit = units.get(i.metricId) ?? null;
+    return html`<tr data-impact="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName}<br><small class="muted">${i.targetDate}${i.expected ? ' · named by the proposal' : ''}</small></th>${num('approved', a, fmtValue(a, unit), 'td')}${num('declined', d, fmtValue(d, unit), 'td')}${num('impact', i.impact, fmtDelta(i.impact, unit), 'td')}<td class="gapcell">${gapBar(range, a, d, unit)}</td></tr>`;
+  });
+}
+
+const impactHead = html`<thead><tr><th scope="col">Metric, date</th><th scope="col">If approved</th><th scope="col">If declined</th><th scope="col">Gap</th><th scope="col">Drawn on the book's range</th></tr></thead>`;
+
+/** Proposals ranked by impact, with the approved-vs-declined gap per metric drawn. */
+export async function proposalsPage(deps: Deps, v: Visitor): Promise<PageParts> {
+  const [ws, proposals, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal[]>(deps, v, '/proposals', { query: { sort: 'impact', limit: '50' } }), unitsOf(deps, v)]);
+  return {
+    title: 'Proposals',
+    workspace: ws,
+    visitor: v,
+    body: html`<h1>Proposals by impact</h1>
+<p class="lead">Largest expected difference first: what the books expect if a proposal is approved versus declined.</p>
+${
+  proposals.length
+    ? html`<ol class="proposals">${proposals.map(
+        (p) => html`<li data-proposal="${p.id}"><article>
+<h2><a href="${href(v, `/w/${ws.slug}/proposals/${p.id}`)}">${p.title}</a> ${statusBadge(p.status)}</h2>
+<p>Headline gap ${num('headlineImpact', p.headlineImpact, fmtDelta(p.headlineImpact, units.get(p.headline?.metricId ?? '') ?? null))}${p.proposedByNickname ? html` · proposed by ${p.proposedByNickname}` : ''} · ${fmtInstant(p.createdAt)}</p>
+<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
+</article></li>`,
+      )}</ol>`
+    : html`<p class="muted">No proposals yet.</p>`
+}`,
+  };
+}
+
+/** Proposal page: both branches' history side by side, the decision and its scorecard. */
+export async function proposalPage(deps: Deps, v: Visitor, proposalId: string): Promise<PageParts> {
+  const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } }), unitsOf(deps, v)]);
+  const historyOf = (id: string | undefined) => (id ? apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id } }) : Promise.resolve(null));
+  const charts = await Promise.all(
+    p.impact.map(async (i) => {
+      const [a, d] = await Promise.all([historyOf(i.approved?.marketId), historyOf(i.declined?.marketId)]);
+      const series = [
+        { label: 'If approved', points: a ? consensusPoints(a) : [], step: true },
+        { label: 'If declined', points: d ? consensusPoints(d) : [], step: true },
+      ];
+      const unit = units.get(i.metricId) ?? null;
+      return chart(`${i.metricName} on ${i.targetDate}: both branches over time`, { ...align(series), xKind: 'time', unit }, historyTable(unit, series));
+    }),
+  );
+  const decision =
+    p.status === 'pending'
+      ? html`<p>Pending${p.deadline ? html`: decision due ${fmtInstant(p.deadline)}${p.deadlinePassed ? ' (deadline passed)' : ''}` : ''}.</p>`
+      : html`<p data-field="decision">${p.status === 'withdrawn' ? 'Withdrawn' : p.status === 'approved' ? 'Approved' : 'Declined'}${p.spam ? ' as spam' : ''} ${fmtInstant(p.decidedAt)}.</p>`;
+  return {
+    title: p.title,
+    workspace: ws,
+    visitor: v,
+    charts: true,
+    body: html`<p class="crumbs"><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals</a></p>
+<h1>${p.title} ${statusBadge(p.status)}</h1>
+${p.description ? html`<p class="lead">${p.description}</p>` : ''}
+<dl class="facts" data-proposal="${p.id}">
+<div><dt>Headline gap</dt>${num('headlineImpact', p.headlineImpact, fmtDelta(p.headlineImpact, units.get(p.headline?.metricId ?? '') ?? null), 'dd')}</div>
+<div><dt>Proposed by</dt><dd>${p.proposedByNickname ?? '—'}</dd></div>
+<div><dt>Books</dt><dd>${p.conditionalMarketCount}</dd></div>
+<div><dt>Subsidy</dt><dd>${fmtCredits(p.liquiditySubsidy)}</dd></div>
+</dl>
+<section aria-labelledby="decision-h"><h2 id="decision-h">Decision</h2>${decision}</section>
+<section aria-labelledby="impact-h"><h2 id="impact-h">Approved versus declined</h2>
+<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
+<div class="cols">${charts}</div></section>
+<section aria-labelledby="score-h"><h2 id="score-h">Scorecard</h2>${
+      p.scorecard.length
+        ? html`<div class="scroll"><table><thead><tr><th scope="col">Metric, date</th><th scope="col">Branch</th><th scope="col">Taken</th><th scope="col">Predicted</th><th scope="col">Realised</th><th scope="col">Error</th></tr></thead><tbody>${p.scorecard.map(
+            (s) =>
+              html`<tr><th scope="row">${s.metricName} ${s.targetDate}</th><td>${s.branch}</td><td>${s.taken === null ? '—' : s.taken ? 'yes' : 'no'}</td>${num('predicted', s.predicted, fmtValue(s.predicted, units.get(s.metricId) ?? null), 'td')}${num('realised', s.realisedValue, fmtValue(s.realisedValue, units.get(s.metricId) ?? null), 'td')}${num('error', s.error, fmtDelta(s.error, units.get(s.metricId) ?? null), 'td')}</tr>`,
+          )}</tbody></table></div>`
+        : html`<p class="muted">No branch book has resolved yet: the scorecard fills in as they do.</p>`
+    }</section>`,
+  };
+}
