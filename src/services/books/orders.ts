@@ -209,6 +209,17 @@ export async function applyFills(m: EntityManager, mk: MarketRow, fills: readonl
   await writeEvents(m, events);
 }
 
+/**
+ * SQL (a set of account ids) of every account a fill of these books' resting orders can touch besides
+ * the taker's and the pool: the books' reserve accounts and the open orders' owners (`accountId.agent`,
+ * `reserveAccount`). Exact while the caller holds the books' row locks: orders are placed, cancelled and
+ * filled only under their book's lock. Parameter: the books' ids (uuid[]).
+ */
+export function fillAccountsSql(markets: string): string {
+  return `SELECT v.id FROM limit_orders o, LATERAL (VALUES ('agent:' || o.agent_id), ('reserve:' || o.market_id::text)) AS v(id)
+           WHERE o.market_id = ANY(${markets}::uuid[]) AND o.status = 'open'`;
+}
+
 /** Close the open orders whose `by` is among `ids`, in one statement: each row with the reserve it held. */
 async function closeOpen(m: EntityManager, by: 'market_id' | 'id', ids: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date): Promise<Array<Record<string, any>>> { // eslint-disable-line @typescript-eslint/no-explicit-any
   if (!ids.length) return [];

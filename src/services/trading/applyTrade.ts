@@ -7,8 +7,8 @@ import { queryPrepared } from '../../db/prepared';
 import { checkTradable, planTrade, type Holding, type TradePlan } from '../../domain/trading';
 import { accountId, leg, ledgerFragment, ledgerOutcome } from '../ledger';
 import { outboxFragment } from '../events';
-import { bookOf, lockMarket, rowToMarket, type MarketRow } from '../books';
-import { applyFills, wallQuery, wallsOf, wallsSql } from '../books';
+import { bookOf, lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { applyFills, fillAccountsSql, wallQuery, wallsOf, wallsSql } from '../books';
 import { deserializeSpec, positionData, recordFailure, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
 
@@ -21,14 +21,17 @@ import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
  * (a savepoint guards the one case that writes first: fills of resting orders), so it is recorded
  * in the same transaction and the batch goes on. A job that runs twice changes nothing: the read
  * under the lock returns a stored outcome. The batch is taken book by book (a stable sort keeps
- * each book's arrival order) so two batches never lock books in crossing orders. Business
+ * each book's arrival order). No deadlock by construction (issue 29): before any trade, the batch
+ * takes every lock it can need in one global order, its books (sorted by id, one statement), then
+ * every account its trades and their fills can touch (sorted by id, one statement; see `lockBatch`),
+ * so no later statement of the batch waits on another transaction while holding a lock. Business
  * refusals are outcomes, not job failures. Outcomes come back in the order of `jobs`.
  */
 export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
   return inTransaction(deps.ds, async (m) => {
     const out: TradeOutcome[] = new Array(jobs.length);
-    const locked = new Map<string, MarketRow>();
+    const locked = await lockBatch(m, jobs);
     for (const i of order) {
       try {
         out[i] = await executeTrade(m, deps, jobs[i], locked);
@@ -39,6 +42,30 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
     }
     return out;
   });
+}
+
+/**
+ * Every lock a batch can need, in the order every writer takes them: books before accounts (a book's
+ * lane jobs, order placement and resolution lock the book, then write the ledger), each kind sorted by
+ * id. Books: one `ORDER BY id FOR UPDATE` statement (rows are locked in the order they come out, as the
+ * ledger writer locks accounts). Accounts: each trader's, each book's pool, and, for a book with open
+ * orders, its reserve and the orders' owners (`fillAccountsSql`: exact, since no order of a locked
+ * book can be placed or closed by anyone else), so a fill's refund or redemption to an owner waits on
+ * nothing new either. A lock taken twice in one transaction does not wait, so the per-trade
+ * statements that follow (which lock the same rows again) never wait on another lane. The books
+ * come back by id: a trade's statement then locks and reads its book in one go.
+ */
+async function lockBatch(m: EntityManager, jobs: readonly TradeJobData[]): Promise<Map<string, MarketRow>> {
+  const markets = [...new Set(jobs.map((j) => j.marketId))].sort();
+  const books = (await queryPrepared(m, `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [markets])).map(rowToMarket);
+  const accounts = [...new Set([...jobs.map((j) => accountId.agent(j.agentId)), ...markets.map((id) => accountId.pool(id))])];
+  await queryPrepared(
+    m,
+    `WITH ids AS (SELECT unnest($1::text[]) AS id UNION ${fillAccountsSql('$2')})
+     SELECT a.id FROM accounts a JOIN ids ON ids.id = a.id ORDER BY a.id FOR UPDATE OF a`,
+    [accounts, markets],
+  );
+  return new Map(books.map((b) => [b.id, b]));
 }
 
 /** One trade request applied on its own (as a batch of one). */
