@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { TRADE_JOB_OPTS } from '../../src/services/trading';
 import type { TradeJobData } from '../../src/services/trading';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { freshBookId, trader } from '../helpers/markets';
+import { freshBookId, trade, trader } from '../helpers/markets';
+import { waitFor } from '../helpers/services';
 
 /**
  * Issue 29 step 0: no deadlock by construction. Two books on two different lanes get batches over
@@ -72,4 +74,39 @@ describe('account locks across lanes', () => {
     const [{ n }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM trades WHERE market_id = ANY($1::uuid[]) AND kind = 'buy'`, [[m1, m2]]);
     expect(n).toBe(rounds * 2 * traders.length);
   }, 180_000);
+
+  it("a fill's owner is locked with the batch's other accounts, before any write: a batch waits on it only in its lock statement", async () => {
+    const marketId = await freshBookId(app, ws);
+    const owner = await trader(app, ws, 100);
+    const taker = await trader(app, ws, 1000);
+    // The owner holds lower shares, so the wall's higher shares redeem pairs: the fill pays the owner.
+    expect((await trade(app, ws, owner, { marketId, direction: 'lower', amount: 1 })).status).toBe(200);
+    const placed = await app.http.post('/api/predictions/orders').set('X-Agent-Key', owner.key).set('X-Workspace-Id', ws.id).send({ marketId, direction: 'higher', limit: 400, shares: 10 });
+    expect(placed.status).toBe(200);
+    const holder = new Client({ connectionString: process.env.DATABASE_URL });
+    const monitor = new Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    await monitor.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [`agent:${owner.id}`]);
+      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
+      const done = trade(app, ws, taker, { marketId, direction: 'lower', amount: 40, limit: 400 }).then((r) => r);
+      const waiting: string = await waitFor('the batch to wait on the owner', async () => {
+        const r = await monitor.query(`SELECT query FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid]);
+        return r.rows[0]?.query;
+      });
+      // The batch's account lock statement, not a ledger write (the fills' or the trade's).
+      expect(waiting).toMatch(/JOIN ids ON ids\.id = a\.id ORDER BY a\.id FOR UPDATE OF a/);
+      expect(waiting).not.toMatch(/ledger_lock|INSERT|UPDATE accounts/);
+      await holder.query('ROLLBACK');
+      const res = await done;
+      expect(res.status).toBe(200);
+      expect(res.body.limitFills).toHaveLength(1);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await monitor.end();
+    }
+  });
 });
