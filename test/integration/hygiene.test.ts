@@ -1,5 +1,6 @@
 import { expectLedgerSound, uniqueName, useTestApp, type TestApp } from '../helpers/harness';
 import { buildWorkspace, mint, registerAgent } from '../helpers/factories';
+import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 
 /** Input hygiene (issue 26): one rule each for text, credit amounts, path ids and bodies where none is taken. */
 let app: TestApp;
@@ -76,5 +77,44 @@ describe('path ids and bodies', () => {
     expect(extra.body.error).toMatch(/takes no body/);
     expect([200, 204]).toContain((await link().send({})).status);
     expect([200, 204]).toContain((await link()).status);
+  });
+});
+
+describe('contradictory identifiers are refused (400 naming both), never resolved silently by marketId', () => {
+  it('a trade or an order naming a marketId and another market by metric, targetDate, proposal or branch', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    const a = await createMetric(app, ws);
+    const b = await createMetric(app, ws);
+    const books = await marketsOf(app, ws, a.id);
+    expect(books.length).toBeGreaterThanOrEqual(2);
+    const [m1, m2] = books;
+    const who = await trader(app, ws, 1000);
+    const trades = async () => Number((await app.deps.ds.query('SELECT count(*)::int AS n FROM trades WHERE agent_id = $1', [who.id]))[0].n);
+    const orders = async () => Number((await app.deps.ds.query('SELECT count(*)::int AS n FROM limit_orders WHERE agent_id = $1', [who.id]))[0].n);
+    const buy = { direction: 'higher', amount: 5 };
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ metricId: b.id }, new RegExp(`marketId ${m1.id} and metricId "${b.id}"`)],
+      [{ metricName: b.name }, new RegExp(`marketId ${m1.id} and metricName "${b.name}"`)],
+      [{ metricId: a.id, targetDate: m2.targetDate }, new RegExp(`marketId ${m1.id} and targetDate "${m2.targetDate}"`)],
+      [{ proposalId: '00000000-0000-4000-8000-000000000000' }, /and proposalId "00000000-0000-4000-8000-000000000000" \(it belongs to no proposal\)/],
+      [{ branch: 'declined' }, /and branch "declined"/],
+    ];
+    for (const [extra, named] of cases) {
+      for (const dryRun of [false, true]) {
+        const res = await trade(app, ws, who, { marketId: m1.id, ...extra, ...buy, ...(dryRun ? { dryRun } : {}) });
+        expect({ extra, dryRun, status: res.status, code: res.body.code }).toEqual({ extra, dryRun, status: 400, code: 'validation_failed' });
+        expect(res.body.error).toMatch(named);
+      }
+      const ord = await app.http.post('/api/predictions/orders').set('X-Agent-Key', who.key).set('X-Workspace-Id', ws.id).send({ marketId: m1.id, ...extra, direction: 'higher', limit: 300, shares: 5 });
+      expect({ extra, status: ord.status, code: ord.body.code }).toEqual({ extra, status: 400, code: 'validation_failed' });
+      expect(ord.body.error).toMatch(named);
+    }
+    expect(await trades()).toBe(0);
+    expect(await orders()).toBe(0);
+    // Names that agree with the marketId are fine (metric by id or by name in any case, its own targetDate).
+    const same = await trade(app, ws, who, { marketId: m1.id, metricId: a.id, metricName: a.name.toUpperCase(), targetDate: m1.targetDate, ...buy });
+    expect(same.status).toBe(200);
+    expect(same.body.marketId ?? same.body.market?.id).toBe(m1.id);
+    await expectLedgerSound(app.deps);
   });
 });

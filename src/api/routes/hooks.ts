@@ -212,7 +212,7 @@ defineRoute({
   summary: "A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters. {id} may be 'me'.",
   params: agentParam,
   response: switchesSchema,
-  errors: ['not_found'],
+  errors: ['not_found', 'not_authorized'],
   handler: async (c) => {
     const s = await notificationSwitches(c.deps, c.identity(), c.params.id);
     return presentSwitches(s.agentId, s.notifications);
@@ -228,7 +228,7 @@ defineRoute({
   params: agentParam,
   body: z.strictObject(Object.fromEntries(NOTIFICATION_SWITCHES.map((k) => [k, z.boolean().optional()])) as Record<(typeof NOTIFICATION_SWITCHES)[number], z.ZodOptional<z.ZodBoolean>>),
   response: switchesSchema,
-  errors: ['not_found'],
+  errors: ['not_found', 'not_authorized'],
   handler: async (c) => {
     const s = await setNotificationSwitches(c.deps, c.identity(), c.params.id, c.body);
     return presentSwitches(s.agentId, s.notifications);

@@ -108,10 +108,43 @@ async function existingDates(c: Call<z.infer<typeof marketRef>, unknown, unknown
   return ` The open books of ${metric}${where} are for targetDate ${dates.join(', ')}.`;
 }
 
+/** Whether a body names its market another way as well as by marketId (then both must agree). */
+export function namesMarketTwice(b: z.infer<typeof marketRef>): boolean {
+  return Boolean(b.marketId) && [b.metricId, b.metricName, b.targetDate, b.proposalId, b.branch].some((v) => v !== undefined);
+}
+
+/** A marketId plus metricId/metricName/targetDate/proposalId/branch that describe another market: 400 naming both. */
+function refuseContradiction(b: z.infer<typeof marketRef>, mk: MarketRow, now: Date): void {
+  const clash: string[] = [];
+  if (b.metricId !== undefined && b.metricId !== mk.metricId) clash.push(`metricId "${b.metricId}" (its metric is ${mk.metricId})`);
+  if (b.metricName !== undefined && b.metricName.toLowerCase() !== mk.metricName.toLowerCase()) clash.push(`metricName "${b.metricName}" (its metric is "${mk.metricName}")`);
+  if (b.targetDate !== undefined) {
+    let date: string | null = null;
+    try {
+      date = parseTargetDate(b.targetDate, now).targetDate;
+    } catch (err) {
+      if (!(err instanceof HorizonError)) throw err;
+    }
+    if (date !== mk.targetDate) clash.push(`targetDate "${b.targetDate}" (its targetDate is ${mk.targetDate})`);
+  }
+  if (b.proposalId !== undefined && b.proposalId !== mk.proposalId) clash.push(`proposalId "${b.proposalId}" (${mk.proposalId ? `its proposal is ${mk.proposalId}` : 'it belongs to no proposal'})`);
+  if (b.branch !== undefined && b.branch !== mk.branch) clash.push(`branch "${b.branch}" (${mk.branch ? `its branch is ${mk.branch}` : 'it is on no proposal branch'})`);
+  if (clash.length) {
+    throw new DomainError(
+      'validation_failed',
+      `marketId ${mk.id} and ${clash.join(', ')} name different markets: send marketId alone, or metricId/metricName plus targetDate (plus proposalId and branch) that describe the same market.`,
+    );
+  }
+}
+
 /** Market by marketId, or by metric (id or name) plus targetDate (plus proposalId and branch). */
 export async function resolveTradeMarket(c: Call<z.infer<typeof marketRef>, unknown, unknown>, workspaceId: string): Promise<MarketRow> {
   const b = c.body;
-  if (b.marketId) return readableMarket(c as Call<unknown, unknown, unknown>, b.marketId);
+  if (b.marketId) {
+    const mk = await readableMarket(c as Call<unknown, unknown, unknown>, b.marketId);
+    refuseContradiction(b, mk, c.deps.clock.now());
+    return mk;
+  }
   const branch = b.proposalId ? (b.branch ?? 'approved') : null;
   if (!(b.metricId || b.metricName)) {
     throw new DomainError('validation_failed', 'Identify the market by marketId, or by metricId (or metricName) plus targetDate.');
@@ -153,8 +186,8 @@ defineRoute({
     const ws = c.workspace().workspace;
     const { spec, warnings } = tradeSpecOf(c.body);
     // The lane worker checks the market exists in this workspace; read it here only when the
-    // request names it another way, is a dry run, or the caller's groups narrow some metrics.
-    const direct = c.body.marketId && !c.body.dryRun && !c.workspace().narrowsMetrics;
+    // request names it another way (or twice: both must agree), is a dry run, or the caller's groups narrow some metrics.
+    const direct = c.body.marketId && !namesMarketTwice(c.body) && !c.body.dryRun && !c.workspace().narrowsMetrics;
     const mk = direct ? null : await resolveTradeMarket(c, ws.id);
     if (mk) c.workspace().requireMetricTradable(mk);
     const marketId = mk?.id ?? c.body.marketId!;
