@@ -5247,7 +5247,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied` */
+            /** @description `not_authorized`, `scope_denied` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5375,7 +5375,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied` */
+            /** @description `not_authorized`, `scope_denied` */
             403: {
                 headers: {
                     [name: string]: unknown;
