@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { creditAmount, direction, instant, nullableInstant } from './output';
+import { positionSchema } from './participants';
 
 /** Response schemas of the standings area (issue 23): public profile, leaderboard, seasons. */
 const ref = z.object({ id: z.string(), nickname: z.string() });
+/** Where a profile's position or trade is: the workspace by name and slug, the proposal by title. */
+const bookPlace = { workspaceName: z.string(), workspaceSlug: z.string(), proposalTitle: z.string().nullable() };
 const score = z.number().min(0).max(1).nullable();
 
 export const reliabilityBinSchema = z.object({
@@ -30,8 +33,6 @@ export const profileStatsSchema = z.object({
   lastTradeAt: nullableInstant,
 });
 
-const marketStatus = z.enum(['open', 'conditional', 'closed', 'resolved', 'voided']);
-
 export const publicProfileSchema = z.object({
   id: z.string(),
   nickname: z.string(),
@@ -46,36 +47,14 @@ export const publicProfileSchema = z.object({
   pnlHistory: z.array(z.object({ at: instant, cumulative: creditAmount })),
   stats: profileStatsSchema,
   activeWorkspaces: z.array(z.object({ id: z.string(), name: z.string() })),
-  openPositions: z.array(
-    z.object({
-      workspaceId: z.string(),
-      workspaceName: z.string(),
-      workspaceSlug: z.string(),
-      marketId: z.string(),
-      proposalId: z.string().nullable(),
-      proposalTitle: z.string().nullable(),
-      metricName: z.string(),
-      targetDate: z.string(),
-      direction: direction.nullable(),
-      shares: creditAmount,
-      totalCost: creditAmount,
-      worth: creditAmount,
-      profit: creditAmount,
-      status: marketStatus,
-      probabilityHigher: z.number().nullable(),
-      consensus: z.number().nullable(),
-      actualValue: z.number().nullable(),
-    }),
-  ),
+  openPositions: z.array(positionSchema.omit({ branch: true }).extend(bookPlace)),
   recentTrades: z.array(
     z.object({
       id: z.string(),
       workspaceId: z.string(),
-      workspaceName: z.string(),
-      workspaceSlug: z.string(),
+      ...bookPlace,
       marketId: z.string(),
       proposalId: z.string().nullable(),
-      proposalTitle: z.string().nullable(),
       metricName: z.string(),
       targetDate: z.string(),
       direction: direction.nullable(),

@@ -1,3 +1,4 @@
+import type { DataSource } from 'typeorm';
 import type { Deps } from '../../deps';
 import { holderPayout, payoutFraction, probability } from '../../domain/lmsr';
 import { MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
@@ -10,14 +11,17 @@ export interface PositionView {
   payout: bigint | null;
 }
 
-/** A participant's positions, live books first, over every workspace (workspaceId null) or in one. */
-export async function agentPositions(deps: Deps, agentId: string, workspaceId: string | null): Promise<PositionView[]> {
-  const rows = await deps.ds.query(
+/**
+ * A participant's positions, live books first, over every workspace (workspaceId null) or in one;
+ * `liveOnly`: books still open (open or closed) only.
+ */
+export async function positionsOf(q: Pick<DataSource, 'query'>, agentId: string, workspaceId: string | null, opts: { liveOnly?: boolean } = {}): Promise<PositionView[]> {
+  const rows = await q.query(
     `SELECT p.shares_higher, p.shares_lower, p.net_cost, p.payout, sub.* FROM positions p
-       JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id) sub ON true
+       JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id AND (NOT $3::boolean OR mk.status IN ('open','closed'))) sub ON true
       WHERE p.agent_id = $1 AND ($2::uuid IS NULL OR p.workspace_id = $2::uuid)
-      ORDER BY (sub.status IN ('open','closed')) DESC, sub.period_end NULLS LAST`,
-    [agentId, workspaceId],
+      ORDER BY (sub.status IN ('open','closed')) DESC, sub.period_end NULLS LAST, sub.id`,
+    [agentId, workspaceId, opts.liveOnly ?? false],
   );
   return rows.map((r: Record<string, string>) => ({
     market: rowToMarket(r),
@@ -26,6 +30,10 @@ export async function agentPositions(deps: Deps, agentId: string, workspaceId: s
     netCost: BigInt(r.net_cost),
     payout: r.payout === null ? null : BigInt(r.payout),
   }));
+}
+
+export async function agentPositions(deps: Deps, agentId: string, workspaceId: string | null): Promise<PositionView[]> {
+  return positionsOf(deps.ds, agentId, workspaceId);
 }
 
 /**

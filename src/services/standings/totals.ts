@@ -1,8 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { earningsOf, emptySums, type Earnings, type ScoreSums } from '../../domain/calibration';
 import { probability } from '../../domain/lmsr';
-import { MARKET_SELECT, rowToMarket } from '../books';
-import type { PositionView } from '../portfolio';
+import { positionsOf, type PositionView } from '../portfolio';
 import { readSums, sumSelect } from './sums';
 
 type Q = DataSource | EntityManager;
@@ -91,20 +90,7 @@ export async function resolvedTotalsOf(q: Q, agentId: string, workspaceId: strin
 
 /** A participant's positions on books still open (open or closed), over every workspace or one: the live part of its results. */
 export async function openPositionsOf(q: Q, agentId: string, workspaceId: string | null): Promise<PositionView[]> {
-  const rows = await q.query(
-    `SELECT p.shares_higher, p.shares_lower, p.net_cost, p.payout, sub.* FROM positions p
-       JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id AND mk.status IN ('open','closed')) sub ON true
-      WHERE p.agent_id = $1 AND ($2::uuid IS NULL OR p.workspace_id = $2::uuid)
-      ORDER BY sub.period_end NULLS LAST, sub.id`,
-    [agentId, workspaceId],
-  );
-  return rows.map((r: Record<string, string>) => ({
-    market: rowToMarket(r),
-    sharesHigher: BigInt(r.shares_higher),
-    sharesLower: BigInt(r.shares_lower),
-    netCost: BigInt(r.net_cost),
-    payout: r.payout === null ? null : BigInt(r.payout),
-  }));
+  return positionsOf(q, agentId, workspaceId, { liveOnly: true });
 }
 
 /** Trades on a participant's open books (count), and its newest trade's time, over every workspace. */
