@@ -163,14 +163,14 @@ async function main(): Promise<void> {
     const passPerBook = pass / Math.max(1, open.length);
     t0 = performance.now();
     await enqueueStandings(deps, []);
-    const jobCounts = await deps.hub.queue('standings').getJobCounts('waiting', 'prioritized', 'active', 'completed', 'failed');
+    const jobCounts = await deps.hub.queue(deps.hub.queueFor('standings')).getJobCounts('waiting', 'prioritized', 'active', 'completed', 'failed');
     const flush = performance.now() - t0;
     const holders = open.length ? (await q(`SELECT count(*)::int AS n FROM positions WHERE market_id = ANY($1)`, [open.map((o) => o.id)]))[0].n : 0;
     console.log(
       `resolution pass: ${open.length} books (${holders} holders, ~${Math.round(TRADES / (BOOKS + OPEN))} trades each) in ${pass.toFixed(0)} ms (${passPerBook.toFixed(2)} ms/book); ` +
         `enqueue calls ${inEnqueue.toFixed(1)} ms; standings jobs on the queue after it: ${JSON.stringify(jobCounts)} (the last enqueue done ${flush.toFixed(0)} ms after the pass)`,
     );
-    await deps.hub.queue('standings').obliterate({ force: true }); // no worker here: the job's work is run and timed below
+    await deps.hub.queue(deps.hub.queueFor('standings')).obliterate({ force: true }); // no worker here: the job's work is run and timed below
 
     // The standings job's own cost, outside the pass: half the books one per transaction (a settle's
     // job), the other half by the sweep (STANDINGS_BATCH books per transaction).

@@ -1,10 +1,14 @@
 import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, type BackendFactory, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
+import { Cluster, Redis } from 'ioredis';
 import type { ZodType } from 'zod';
 import { logger } from '../src/logger';
 import { queueFamilies, queueSchema, resultSchema, type JobName, type JobPayload, type JobResult, type QueueFamilyName } from './definitions';
 
-/** Where the queues live: Redis (production, scale-out) or BullMQ's Postgres backend (zero setup). */
-export type QueueBackend = { kind: 'redis'; url: string } | { kind: 'postgres'; url: string };
+/**
+ * Where the queues live: Redis (production, scale-out), a Redis Cluster (`clusterNodes`, the seed
+ * nodes; `url` then only carries the password), or BullMQ's Postgres backend (zero setup).
+ */
+export type QueueBackend = { kind: 'redis'; url: string; clusterNodes?: string } | { kind: 'postgres'; url: string };
 
 export interface HubOptions {
   backend: QueueBackend;
@@ -27,6 +31,35 @@ export function redisConnection(url: string) {
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
     maxRetriesPerRequest: null,
   };
+}
+
+/** `host:port,host:port` (REDIS_CLUSTER_NODES) as ioredis Cluster seed nodes. */
+export function clusterSeeds(nodes: string): Array<{ host: string; port: number }> {
+  return nodes.split(',').map((n) => {
+    const i = n.lastIndexOf(':');
+    return { host: n.slice(0, i).trim(), port: Number(n.slice(i + 1)) };
+  });
+}
+
+/**
+ * A Redis client for the queue backend: a plain connection, or an ioredis Cluster over the seed
+ * nodes when the backend names them (BullMQ, the rate limits and the key-use debounce all accept one).
+ */
+export function connectRedis(backend: { url: string; clusterNodes?: string }): Redis | Cluster {
+  const plain = redisConnection(backend.url);
+  if (!backend.clusterNodes) return new Redis({ ...plain, lazyConnect: false });
+  // maxRetriesPerRequest null: BullMQ requires it of a connection its workers duplicate for blocking reads.
+  return new Cluster(clusterSeeds(backend.clusterNodes), { redisOptions: { password: plain.password, maxRetriesPerRequest: null } });
+}
+
+/**
+ * A Redis Cluster hash tag: every key of one queue (`<prefix>:<name>:...`) hashes on the braced part
+ * alone, so each queue's keys (and BullMQ's multi-key scripts over them) sit in one slot, and the
+ * lanes, each tagged with its own number, spread over the shards. The prefix must hold no braces
+ * (QUEUE_PREFIX allows none). Same names on a single Redis, so its keys can move to a cluster as they are.
+ */
+export function taggedQueueName(family: string, lane?: number): string {
+  return lane === undefined ? `{${family}}` : `${family}-{${lane}}`;
 }
 
 /** FNV-1a: a stable lane for a market id across processes. */
@@ -182,6 +215,8 @@ export class JobHub {
   private readonly queues = new Map<string, HubQueue>();
   private readonly events = new Map<string, HubQueueEvents>();
   private readonly pg?: ReturnType<typeof sharedPostgresFactory>;
+  /** On a Redis Cluster: one Cluster client the queues share (workers and event readers duplicate it for their blocking reads). */
+  private cluster?: Cluster;
   /** Per queue: callers waiting for a job's end, by job id (one completion listener per queue, not one per job). */
   private readonly waiters = new Map<string, Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>>();
   /** Queues whose events reader has delivered an event: it reads on from there, so it misses no later job's end. */
@@ -197,6 +232,13 @@ export class JobHub {
   /** The connection options every Queue, Worker and QueueEvents of this hub shares. */
   private base(): { connection: never; prefix: string } {
     const b = this.opts.backend;
+    if (b.kind === 'redis' && b.clusterNodes) {
+      if (!this.cluster) {
+        this.cluster = connectRedis(b) as Cluster;
+        this.cluster.on('error', (err) => logger.warn({ err }, 'redis cluster connection error'));
+      }
+      return { connection: this.cluster as never, prefix: this.opts.prefix };
+    }
     return { connection: (b.kind === 'redis' ? redisConnection(b.url) : b.url) as never, prefix: this.opts.prefix };
   }
 
@@ -213,9 +255,15 @@ export class JobHub {
     return w;
   }
 
+  /** A queue's name: hash-tagged on Redis (see taggedQueueName); as before on Postgres, whose queued jobs so keep their names. */
+  private nameOf(family: QueueFamilyName, lane?: number): string {
+    if (this.opts.backend.kind === 'redis') return taggedQueueName(family, lane);
+    return lane === undefined ? family : `${family}-${lane}`;
+  }
+
   queueNames(family: QueueFamilyName): string[] {
     const f = queueFamilies[family];
-    return f.laned ? Array.from({ length: this.opts.lanes }, (_, k) => `${family}-${k}`) : [family];
+    return f.laned ? Array.from({ length: this.opts.lanes }, (_, k) => this.nameOf(family, k)) : [this.nameOf(family)];
   }
 
   allQueueNames(): string[] {
@@ -258,9 +306,9 @@ export class JobHub {
   }
 
   queueFor(family: QueueFamilyName, laneKey?: string): string {
-    if (!queueFamilies[family].laned) return family;
+    if (!queueFamilies[family].laned) return this.nameOf(family);
     if (!laneKey) throw new Error(`queue family ${family} needs a lane key`);
-    return `${family}-${laneOf(laneKey, this.opts.lanes)}`;
+    return this.nameOf(family, laneOf(laneKey, this.opts.lanes));
   }
 
   async enqueue<F extends QueueFamilyName, J extends JobName<F>>(
@@ -358,6 +406,9 @@ export class JobHub {
     this.events.clear();
     this.queues.clear();
     await this.pg?.close();
+    const cluster = this.cluster;
+    this.cluster = undefined;
+    await cluster?.quit().catch(() => cluster.disconnect());
   }
 }
 

@@ -10,6 +10,11 @@ const boolish = z
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
+  // A Redis Cluster's seed nodes: the queues, rate limits and key-use debounce run on it (REDIS_URL then only gives the password).
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, 'REDIS_CLUSTER_NODES is "host:port,host:port,..."')
+    .optional(),
   // Where the queues live. Unset: Redis when REDIS_URL is set, otherwise BullMQ's Postgres backend
   // (with nothing configured, Redis too when both default ports answer: the classic dev layout).
   QUEUE_BACKEND: z.enum(['redis', 'postgres']).optional(),
@@ -130,8 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authSecret: c.AUTH_SECRET ?? (development ? DEV_AUTH_SECRET : randomBytes(32).toString('base64url')),
     databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     redisUrl: c.REDIS_URL ?? DEFAULT_REDIS_URL,
-    explicitServices: Boolean(c.DATABASE_URL || c.REDIS_URL),
-    queueBackend: c.QUEUE_BACKEND ?? (c.REDIS_URL ? 'redis' : 'postgres'),
+    explicitServices: Boolean(c.DATABASE_URL || c.REDIS_URL || c.REDIS_CLUSTER_NODES),
+    queueBackend: c.QUEUE_BACKEND ?? (c.REDIS_URL || c.REDIS_CLUSTER_NODES ? 'redis' : 'postgres'),
   };
 }
 

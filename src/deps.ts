@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import type { JobHub } from '../jobs/hub';
 import type { Config } from './config';
@@ -27,8 +27,8 @@ export class ManualClock implements Clock {
 export interface Deps {
   config: Config;
   ds: DataSource;
-  /** Only on the Redis layout (QUEUE_BACKEND redis); everything else works without it. */
-  redis?: Redis;
+  /** Only on the Redis layout (QUEUE_BACKEND redis), a Cluster with REDIS_CLUSTER_NODES; everything else works without it. */
+  redis?: Redis | Cluster;
   hub: JobHub;
   clock: Clock;
 }

@@ -1,5 +1,5 @@
-import { Redis } from 'ioredis';
-import { JobHub, redisConnection } from '../jobs/hub';
+import type { Cluster, Redis } from 'ioredis';
+import { JobHub, connectRedis, type QueueBackend } from '../jobs/hub';
 import type { Config } from './config';
 import { logger } from './logger';
 import { openDatabase } from './db/dataSource';
@@ -12,12 +12,13 @@ import { closeAccountSystem } from './services/accounts';
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
   wireAreas();
   const ds = await openDatabase(config.databaseUrl, { migrate: opts.migrate ?? true, poolSize: opts.poolSize });
-  let redis: Redis | undefined;
-  if (config.queueBackend === 'redis') {
-    redis = new Redis({ ...redisConnection(config.redisUrl), lazyConnect: false });
+  const backend: QueueBackend =
+    config.queueBackend === 'redis' ? { kind: 'redis', url: config.redisUrl, clusterNodes: config.REDIS_CLUSTER_NODES } : { kind: 'postgres', url: config.databaseUrl };
+  let redis: Redis | Cluster | undefined;
+  if (backend.kind === 'redis') {
+    redis = connectRedis(backend);
     redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   }
-  const backend = config.queueBackend === 'redis' ? { kind: 'redis' as const, url: config.redisUrl } : { kind: 'postgres' as const, url: config.databaseUrl };
   const hub = new JobHub({ backend, prefix: config.QUEUE_PREFIX, lanes: config.TRADE_LANES });
   const deps = { config, ds, redis, hub, clock: opts.clock ?? systemClock };
   return deps;

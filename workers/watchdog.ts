@@ -59,10 +59,11 @@ export class Watchdog {
     }
   }
 
-  /** Every lane's current setting: on Redis one pipelined read, on Postgres one query per lane. */
+  /** Every lane's current setting: on Redis one pipelined read, on Postgres or a Redis Cluster one read per lane. */
   private async laneConcurrency(lanes: HubQueue[]): Promise<Array<number | null>> {
     const redis = this.deps.redis;
-    if (!redis) return Promise.all(lanes.map(async (q) => (await q.getGlobalConcurrency()) ?? null));
+    // A cluster pipeline must stay within one node's slots, and the lanes spread over the nodes: one read each.
+    if (!redis || redis.isCluster) return Promise.all(lanes.map(async (q) => (await q.getGlobalConcurrency()) ?? null));
     const found = (await redis.pipeline(lanes.map((q) => ['hget', q.keys.meta, 'concurrency'])).exec()) ?? [];
     return lanes.map((_, i) => {
       const [err, raw] = found[i] ?? [new Error('no reply'), null];

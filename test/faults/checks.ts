@@ -1,9 +1,11 @@
 import type { Client } from 'pg';
+import { probability } from '../../src/domain/lmsr';
 import type { RequestRecord } from './client';
 
 /**
  * The money-path checks, read straight from the test database in one REPEATABLE READ snapshot.
- * Plain SQL and a bigint replay in the test, so they do not depend on the service's modules.
+ * Plain SQL and a bigint replay in the test, so they do not depend on the service's modules (the
+ * order check alone prices the replayed book with src/domain/lmsr, the pure market math).
  */
 
 export const EXPECTED_REFUSALS = new Set([
@@ -32,7 +34,7 @@ export class Violations {
   }
 }
 
-interface TradeRow {
+export interface TradeRow {
   id: string;
   seq: string;
   request_id: string | null;
@@ -42,6 +44,8 @@ interface TradeRow {
   direction: 'higher' | 'lower' | null;
   shares: string;
   cost: string;
+  probability_before: number;
+  probability_after: number;
 }
 
 interface RequestRow {
@@ -217,6 +221,59 @@ async function checkReplay(v: Violations, c: Client, trades: TradeRow[]): Promis
   for (const [k, s] of stored) if (!replayed.has(k) && (big(s.shares_higher) !== 0n || big(s.shares_lower) !== 0n)) v.add('position_without_trades', k);
 }
 
+export interface BookStart {
+  id: string;
+  b: string;
+  q0_higher: string;
+  q0_lower: string;
+}
+
+/**
+ * Per-market order: replaying a market's trades in seq (commit) order through the LMSR, each trade's
+ * recorded probability before must be the replayed book's price at that point, and its probability
+ * after the price once it is applied. A trade priced on a book that another trade had already moved
+ * (two trades of one market at once, or applied in an order other than their seq) breaks the chain.
+ * A pair redemption keeps the price (it moves both sides alike), so its row's place does not matter.
+ */
+export function checkOrder(v: Violations, books: BookStart[], trades: TradeRow[]): number {
+  const byMarket = new Map<string, TradeRow[]>();
+  for (const t of trades) byMarket.set(t.market_id, [...(byMarket.get(t.market_id) ?? []), t]);
+  let checked = 0;
+  for (const m of books) {
+    const book = { qHigher: big(m.q0_higher), qLower: big(m.q0_lower), b: big(m.b) };
+    if (book.b <= 0n) continue; // an unfunded book has no price and no trades
+    for (const t of byMarket.get(m.id) ?? []) {
+      const s = big(t.shares);
+      if (t.kind === 'redeem') {
+        book.qHigher -= s;
+        book.qLower -= s;
+        continue;
+      }
+      const before = probability(book);
+      const d = t.kind === 'buy' ? s : -s;
+      if (t.direction === 'higher') book.qHigher += d;
+      else book.qLower += d;
+      checked += 1;
+      if (t.probability_before !== before) {
+        v.add('market_order_broken', `market ${m.id} trade seq ${t.seq}: priced at p=${t.probability_before}, the book replayed in seq order stood at p=${before}`);
+      } else if (t.probability_after !== probability(book)) {
+        v.add('market_order_broken', `market ${m.id} trade seq ${t.seq}: left p=${t.probability_after}, the replay gives p=${probability(book)}`);
+      }
+    }
+  }
+  return checked;
+}
+
+/** The columns checkOrder needs, read in the caller's snapshot. */
+export async function readOrderInputs(c: Client): Promise<{ books: BookStart[]; trades: TradeRow[] }> {
+  const books: BookStart[] = (await c.query(`SELECT id, b::text AS b, q0_higher::text AS q0_higher, q0_lower::text AS q0_lower FROM markets`)).rows;
+  return { books, trades: (await c.query(TRADES_SQL)).rows };
+}
+
+// Ordered by the bigint (t.seq), not by the text output column of the same name.
+const TRADES_SQL = `SELECT t.id, t.seq::text AS seq, t.request_id, t.market_id, t.agent_id, t.kind, t.direction, t.shares::text AS shares, t.cost::text AS cost,
+                           t.probability_before, t.probability_after FROM trades t ORDER BY t.seq`;
+
 /**
  * No trade after a decision on a branch book the decision closed: its cut (decision_trade_seq) is the
  * highest trade seq on the books it locked, the ones still live then. A book settled before the
@@ -234,17 +291,14 @@ async function checkDecisions(v: Violations, c: Client): Promise<void> {
 
 export interface CheckResult {
   violations: Violations;
-  counts: { trades: number; redeems: number; requestRows: number; markets: number };
+  counts: { trades: number; redeems: number; requestRows: number; markets: number; orderChecked: number };
 }
 
 export async function runChecks(c: Client, records: RequestRecord[]): Promise<CheckResult> {
   const v = new Violations();
   await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   try {
-    const trades: TradeRow[] = (
-      // Ordered by the bigint (t.seq), not by the text output column of the same name.
-      await c.query(`SELECT t.id, t.seq::text AS seq, t.request_id, t.market_id, t.agent_id, t.kind, t.direction, t.shares::text AS shares, t.cost::text AS cost FROM trades t ORDER BY t.seq`)
-    ).rows;
+    const { books, trades } = await readOrderInputs(c);
     const requests: RequestRow[] = (
       await c.query(`SELECT request_id, agent_id, idempotency_key, status, response->>'tradeId' AS trade_id FROM trade_requests`)
     ).rows;
@@ -253,10 +307,11 @@ export async function runChecks(c: Client, records: RequestRecord[]): Promise<Ch
     await checkLedger(v, c);
     await checkReplay(v, c, trades);
     await checkDecisions(v, c);
+    const orderChecked = checkOrder(v, books, trades);
     const [{ n }] = (await c.query(`SELECT count(*)::int AS n FROM markets`)).rows;
     return {
       violations: v,
-      counts: { trades: trades.filter((t) => t.kind !== 'redeem').length, redeems: trades.filter((t) => t.kind === 'redeem').length, requestRows: requests.length, markets: n },
+      counts: { trades: trades.filter((t) => t.kind !== 'redeem').length, redeems: trades.filter((t) => t.kind === 'redeem').length, requestRows: requests.length, markets: n, orderChecked },
     };
   } finally {
     await c.query('ROLLBACK');

@@ -31,6 +31,8 @@ export interface RequestRecord {
   status?: number;
   code?: string;
   response?: any;
+  /** The API base URL the definite answer came from. */
+  answeredBy?: string;
   /** What the indefinite attempts saw, counted (e.g. "ECONNREFUSED", "503 trade_pending"). */
   indefinite: Record<string, number>;
 }
@@ -51,9 +53,9 @@ export class HarnessClient {
   ) {}
 
   /** One attempt; rejects on a network error or a timeout. */
-  private once(method: string, path: string, headers: Record<string, string>, body: unknown): Promise<Answer> {
+  private once(method: string, path: string, headers: Record<string, string>, body: unknown, base: string): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const url = new URL(path, this.base());
+    const url = new URL(path, base);
     return new Promise((res, rej) => {
       const req = httpRequest(
         url,
@@ -110,9 +112,11 @@ export class HarnessClient {
       rec.attempts += 1;
       let why: string;
       try {
-        const a = await this.once(method, path, headers, body);
+        const base = this.base();
+        const a = await this.once(method, path, headers, body, base);
         if ((a.status >= 200 && a.status < 300) || (a.status >= 400 && a.status < 500 && a.status !== 429)) {
           rec.definiteAt = Date.now();
+          rec.answeredBy = base;
           rec.status = a.status;
           rec.response = a.body;
           rec.code = a.status >= 400 ? String(a.body?.code ?? a.status) : undefined;

@@ -1,16 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { freePort } from '../helpers/services';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
 
 /**
- * A private cluster for the fault harness: its own Redis (no persistence), its own database on the
- * shared Postgres, and the service as separate processes (one API, two workers), each a process
- * group of its own so a SIGKILL takes the tsx wrapper and the node process under it together.
+ * A private cluster for the fault harness: its own Redis (no persistence; or a 3-node Redis Cluster),
+ * its own database on the shared Postgres, and the service as separate processes (by default one API
+ * and two workers), each a process group of its own so a SIGKILL takes the tsx wrapper and the node
+ * process under it together.
  */
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -87,8 +89,18 @@ export interface Crash {
 export interface ClusterOptions {
   /** Extra environment for the worker processes (mode B sets TRADE_LANES_SERIAL=false). */
   workerEnv?: Record<string, string>;
+  /** Extra environment for every service process. */
+  env?: Record<string, string>;
   label: string;
+  /** API processes (default 1: `api`, then `api2`, ...), each on its own port. */
+  apis?: number;
+  /** Worker processes (default 2: `worker1`, `worker2`, ...). */
+  workers?: number;
+  /** `cluster`: a Redis Cluster of this many masters (redis-server --cluster-enabled) instead of one Redis. */
+  redisClusterNodes?: number;
 }
+
+const execFileP = promisify(execFile);
 
 export class Cluster {
   readonly dir: string;
@@ -97,7 +109,10 @@ export class Cluster {
   readonly masterKey = `fault-master-${randomBytes(12).toString('hex')}`;
   readonly queuePrefix = `flt${randomBytes(4).toString('hex')}`;
   redisPort = 0;
-  apiPort = 0;
+  /** The Redis Cluster's node ports (empty on a single Redis). */
+  readonly clusterPorts: number[] = [];
+  private readonly clusterNodes: ChildProcess[] = [];
+  readonly apiPorts: number[] = [];
   readonly services: ServiceProcess[] = [];
   readonly crashes: Crash[] = [];
   private redis: ChildProcess | null = null;
@@ -116,8 +131,17 @@ export class Cluster {
     return `redis://127.0.0.1:${this.redisPort}`;
   }
 
+  get apiPort(): number {
+    return this.apiPorts[0];
+  }
+
   get apiBase(): string {
     return `http://127.0.0.1:${this.apiPort}`;
+  }
+
+  /** Every API process's base URL. */
+  get apiBases(): string[] {
+    return this.apiPorts.map((p) => `http://127.0.0.1:${p}`);
   }
 
   /** An admin connection to the `postgres` database (creating, dropping, terminating). */
@@ -140,20 +164,27 @@ export class Cluster {
     return c;
   }
 
-  /** Redis, a fresh database, then the API and both workers started at the same time. */
+  /** Redis, a fresh database, then the APIs and workers started at the same time. */
   async start(): Promise<void> {
     process.once('exit', this.exitGuard);
-    this.redisPort = await freePort();
-    this.apiPort = await freePort();
-    await this.startRedis();
+    const apis = this.opts.apis ?? 1;
+    for (let i = 0; i < apis; i++) this.apiPorts.push(await freePort());
+    let redisEnv: Record<string, string>;
+    if (this.opts.redisClusterNodes) {
+      await this.startRedisCluster(this.opts.redisClusterNodes);
+      redisEnv = { REDIS_CLUSTER_NODES: this.clusterPorts.map((p) => `127.0.0.1:${p}`).join(','), QUEUE_BACKEND: 'redis' };
+    } else {
+      this.redisPort = await freePort();
+      await this.startRedis();
+      redisEnv = { REDIS_URL: this.redisUrl };
+    }
     await this.admin((c) => c.query(`CREATE DATABASE "${this.dbName}"`));
     this.dbCreated = true;
     const base: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? '/tmp',
       DATABASE_URL: this.databaseUrl,
-      REDIS_URL: this.redisUrl,
-      PORT: String(this.apiPort),
+      ...redisEnv,
       MASTER_API_KEY: this.masterKey,
       QUEUE_PREFIX: this.queuePrefix,
       TRADE_LANES: '4',
@@ -162,15 +193,14 @@ export class Cluster {
       RATE_LIMIT_REGISTER_PER_HOUR: '1000000',
       RATE_LIMIT_KEY_PER_MINUTE: '1000000',
       TRADE_WAIT_MS: '3000',
+      ...this.opts.env,
     };
-    this.services.push(
-      { name: 'api', role: 'api', env: base, log: join(this.dir, 'api.log'), child: null, starts: 0, expectingExit: false },
-      { name: 'worker1', role: 'worker', env: { ...base, ...this.opts.workerEnv }, log: join(this.dir, 'worker1.log'), child: null, starts: 0, expectingExit: false },
-      { name: 'worker2', role: 'worker', env: { ...base, ...this.opts.workerEnv }, log: join(this.dir, 'worker2.log'), child: null, starts: 0, expectingExit: false },
-    );
-    // All three at once on the unmigrated database: start-up must be safe in any number.
+    const service = (name: string, role: Role, env: Record<string, string>): ServiceProcess => ({ name, role, env, log: join(this.dir, `${name}.log`), child: null, starts: 0, expectingExit: false });
+    this.apiPorts.forEach((port, i) => this.services.push(service(i === 0 ? 'api' : `api${i + 1}`, 'api', { ...base, PORT: String(port) })));
+    for (let i = 1; i <= (this.opts.workers ?? 2); i++) this.services.push(service(`worker${i}`, 'worker', { ...base, PORT: String(this.apiPort), ...this.opts.workerEnv }));
+    // All at once on the unmigrated database: start-up must be safe in any number.
     for (const s of this.services) this.spawnService(s);
-    await this.waitForApi(90_000);
+    for (const port of this.apiPorts) await this.waitForApi(90_000, port);
   }
 
   service(name: string): ServiceProcess {
@@ -208,14 +238,14 @@ export class Cluster {
       s.child = null;
     }
     this.spawnService(s);
-    if (s.role === 'api') await this.waitForApi(60_000);
+    if (s.role === 'api') await this.waitForApi(60_000, Number(s.env.PORT));
   }
 
   /** Resolves once GET /api gets any HTTP answer; throws if a service exits meanwhile for good. */
-  async waitForApi(timeoutMs: number): Promise<void> {
+  async waitForApi(timeoutMs: number, port = this.apiPort): Promise<void> {
     const until = Date.now() + timeoutMs;
     while (Date.now() < until) {
-      if (await httpAnswers(this.apiPort)) return;
+      if (await httpAnswers(port)) return;
       await sleep(100);
     }
     throw new Error(`the API did not answer GET /api within ${timeoutMs} ms\n${this.logTails()}`);
@@ -239,6 +269,46 @@ export class Cluster {
     throw new Error(`redis-server did not answer PING on port ${this.redisPort}\n${tail(log)}`);
   }
 
+  /**
+   * A Redis Cluster of `n` masters and no replicas: Debian's redis-server in cluster mode, each node
+   * with its own directory under this cluster's, the slots assigned by `redis-cli --cluster create`.
+   */
+  private async startRedisCluster(n: number): Promise<void> {
+    for (let i = 0; i < n; i++) this.clusterPorts.push(await freePort());
+    for (const port of this.clusterPorts) {
+      const dir = join(this.dir, `redis-${port}`);
+      mkdirSync(dir);
+      const fd = openSync(join(this.dir, `redis-${port}.log`), 'a');
+      const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'];
+      this.clusterNodes.push(spawn('redis-server', args, { detached: true, stdio: ['ignore', fd, fd] }));
+      closeSync(fd);
+    }
+    for (const port of this.clusterPorts) {
+      const until = Date.now() + 15_000;
+      while (!(await redisPing(port))) {
+        if (Date.now() > until) throw new Error(`redis-server (cluster node) did not answer PING on port ${port}\n${tail(join(this.dir, `redis-${port}.log`))}`);
+        await sleep(50);
+      }
+    }
+    await execFileP('redis-cli', ['--cluster', 'create', ...this.clusterPorts.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+    // Every node must see every slot assigned before a client's first CLUSTER SLOTS.
+    const until = Date.now() + 30_000;
+    for (const port of this.clusterPorts) {
+      for (;;) {
+        const { stdout } = await execFileP('redis-cli', ['-p', String(port), 'cluster', 'info']);
+        if (stdout.includes('cluster_state:ok')) break;
+        if (Date.now() > until) throw new Error(`the Redis Cluster did not reach cluster_state:ok on port ${port}:\n${stdout}`);
+        await sleep(100);
+      }
+    }
+  }
+
+  /** Run a redis-cli command against one cluster node (or the single Redis); its output trimmed. */
+  async redisCli(port: number, ...args: string[]): Promise<string> {
+    const { stdout } = await execFileP('redis-cli', ['-p', String(port), ...args], { maxBuffer: 64 * 1024 * 1024 });
+    return stdout.trim();
+  }
+
   /** SIGKILL Redis and start an empty one on the same port: every queue, job and lock is gone. */
   async restartRedis(): Promise<void> {
     if (this.redis) await killGroup(this.redis);
@@ -255,7 +325,8 @@ export class Cluster {
   }
 
   logTails(bytes = 3000): string {
-    const files: Array<[string, number]> = [...this.services.map((s): [string, number] => [s.log, bytes]), [join(this.dir, 'redis.log'), 400]];
+    const redisLogs = this.clusterPorts.length ? this.clusterPorts.map((p) => join(this.dir, `redis-${p}.log`)) : [join(this.dir, 'redis.log')];
+    const files: Array<[string, number]> = [...this.services.map((s): [string, number] => [s.log, bytes]), ...redisLogs.map((f): [string, number] => [f, 400])];
     return files.map(([f, n]) => `----- ${f} -----\n${tail(f, n)}`).join('\n');
   }
 
@@ -267,6 +338,8 @@ export class Cluster {
     await Promise.all(this.services.map(async (s) => (s.child ? killGroup(s.child) : undefined)));
     if (this.redis) await killGroup(this.redis);
     this.redis = null;
+    await Promise.all(this.clusterNodes.map((n) => killGroup(n)));
+    this.clusterNodes.length = 0;
     if (this.dbCreated && process.env.KEEP_FAULT_DB) {
       console.log(`KEEP_FAULT_DB: kept database ${this.dbName}`);
     } else if (this.dbCreated) {
@@ -279,7 +352,7 @@ export class Cluster {
 
   /** Last resort when the test process exits without afterAll: no stray processes. */
   private killAllSync(): void {
-    for (const c of [...this.services.map((s) => s.child), this.redis]) {
+    for (const c of [...this.services.map((s) => s.child), this.redis, ...this.clusterNodes]) {
       if (c?.pid) {
         try {
           process.kill(-c.pid, 'SIGKILL');

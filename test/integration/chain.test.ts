@@ -265,7 +265,7 @@ describe('withdrawals', () => {
         return w.status === 'confirmed' ? w : null;
       });
       expect(done.id).toBe(r.body.id);
-      const job = await faulty.deps.hub.queue('chain').getJob(`withdrawal-${r.body.id}-0`);
+      const job = await faulty.deps.hub.queue(faulty.deps.hub.queueFor('chain')).getJob(`withdrawal-${r.body.id}-0`);
       expect(job?.attemptsMade).toBeGreaterThanOrEqual(2); // the first attempt died after broadcasting
       const logs = await chain.usdc.queryFilter(chain.usdc.filters.Transfer(chain.treasury.address, wallet.address));
       expect(logs).toHaveLength(1);
@@ -280,7 +280,7 @@ describe('withdrawals', () => {
 describe('lost jobs', () => {
   /** Remove every job of the chain queue (as a Redis restart would), until none is waiting, delayed or running. */
   async function loseEveryJob(a: TestApp): Promise<void> {
-    const q = a.deps.hub.queue('chain');
+    const q = a.deps.hub.queue(a.deps.hub.queueFor('chain'));
     await waitFor('an empty chain queue', async () => {
       await q.drain(true);
       const counts = await q.getJobCounts('active', 'waiting', 'delayed', 'prioritized');

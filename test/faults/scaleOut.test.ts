@@ -1,0 +1,145 @@
+import { checkOrder, readOrderInputs, runChecks, Violations, type TradeRow } from './checks';
+import { HarnessClient, type Deadline } from './client';
+import { Cluster } from './cluster';
+import { Load } from './load';
+import { buildFloor } from './setup';
+
+/**
+ * Scale-out on one engine: two API processes and two worker processes against one Postgres and
+ * one Redis, then the same on a 3-node Redis Cluster (redis-server --cluster-enabled). Traders send
+ * every request to both APIs in turn (a retry may land on the other one), so each market's lane gets
+ * jobs from both; afterwards every acknowledged trade must be applied exactly once, the ledger
+ * sound, books and positions equal to a replay, and each market's trades chained in seq order
+ * through the LMSR (checkOrder). On the cluster, the lanes' keys must sit on at least two nodes,
+ * each queue's keys on one node. No faults here: test/faults/moneyPath.test.ts has them.
+ *
+ * Knobs: SCALE_LOAD_SECONDS (default 15 per layout), SCALE_LAYOUTS ("single,cluster"), KEEP_FAULT_LOGS=1.
+ */
+
+const LOAD_SECONDS = Number(process.env.SCALE_LOAD_SECONDS ?? 15);
+const LAYOUTS = (process.env.SCALE_LAYOUTS ?? 'single,cluster').split(',').map((s) => s.trim());
+const LANES = 8;
+
+function defineLayout(layout: 'single' | 'cluster', title: string): void {
+  // Redis of its own (redis-server): nothing to do on the Postgres-only layout.
+  const block = LAYOUTS.includes(layout) && process.env.QUEUE_BACKEND !== 'postgres' ? describe : describe.skip;
+  block(`scale-out: ${title}`, () => {
+    let cluster: Cluster | undefined;
+    let client: HarnessClient | undefined;
+
+    afterAll(async () => {
+      client?.close();
+      await cluster?.close();
+    }, 60_000);
+
+    it(
+      'both APIs serve the same markets; every acknowledged trade applies once, in order per market; the ledger sound',
+      async () => {
+        cluster = new Cluster({ label: `scale-${layout}`, apis: 2, workers: 2, redisClusterNodes: layout === 'cluster' ? 3 : undefined, env: { TRADE_LANES: String(LANES) } });
+        const c = cluster;
+        try {
+          await c.start();
+          const deadline: Deadline = { at: Date.now() + 90_000 };
+          const bases = c.apiBases;
+          let turn = 0;
+          client = new HarnessClient(() => bases[turn++ % bases.length], deadline);
+          const floor = await buildFloor(client, c.masterKey, { traders: 16, metricValues: [500, 300, 650, 420], proposals: 2, traderCredits: 1000 });
+
+          deadline.at = Date.now() + LOAD_SECONDS * 1000 + 60_000;
+          const load = new Load(client, floor, c.masterKey);
+          const startedAt = Date.now();
+          await load.run(LOAD_SECONDS, []);
+          await load.drain();
+          const seconds = (Date.now() - startedAt) / 1000;
+
+          const db = await c.db();
+          let checks;
+          let order: { books: Parameters<typeof checkOrder>[1]; trades: TradeRow[] };
+          try {
+            checks = await runChecks(db, client.records);
+            order = await readOrderInputs(db);
+          } finally {
+            await db.end();
+          }
+          for (const crash of c.crashes) checks.violations.add('service_crash', `${crash.name} exited on its own (code ${crash.code}, signal ${crash.signal}):\n${crash.logTail}`);
+          for (const e of load.errors) checks.violations.add('harness_error', e);
+
+          const trades = client.records.filter((r) => r.kind === 'trade' || r.kind === 'condensed');
+          const acked = trades.filter((r) => r.status === 200);
+          // Markets whose acknowledged trades were answered by both APIs.
+          const apisByMarket = new Map<string, Set<string>>();
+          for (const r of acked) apisByMarket.set(r.marketId!, (apisByMarket.get(r.marketId!) ?? new Set()).add(r.answeredBy!));
+          const fromBoth = [...apisByMarket.values()].filter((s) => s.size === bases.length).length;
+          const perApi = bases.map((b) => acked.filter((r) => r.answeredBy === b).length);
+
+          // The order check must be able to fail: the same trades with two of one market's swapped break it.
+          const swapped = swapTwo(order.trades);
+          const probe = new Violations();
+          if (swapped) checkOrder(probe, order.books, swapped);
+
+          let spread = '';
+          if (layout === 'cluster') {
+            const nodesByQueue = await queueNodes(c);
+            const lanes = [...nodesByQueue.entries()].filter(([q]) => q.startsWith('trade-'));
+            const laneNodes = new Set(lanes.flatMap(([, ns]) => [...ns]));
+            spread = ` lanes over nodes: ${c.clusterPorts.map((p) => `${p}=${lanes.filter(([, ns]) => ns.has(p)).map(([q]) => q).join(' ')}`).join('; ')}`;
+            expect(lanes.length).toBe(LANES);
+            // Each queue's keys on one node (its hash tag), the lanes over two nodes or more.
+            for (const [q, ns] of nodesByQueue) if (q.includes('{') && ns.size !== 1) checks.violations.add('queue_split_over_nodes', `${q} on ${[...ns].join(', ')}`);
+            expect(laneNodes.size).toBeGreaterThanOrEqual(2);
+            // The rate limiter and the key-use debounce ran on the cluster too.
+            expect(nodesByQueue.has('rl')).toBe(true);
+          }
+          console.log(
+            `scale-out ${layout}: 2 APIs + 2 workers, ${LANES} lanes, ${floor.markets.length} markets, ${trades.length} trade requests, ${acked.length} acknowledged ` +
+              `(${(acked.length / seconds).toFixed(1)} trades/s over ${seconds.toFixed(1)} s; per API ${perApi.join(' / ')}), ` +
+              `${fromBoth} of ${apisByMarket.size} markets traded through both APIs, ${checks.counts.orderChecked} trades order-checked, violations ${JSON.stringify(checks.violations.counts)}.${spread}`,
+          );
+          if (checks.violations.total > 0) console.log(`${JSON.stringify(checks.violations.examples, null, 1)}\n${c.logTails(2500)}`);
+          expect(acked.length).toBeGreaterThan(100);
+          expect(perApi.every((n) => n > 0)).toBe(true);
+          expect(fromBoth).toBeGreaterThan(apisByMarket.size / 2);
+          expect(checks.counts.orderChecked).toBeGreaterThan(100);
+          expect(probe.counts.market_order_broken).toBeGreaterThan(0);
+          expect(checks.violations.counts).toEqual({});
+        } catch (err) {
+          console.log(`scale-out ${layout} failed: ${String((err as Error).message ?? err)}\nservice logs (tails):\n${c.logTails()}`);
+          throw err;
+        }
+      },
+      240_000 + LOAD_SECONDS * 1000,
+    );
+  });
+}
+
+/** A copy of the trades with the first two consecutive trades of one market at different prices swapped. */
+function swapTwo(trades: TradeRow[]): TradeRow[] | undefined {
+  const last = new Map<string, number>();
+  for (const [i, t] of trades.entries()) {
+    if (t.kind === 'redeem') continue;
+    const j = last.get(t.market_id);
+    if (j !== undefined && trades[j].probability_before !== t.probability_before) {
+      const copy = [...trades];
+      [copy[i], copy[j]] = [copy[j], copy[i]];
+      return copy;
+    }
+    last.set(t.market_id, i);
+  }
+  return undefined;
+}
+
+/** Per queue (the key's second part, `<prefix>:<queue>:...`), the cluster nodes holding its keys. */
+async function queueNodes(c: Cluster): Promise<Map<string, Set<number>>> {
+  const out = new Map<string, Set<number>>();
+  for (const port of c.clusterPorts) {
+    const keys = (await c.redisCli(port, '--scan', '--pattern', `${c.queuePrefix}:*`)).split('\n').filter(Boolean);
+    for (const k of keys) {
+      const q = k.split(':')[1];
+      out.set(q, (out.get(q) ?? new Set()).add(port));
+    }
+  }
+  return out;
+}
+
+defineLayout('single', 'two APIs and two workers on one Redis');
+defineLayout('cluster', 'two APIs and two workers on a 3-node Redis Cluster');
