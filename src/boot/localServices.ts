@@ -124,7 +124,7 @@ function redact(url: string): string {
 /**
  * Decide where the data and the queues live, starting an embedded Postgres when nothing is
  * configured and nothing answers on the default ports:
- * - DATABASE_URL / REDIS_URL set: those (queues on Redis when REDIS_URL is set, else on Postgres);
+ * - DATABASE_URL / REDIS_URL / REDIS_CLUSTER_NODES set: those (queues on Redis or the cluster when set, else on Postgres);
  * - neither set, Postgres and Redis answer on 5432/6379: both (the classic development layout);
  * - neither set, only Postgres answers: it, queues on Postgres;
  * - neither set, nothing answers: embedded Postgres under EMBEDDED_PG_DIR, queues on Postgres.
@@ -164,7 +164,12 @@ export async function ensureLocalServices(cfg: Config): Promise<LocalServices> {
   logger.info(
     {
       mode,
-      queues: config.queueBackend === 'redis' ? `Redis ${redact(config.redisUrl)}` : `Postgres (schema ${queueSchema(config.QUEUE_PREFIX)})`,
+      queues:
+        config.queueBackend !== 'redis'
+          ? `Postgres (schema ${queueSchema(config.QUEUE_PREFIX)})`
+          : config.REDIS_CLUSTER_NODES
+            ? `Redis Cluster ${config.REDIS_CLUSTER_NODES}`
+            : `Redis ${redact(config.redisUrl)}`,
       database: redact(config.databaseUrl),
       ...(data ? { data } : {}),
     },
