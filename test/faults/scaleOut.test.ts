@@ -13,11 +13,12 @@ import { buildFloor } from './setup';
  * through the LMSR (checkOrder). On the cluster, the lanes' keys must sit on at least two nodes,
  * each queue's keys on one node. No faults here: test/faults/moneyPath.test.ts has them.
  *
- * Knobs: SCALE_LOAD_SECONDS (default 15 per layout), SCALE_LAYOUTS ("single,cluster"), KEEP_FAULT_LOGS=1.
+ * Knobs: SCALE_LOAD_SECONDS (default 15 per layout), SCALE_TRADERS (16), SCALE_LAYOUTS ("single,cluster"), KEEP_FAULT_LOGS=1.
  */
 
 const LOAD_SECONDS = Number(process.env.SCALE_LOAD_SECONDS ?? 15);
 const LAYOUTS = (process.env.SCALE_LAYOUTS ?? 'single,cluster').split(',').map((s) => s.trim());
+const TRADERS = Number(process.env.SCALE_TRADERS ?? 16);
 const LANES = 8;
 
 function defineLayout(layout: 'single' | 'cluster', title: string): void {
@@ -43,7 +44,7 @@ function defineLayout(layout: 'single' | 'cluster', title: string): void {
           const bases = c.apiBases;
           let turn = 0;
           client = new HarnessClient(() => bases[turn++ % bases.length], deadline);
-          const floor = await buildFloor(client, c.masterKey, { traders: 16, metricValues: [500, 300, 650, 420], proposals: 2, traderCredits: 1000 });
+          const floor = await buildFloor(client, c.masterKey, { traders: TRADERS, metricValues: [500, 300, 650, 420], proposals: 2, traderCredits: 1000 });
 
           deadline.at = Date.now() + LOAD_SECONDS * 1000 + 60_000;
           const load = new Load(client, floor, c.masterKey);
@@ -88,7 +89,7 @@ function defineLayout(layout: 'single' | 'cluster', title: string): void {
             for (const [q, ns] of nodesByQueue) if (q.includes('{') && ns.size !== 1) checks.violations.add('queue_split_over_nodes', `${q} on ${[...ns].join(', ')}`);
           }
           console.log(
-            `scale-out ${layout}: 2 APIs + 2 workers, ${LANES} lanes, ${floor.markets.length} markets, ${trades.length} trade requests, ${acked.length} acknowledged ` +
+            `scale-out ${layout}: 2 APIs + 2 workers, ${LANES} lanes, ${TRADERS} traders, ${floor.markets.length} markets, ${trades.length} trade requests, ${acked.length} acknowledged ` +
               `(${(acked.length / seconds).toFixed(1)} trades/s over ${seconds.toFixed(1)} s; per API ${perApi.join(' / ')}), ` +
               `${fromBoth} of ${apisByMarket.size} markets traded through both APIs, ${checks.counts.orderChecked} trades order-checked, violations ${JSON.stringify(checks.violations.counts)}.${spread}`,
           );
