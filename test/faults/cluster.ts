@@ -96,6 +96,8 @@ export class Cluster {
   readonly databaseUrl: string;
   readonly masterKey = `fault-master-${randomBytes(12).toString('hex')}`;
   readonly queuePrefix = `flt${randomBytes(4).toString('hex')}`;
+  /** TRADE_LANES of the services: the harness reports recovery per lane. */
+  readonly lanes = 4;
   redisPort = 0;
   apiPort = 0;
   readonly services: ServiceProcess[] = [];
@@ -156,12 +158,12 @@ export class Cluster {
       PORT: String(this.apiPort),
       MASTER_API_KEY: this.masterKey,
       QUEUE_PREFIX: this.queuePrefix,
-      TRADE_LANES: '4',
+      TRADE_LANES: String(this.lanes),
       LOG_LEVEL: 'warn',
       SCHEDULER: 'false',
       RATE_LIMIT_REGISTER_PER_HOUR: '1000000',
       RATE_LIMIT_KEY_PER_MINUTE: '1000000',
-      TRADE_WAIT_MS: '3000',
+      TRADE_WAIT_MS: process.env.FAULT_TRADE_WAIT_MS ?? '3000',
     };
     this.services.push(
       { name: 'api', role: 'api', env: base, log: join(this.dir, 'api.log'), child: null, starts: 0, expectingExit: false },

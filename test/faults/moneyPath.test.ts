@@ -18,7 +18,7 @@ import { formatSummary, summarize } from './summary';
  *
  * Knobs: FAULT_LOAD_SECONDS (default 50: the load; the faults take its first 80%),
  * FAULT_STUCK_MS (default 60000: how long after the last fault a request may still wait for a
- * definite answer), FAULT_MODES (default "A,B"), KEEP_FAULT_LOGS=1 keeps the processes' logs, KEEP_FAULT_DB=1 the database.
+ * definite answer), FAULT_TRADE_WAIT_MS (default 3000: the services' TRADE_WAIT_MS), FAULT_MODES (default "A,B"), KEEP_FAULT_LOGS=1 keeps the processes' logs, KEEP_FAULT_DB=1 the database.
  */
 
 const LOAD_SECONDS = Number(process.env.FAULT_LOAD_SECONDS ?? 50);
@@ -83,7 +83,7 @@ function defineMode(mode: 'A' | 'B', title: string, workerEnv: Record<string, st
 
           // Every request's attempts, first-send and definite-answer times and outcome, for post-mortems (KEEP_FAULT_LOGS=1).
           writeFileSync(join(c.dir, 'requests.json'), JSON.stringify({ faults: faults.events, requests: client.records }, null, 1));
-          const summary = summarize(mode, client.records, faults, c.crashes, checks);
+          const summary = summarize(mode, client.records, faults, c.crashes, checks, c.lanes);
           const text = formatSummary(summary, checks.violations.examples);
           reported = checks.violations.total > 0;
           console.log(reported ? `${text}\n\nservice logs (tails):\n${c.logTails(2500)}` : text);
