@@ -30,6 +30,9 @@ export function redisConnection(url: string) {
     password: u.password ? decodeURIComponent(u.password) : undefined,
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
     maxRetriesPerRequest: null,
+    // Reconnect within half a second of Redis answering again (BullMQ's default waits 1 s, then up
+    // to 20 s): a refused connect costs nothing, a late one stalls every lane.
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times, 4), 500),
   };
 }
 
@@ -60,6 +63,15 @@ export function connectRedis(backend: { url: string; clusterNodes?: string }): R
  */
 export function taggedQueueName(family: string, lane?: number): string {
   return lane === undefined ? `{${family}}` : `${family}-{${lane}}`;
+}
+
+type ConnectionEvents = { on(event: string, f: () => void): unknown };
+
+/** Per queue: whether its Redis connection is up, the waits to give up on a change, who waits for its return. */
+interface QueueLink {
+  up: boolean;
+  giveUp: Set<() => void>;
+  back: Set<() => void>;
 }
 
 /** FNV-1a: a stable lane for a market id across processes. */
@@ -221,6 +233,7 @@ export class JobHub {
   private readonly waiters = new Map<string, Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>>();
   /** Queues whose events reader has delivered an event: it reads on from there, so it misses no later job's end. */
   private readonly flowing = new Set<string>();
+  private readonly links = new Map<string, QueueLink>();
   constructor(readonly opts: HubOptions) {
     if (opts.backend.kind === 'postgres') this.pg = sharedPostgresFactory(opts.backend.url, queueSchema(opts.prefix));
   }
@@ -276,6 +289,7 @@ export class JobHub {
       q = this.pg ? new Queue(name, this.base(), this.pg.factory) : new Queue(name, this.base());
       q.setMaxListeners(0); // every waiting caller listens for 'closing'
       q.on('error', (err) => logger.warn({ queue: name, err }, 'queue connection error'));
+      if (!this.pg) this.follow(name, [q.getBackend().client], true);
       this.queues.set(name, q);
     }
     return q;
@@ -287,6 +301,7 @@ export class JobHub {
       e = this.pg ? new QueueEvents(name, this.base(), this.pg.factory) : new QueueEvents(name, this.base());
       e.setMaxListeners(0); // one completion listener per waiting request
       e.on('error', (err) => logger.warn({ queue: name, err }, 'queue events connection error'));
+      if (!this.pg) this.follow(name, [e.getBackend().client, e.getBackend().blockingClient], false);
       const waiting = new Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>();
       this.waiters.set(name, waiting);
       const settle = (jobId: string, end: { ok: true; value: unknown } | { ok: false }) => {
@@ -303,6 +318,68 @@ export class JobHub {
       this.events.set(name, e);
     }
     return e;
+  }
+
+  private link(name: string): QueueLink {
+    let l = this.links.get(name);
+    if (!l) this.links.set(name, (l = { up: true, giveUp: new Set(), back: new Set() }));
+    return l;
+  }
+
+  /**
+   * Follows the Redis connections of a queue (its producer's, or its events reader's): when one
+   * drops or comes back, a job being waited for may have been erased with Redis, or its end
+   * missed, so every wait on the queue gives up at once ('unknown': the journal has the truth)
+   * instead of waiting out its time. `owner`: the producer's, whose return is the queue's.
+   */
+  private follow(name: string, clients: Array<Promise<unknown> | undefined>, owner: boolean): void {
+    for (const client of clients) {
+      client?.then(
+        (c) => {
+          let up = true;
+          const change = (nowUp: boolean) => {
+            if (up === nowUp) return;
+            up = nowUp;
+            const l = this.link(name);
+            for (const f of [...l.giveUp]) f();
+            if (!owner) return;
+            l.up = nowUp;
+            if (nowUp) for (const f of [...l.back]) f();
+          };
+          for (const ev of ['close', 'end', 'reconnecting']) (c as ConnectionEvents).on(ev, () => change(false));
+          (c as ConnectionEvents).on('ready', () => change(true));
+        },
+        () => undefined,
+      );
+    }
+  }
+
+  /** Resolves when the connection of a queue changes (see follow); `dispose` stops listening. */
+  private connectionChange(name: string): { changed: Promise<'interrupted'>; dispose(): void } {
+    const l = this.link(name);
+    let f!: () => void;
+    const changed = new Promise<'interrupted'>((res) => (f = () => res('interrupted')));
+    l.giveUp.add(f);
+    return { changed, dispose: () => l.giveUp.delete(f) };
+  }
+
+  /**
+   * True once the queue's producer connection is up (at once if it is), false after `ms` without
+   * it. On Postgres always true: nothing there is erased by a reconnection.
+   */
+  whenConnected(name: string, ms: number): Promise<boolean> {
+    const l = this.pg ? undefined : this.links.get(name);
+    if (!l || l.up) return Promise.resolve(true);
+    return new Promise((res) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        l.back.delete(onBack);
+        res(ok);
+      };
+      const onBack = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      l.back.add(onBack);
+    });
   }
 
   queueFor(family: QueueFamilyName, laneKey?: string): string {
@@ -329,14 +406,15 @@ export class JobHub {
    * job's result schema (jobs/definitions.ts). `finished: false` when Redis did not take the job in
    * time, the job failed, or it did not finish in time (it may still run: callers whose work is
    * journalled read the outcome from Postgres), or, logged as an error, when its result does not
-   * match its schema.
+   * match its schema. `interrupted`: given up because the queue's Redis connection dropped or came
+   * back (the job may have been erased with Redis: whenConnected says when to enqueue it again).
    */
   async enqueueAndWait<F extends QueueFamilyName, J extends JobName<F>>(
     family: F,
     job: J,
     payload: JobPayload<F, J>,
     opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean },
-  ): Promise<{ finished: true; result: JobResult<F, J> } | { finished: false }> {
+  ): Promise<{ finished: true; result: JobResult<F, J> } | Unfinished> {
     const end = await this.enqueueAndWaitRaw(family, job, payload, opts);
     if (!end.finished) return end;
     const parsed = resultSchema(family, job)!.safeParse(end.result);
@@ -350,7 +428,7 @@ export class JobHub {
     job: J,
     payload: JobPayload<F, J>,
     opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean },
-  ): Promise<{ finished: true; result: unknown } | { finished: false }> {
+  ): Promise<{ finished: true; result: unknown } | Unfinished> {
     const { waitMs, freshId, ...jobOpts } = opts;
     const queueName = this.queueFor(family, jobOpts.laneKey);
     if (this.pg) {
@@ -362,11 +440,28 @@ export class JobHub {
         return { finished: false };
       }
     }
+    const link = this.connectionChange(queueName);
+    try {
+      return await this.waitOnRedis(family, job, payload, jobOpts, { queueName, waitMs, freshId, changed: link.changed });
+    } finally {
+      link.dispose();
+    }
+  }
+
+  private async waitOnRedis<F extends QueueFamilyName, J extends JobName<F>>(
+    family: F,
+    job: J,
+    payload: JobPayload<F, J>,
+    jobOpts: JobsOptions & { laneKey?: string },
+    w: { queueName: string; waitMs: number; freshId?: boolean; changed: Promise<'interrupted'> },
+  ): Promise<{ finished: true; result: unknown } | Unfinished> {
+    const { queueName, waitMs, changed } = w;
     const events = this.queueEvents(queueName);
+    const interrupted = { finished: false, interrupted: true } as const;
     // A job id never used before (`freshId`) cannot have ended before its waiter is registered, so
     // once this queue's events flow no "already finished?" script is needed: the one listener
     // settles it. Otherwise BullMQ's own wait (which asks Redis once) is used.
-    if (freshId && jobOpts.jobId && this.flowing.has(queueName)) {
+    if (w.freshId && jobOpts.jobId && this.flowing.has(queueName)) {
       const jobId = jobOpts.jobId;
       const waiting = this.waiters.get(queueName)!;
       let timer: NodeJS.Timeout | undefined;
@@ -375,8 +470,11 @@ export class JobHub {
         timer = setTimeout(() => res({ ok: false }), waitMs);
       });
       try {
-        await withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
-        const end = await ended;
+        const added = withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
+        added.catch(() => undefined); // given up on: its late failure is nobody's
+        if ((await Promise.race([added, changed])) === 'interrupted') return interrupted;
+        const end = await Promise.race([ended, changed]);
+        if (end === 'interrupted') return interrupted;
         return end.ok ? { finished: true, result: end.value } : { finished: false };
       } catch {
         return { finished: false };
@@ -387,11 +485,12 @@ export class JobHub {
     }
     try {
       // While Redis is away an enqueue waits for it: bounded like the wait for the result.
-      const added = await withTimeout(
+      const ended = withTimeout(
         events.waitUntilReady().then(() => this.enqueue(family, job, payload, jobOpts)),
         waitMs,
-      );
-      return { finished: true, result: await added.waitUntilFinished(events, waitMs) };
+      ).then(async (added) => ({ finished: true as const, result: await added.waitUntilFinished(events, waitMs) }));
+      ended.catch(() => undefined); // given up on: its late failure is nobody's
+      return (await Promise.race([ended, changed])) === 'interrupted' ? interrupted : await ended;
     } catch {
       return { finished: false };
     }
@@ -411,6 +510,9 @@ export class JobHub {
     await cluster?.quit().catch(() => cluster.disconnect());
   }
 }
+
+/** A wait that ended without the job's result. */
+export type Unfinished = { finished: false; interrupted?: true };
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   p.catch(() => undefined); // a late failure after the timeout is nobody's to handle

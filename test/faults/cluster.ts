@@ -108,6 +108,8 @@ export class Cluster {
   readonly databaseUrl: string;
   readonly masterKey = `fault-master-${randomBytes(12).toString('hex')}`;
   readonly queuePrefix = `flt${randomBytes(4).toString('hex')}`;
+  /** TRADE_LANES of the services: the harness reports recovery per lane. */
+  readonly lanes = 4;
   redisPort = 0;
   /** The Redis Cluster's node ports (empty on a single Redis). */
   readonly clusterPorts: number[] = [];
@@ -187,12 +189,12 @@ export class Cluster {
       ...redisEnv,
       MASTER_API_KEY: this.masterKey,
       QUEUE_PREFIX: this.queuePrefix,
-      TRADE_LANES: '4',
+      TRADE_LANES: String(this.lanes),
       LOG_LEVEL: 'warn',
       SCHEDULER: 'false',
       RATE_LIMIT_REGISTER_PER_HOUR: '1000000',
       RATE_LIMIT_KEY_PER_MINUTE: '1000000',
-      TRADE_WAIT_MS: '3000',
+      TRADE_WAIT_MS: process.env.FAULT_TRADE_WAIT_MS ?? '3000',
       ...this.opts.env,
     };
     const service = (name: string, role: Role, env: Record<string, string>): ServiceProcess => ({ name, role, env, log: join(this.dir, `${name}.log`), child: null, starts: 0, expectingExit: false });

@@ -50,12 +50,18 @@ export class FaultRunner {
     return Math.max(0, ...this.events.map((e) => e.doneAt));
   }
 
-  /** Runs the schedule over `windowSeconds`, one fault at a time (a slow one delays the next). */
-  async run(windowSeconds: number, schedule = DEFAULT_SCHEDULE): Promise<void> {
+  /**
+   * Runs the schedule over `windowSeconds`, one fault at a time (a slow one delays the next). After
+   * a Redis restart the next fault waits at least `redisQuietMs`, so the lanes' recovery measured
+   * after it (summary.ts) is Redis's alone, not the next fault's.
+   */
+  async run(windowSeconds: number, schedule = DEFAULT_SCHEDULE, redisQuietMs = 0): Promise<void> {
     const start = Date.now();
+    let notBefore = 0;
     for (const f of schedule) {
-      await sleep(Math.max(0, start + f.at * windowSeconds * 1000 - Date.now()));
+      await sleep(Math.max(0, start + f.at * windowSeconds * 1000 - Date.now(), notBefore - Date.now()));
       await this.inject(f.kind);
+      if (f.kind === 'restart-redis') notBefore = Date.now() + redisQuietMs;
     }
   }
 

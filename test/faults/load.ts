@@ -67,10 +67,15 @@ export class Load {
     return { 'X-API-Key': this.masterKey, 'X-Workspace-Id': this.floor.workspaceId };
   }
 
-  /** Runs the traders and the scheduled actions until `seconds` have passed; returns at once after that. */
-  async run(seconds: number, scheduled: ScheduledAction[]): Promise<void> {
+  /**
+   * Runs the traders and the scheduled actions until `seconds` have passed and `alsoUntil` (the
+   * faults) has settled, so every fault happens under load; returns at once after that.
+   */
+  async run(seconds: number, scheduled: ScheduledAction[], alsoUntil: Promise<unknown> = Promise.resolve()): Promise<void> {
     const start = Date.now();
-    const until = start + seconds * 1000;
+    const end = { at: Number.POSITIVE_INFINITY };
+    const settled = () => void (end.at = Math.max(start + seconds * 1000, Date.now()));
+    alsoUntil.then(settled, settled);
     const actions = scheduled.map(async (a) => {
       await sleep(Math.max(0, start + a.at * 1000 - Date.now()));
       try {
@@ -79,7 +84,7 @@ export class Load {
         this.errors.push(`${a.label}: ${String((err as Error).stack ?? err)}`);
       }
     });
-    await Promise.all([...this.floor.traders.map((t) => this.traderLoop(t, until)), ...actions]);
+    await Promise.all([...this.floor.traders.map((t) => this.traderLoop(t, end)), ...actions]);
   }
 
   /** Every request started so far has a definite answer or reached the deadline. */
@@ -87,10 +92,10 @@ export class Load {
     await Promise.all(this.inFlight);
   }
 
-  private async traderLoop(t: Trader, until: number): Promise<void> {
+  private async traderLoop(t: Trader, until: { at: number }): Promise<void> {
     await sleep(Math.random() * 300);
     let mine: Array<{ startedAt: number; done: boolean }> = [];
-    while (Date.now() < until) {
+    while (Date.now() < until.at) {
       const now = Date.now();
       mine = mine.filter((o) => !o.done && now - o.startedAt < 10_000);
       if (mine.length >= 2) {

@@ -261,6 +261,28 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
     expect(res.status).toBe(200);
   });
 
+  it('a trade whose queued job Redis erased is answered (200, applied once) without waiting out TRADE_WAIT_MS or the recovery pass', async () => {
+    const s = await bookSetup(app);
+    const q = app.deps.hub.queue(app.deps.hub.queueFor('trade', s.marketId));
+    // Paused, the lane holds the batch's job in Redis unrun; the restart erases the job and the pause.
+    await q.pause();
+    const key = `k-${randomUUID()}`;
+    const answer = trade(app, s.ws, { id: s.traderId, key: s.traderKey, nickname: '' }, { marketId: s.marketId, direction: 'higher', amount: 1 }, key).then((r) => r);
+    const requestId = await waitFor('the journalled request', async () => {
+      const [r] = await app.deps.ds.query(`SELECT request_id FROM trade_requests WHERE idempotency_key = $1`, [key]);
+      return r?.request_id as string | undefined;
+    });
+    await waitFor('its job in Redis', async () => (await q.getJob(requestId)) !== undefined);
+    await redis.restart();
+    const back = Date.now();
+    const res = await answer;
+    console.log(`a trade cut off by a Redis restart answered ${Date.now() - back} ms after Redis answered (TRADE_WAIT_MS ${app.deps.config.TRADE_WAIT_MS})`);
+    // The old code waited TRADE_WAIT_MS for the erased job, polled as long, and nothing (the
+    // recovery pass only takes requests older than TRADE_RECOVERY_AFTER_MS) enqueued it again: 503.
+    expect(res.status).toBe(200);
+    expect(await tradeRows(app, requestId)).toBe(1);
+  }, 60_000);
+
   it('a service process logs JSON lines only, with no SQL, parameters, keys or key hashes, through a Redis restart and a dropped connection', async () => {
     const s = await bookSetup(app);
     const port = await freePort();

@@ -1,9 +1,14 @@
+import { tradeRequest } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
+import { logger } from '../../logger';
 import type { TradeJobData } from './tradeRequests';
 import type { TradeOutcome } from '../../domain/outcomes';
 
 /** Job options of every trade job. A job's id is its first request's id, so an enqueue is idempotent. */
 export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
+
+/** How long a batch cut off by a Redis drop waits for Redis to re-enqueue itself; after that the watchdog does. */
+const REQUEUE_WITHIN_MS = 60_000;
 
 /** What became of a request handed to its lane's batch. */
 export type BatchAnswer =
@@ -104,6 +109,39 @@ class LaneBatches {
     );
     const outcomes = waited.finished ? waited.result.outcomes : undefined;
     go.forEach((w, i) => w.resolve(outcomes?.[i] ? { kind: 'outcome', outcome: outcomes[i] } : { kind: 'unknown', requestId: w.job.requestId }));
+    // The queue's connection dropped or came back: the batch's job may be gone with Redis. Once
+    // Redis answers, its still-pending requests go on the lane again (the callers meanwhile read
+    // their outcomes from Postgres), rather than at the watchdog's next pass.
+    if (!waited.finished && waited.interrupted) void this.requeueWhenBack(go.map((w) => w.job));
+  }
+
+  private async requeueWhenBack(jobs: TradeJobData[]): Promise<void> {
+    const lane = this.deps.hub.queueFor('trade', jobs[0].marketId);
+    try {
+      if (await this.deps.hub.whenConnected(lane, REQUEUE_WITHIN_MS)) await this.requeuePending(jobs.map((j) => j.requestId));
+    } catch (err) {
+      logger.warn({ err, queue: lane }, 'a cut-off batch could not be enqueued again; the watchdog will');
+    }
+  }
+
+  /**
+   * The batch's requests the journal still holds pending go on their lane again as one job, in their
+   * order. Its id is the first pending request's: the batch's own id while none has applied (a job
+   * Redis still has is not added twice), and a request applied meanwhile is a no-op in the worker.
+   */
+  private async requeuePending(requestIds: string[]): Promise<void> {
+    const rows: Array<{ request_id: string; job: unknown }> = await this.deps.ds.query(
+      `SELECT request_id, job FROM trade_requests WHERE request_id = ANY($1::text[]) AND status = 'pending'`,
+      [requestIds],
+    );
+    const byId = new Map(rows.map((r) => [r.request_id, tradeRequest.safeParse(r.job)]));
+    const trades = requestIds.flatMap((id) => {
+      const parsed = byId.get(id);
+      return parsed?.success ? [parsed.data] : [];
+    });
+    if (!trades.length) return;
+    await this.deps.hub.enqueue('trade', 'trade', { trades }, { jobId: trades[0].requestId, laneKey: trades[0].marketId, ...TRADE_JOB_OPTS });
+    logger.info({ requests: trades.length, jobId: trades[0].requestId }, 'trade batch enqueued again after the queue connection came back');
   }
 }
 
