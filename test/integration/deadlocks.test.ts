@@ -4,7 +4,7 @@ import { TRADE_JOB_OPTS } from '../../src/services/trading';
 import type { TradeJobData } from '../../src/services/trading';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { freshBookId, trade, trader } from '../helpers/markets';
+import { createMetric, freshBookId, trade, trader } from '../helpers/markets';
 import { waitFor } from '../helpers/services';
 
 /**
@@ -103,6 +103,52 @@ describe('account locks across lanes', () => {
       const res = await done;
       expect(res.status).toBe(200);
       expect(res.body.limitFills).toHaveLength(1);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await monitor.end();
+    }
+  });
+
+  it('a proposal decision and a lane batch over the same accounts never deadlock: the decision takes its accounts in one sorted statement, last', async () => {
+    // Two traders, `low` and `high` by account id: `high` rests an order on a branch book (the decision
+    // refunds its reserve), `low` holds a position there (the decision's void refunds it); a lane batch
+    // on another book trades both, so it locks low, then high.
+    const metric = await createMetric(app, ws, { value: 500 });
+    const proposer = await trader(app, ws, 100);
+    const proposed = await app.http.post('/api/proposals').set('X-Agent-Key', proposer.key).set('X-Workspace-Id', ws.id).send({ title: 'deadlock', liquidity: 10 });
+    expect(proposed.status).toBe(200);
+    const branchBook: string = proposed.body.conditionalMarkets.find((b: { metricId: string }) => b.metricId === metric.id).id;
+    const [low, high] = [await trader(app, ws, 1000), await trader(app, ws, 1000)].sort((x, y) => (`agent:${x.id}` < `agent:${y.id}` ? -1 : 1));
+    expect((await trade(app, ws, low, { marketId: branchBook, direction: 'higher', amount: 1 })).status).toBe(200);
+    const placed = await app.http.post('/api/predictions/orders').set('X-Agent-Key', high.key).set('X-Workspace-Id', ws.id).send({ marketId: branchBook, direction: 'higher', limit: 400, shares: 10 });
+    expect(placed.status).toBe(200);
+    const other = await freshBookId(app, ws);
+    const holder = new Client({ connectionString: process.env.DATABASE_URL });
+    const monitor = new Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    await monitor.connect();
+    const blockedBy = async (pid: number) => (await monitor.query(`SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid])).rows[0]?.pid as number | undefined;
+    try {
+      const before = await deadlocks();
+      // Pause the decision partway: its void's payout record waits on this row lock. The old code had
+      // written the orders' refunds by then, so it held high's account.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM positions WHERE market_id = $1 AND agent_id = $2 FOR UPDATE', [branchBook, low.id]);
+      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
+      const decided = app.http.post(`/api/proposals/${proposed.body.id}/withdraw`).set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id).then((r) => r);
+      const decision = await waitFor('the decision to wait on the held position', () => blockedBy(pid));
+      // The batch locks low, then high: the old code's decision held high, so the batch waited on it.
+      let batchDone = false;
+      const batch = laneBatch(other, [low, high], 0).then(() => (batchDone = true));
+      await waitFor('the batch to finish or wait on the decision', async () => batchDone || (await blockedBy(decision)) !== undefined);
+      // Released: the old decision then wanted low, which the batch held (a cycle, broken after 1 s).
+      await holder.query('ROLLBACK');
+      const res = await decided;
+      await batch;
+      expect(res.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await deadlocks()) - before).toBe(0);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       await holder.end();
