@@ -10,7 +10,7 @@ const boolish = z
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
   REDIS_URL: z.string().url().optional(),
-  // A Redis Cluster's seed nodes: the queues, rate limits and key-use debounce run on it (REDIS_URL then only gives the password).
+  // A Redis Cluster's seed nodes: the queues and rate limits run on it (REDIS_URL then only gives the password).
   REDIS_CLUSTER_NODES: z
     .string()
     .regex(/^[^,\s]+:\d+(,[^,\s]+:\d+)*$/, 'REDIS_CLUSTER_NODES is "host:port,host:port,..."')

@@ -1,5 +1,7 @@
 import { queueSchema } from '../../jobs/definitions';
+import { buildWorkspace, registerAgent } from '../helpers/factories';
 import { startTestApp, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { freshBookId, trade, trader } from '../helpers/markets';
 
 /** Rate limits (spec §4.2, §8) on Redis or Postgres, lowered through the test app's configuration. */
 
@@ -68,5 +70,59 @@ describe('general limit, per key', () => {
     for (let i = 0; i < 5; i++) expect((await app.http.get('/api/help?section=groups').set('X-Forwarded-For', '10.2.0.1')).status).toBe(200);
     expectLimited(await app.http.get('/api/help?section=groups').set('X-Forwarded-For', '10.2.0.1'));
     expect((await app.http.get('/api/help?section=groups').set('X-Forwarded-For', '10.2.0.2')).status).toBe(200);
+  });
+});
+
+describe('two API processes, one limit', () => {
+  // Two apps with their own deps (connections, limiter objects, caches) on one Redis or Postgres and
+  // one queue prefix: two API processes as far as the limit can tell.
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: '6' });
+    b = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: '6', QUEUE_PREFIX: a.prefix }, { workers: false });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('2N requests of one key split across both: exactly N accepted, then both refuse', async () => {
+    const agent = await registerAgent(a);
+    const me = (app: TestApp) => app.http.get('/api/agents/me').set('X-Agent-Key', agent.key);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => me(i % 2 ? b : a)));
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(6);
+    for (const r of answers.filter((x) => x.status !== 200)) expectLimited(r);
+    // Spent: refused on both, from memory now, still with the window's Retry-After.
+    expectLimited(await me(a));
+    expectLimited(await me(b));
+  });
+
+});
+
+describe('Redis on the trade path', () => {
+  let a: TestApp;
+  useTestApp((x) => (a = x));
+
+  it('a trade request sends one command to Redis from the API (the rate limit); lanes are per batch', async () => {
+    const redis = a.deps.redis;
+    if (!redis) return; // the Postgres layout has no Redis
+    const ws = await buildWorkspace(a, { public: true });
+    const who = await trader(a, ws);
+    const marketId = await freshBookId(a, ws);
+    expect((await trade(a, ws, who, { marketId, direction: 'higher', amount: 1 })).status).toBe(200);
+    // The queue's connections are the hub's own; deps.redis is what the API path itself asks.
+    const send = redis.sendCommand.bind(redis);
+    const sent: string[] = [];
+    redis.sendCommand = ((cmd: { name: string }, stream?: unknown) => {
+      sent.push(cmd.name);
+      return send(cmd as never, stream as never);
+    }) as typeof redis.sendCommand;
+    try {
+      for (let i = 0; i < 10; i++) expect((await trade(a, ws, who, { marketId, direction: i % 2 ? 'higher' : 'lower', amount: 1 })).status).toBe(200);
+    } finally {
+      redis.sendCommand = send;
+    }
+    expect(sent).toEqual(Array(10).fill('evalsha'));
   });
 });

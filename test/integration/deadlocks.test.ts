@@ -4,7 +4,7 @@ import { TRADE_JOB_OPTS } from '../../src/services/trading';
 import type { TradeJobData } from '../../src/services/trading';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { freshBookId, trade, trader } from '../helpers/markets';
+import { createMetric, freshBookId, trade, trader } from '../helpers/markets';
 import { waitFor } from '../helpers/services';
 
 /**
@@ -42,16 +42,50 @@ async function booksOnTwoLanes(): Promise<[string, string]> {
 
 /** One lane job carrying `traders`' small buys on `marketId`, in that order, applied by the lane's worker. */
 async function laneBatch(marketId: string, traders: TestAgent[], round: number): Promise<void> {
+  const outcomes = await laneBatchIn(ws, marketId, traders, round);
+  for (const o of outcomes) expect(o.ok).toBe(true);
+}
+
+async function laneBatchIn(inWs: TestWorkspace, marketId: string, traders: TestAgent[], round = 0): Promise<Array<{ ok: boolean }>> {
   const trades: TradeJobData[] = traders.map((t, i) => ({
     requestId: randomUUID(),
     agentId: t.id,
-    workspaceId: ws.id,
+    workspaceId: inWs.id,
     marketId,
     spec: { mode: 'buy', direction: (i + round) % 2 ? 'higher' : 'lower', amount: '1000000000' },
   }));
   const r = await app.deps.hub.enqueueAndWait('trade', 'trade', { trades }, { jobId: trades[0].requestId, laneKey: marketId, ...TRADE_JOB_OPTS, waitMs: 60_000, freshId: true });
   if (!r.finished) throw new Error('a lane batch did not finish');
-  for (const o of r.result.outcomes) expect(o.ok).toBe(true);
+  return r.result.outcomes;
+}
+
+/** Backends waiting on any of `pids`. */
+async function waitingOn(monitor: Client, pids: number[]): Promise<number[]> {
+  return (await monitor.query(`SELECT pid FROM pg_stat_activity WHERE pg_blocking_pids(pid) && $1::int[]`, [pids])).rows.map((r) => r.pid as number);
+}
+
+/**
+ * Hold a row lock from outside (`lockSql`) while `run` starts the contenders and releases it, then
+ * check that the database saw no deadlock meanwhile.
+ */
+async function whileHolding(lockSql: string, params: unknown[], run: (h: { pid: number; waitingOn: (pids: number[]) => Promise<number[]>; release: () => Promise<unknown> }) => Promise<void>): Promise<void> {
+  const holder = new Client({ connectionString: process.env.DATABASE_URL });
+  const monitor = new Client({ connectionString: process.env.DATABASE_URL });
+  await holder.connect();
+  await monitor.connect();
+  try {
+    const before = await deadlocks();
+    await holder.query('BEGIN');
+    await holder.query(lockSql, params);
+    const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
+    await run({ pid, waitingOn: (pids) => waitingOn(monitor, pids), release: () => holder.query('ROLLBACK') });
+    await new Promise((r) => setTimeout(r, 1100)); // backends report their counters at most once a second
+    expect((await deadlocks()) - before).toBe(0);
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await holder.end();
+    await monitor.end();
+  }
 }
 
 describe('account locks across lanes', () => {
@@ -108,5 +142,58 @@ describe('account locks across lanes', () => {
       await holder.end();
       await monitor.end();
     }
+  });
+
+  it('a proposal decision and a lane batch over the same accounts never deadlock: the decision takes its accounts in one sorted statement, last', async () => {
+    // Two traders, `low` and `high` by account id: `high` rests an order on a branch book (the decision
+    // refunds its reserve), `low` holds a position there (the decision's void refunds it); a lane batch
+    // on another book trades both, so it locks low, then high.
+    const metric = await createMetric(app, ws, { value: 500 });
+    const proposer = await trader(app, ws, 100);
+    const proposed = await app.http.post('/api/proposals').set('X-Agent-Key', proposer.key).set('X-Workspace-Id', ws.id).send({ title: 'deadlock', liquidity: 10 });
+    expect(proposed.status).toBe(200);
+    const branchBook: string = proposed.body.conditionalMarkets.find((b: { metricId: string }) => b.metricId === metric.id).id;
+    const [low, high] = [await trader(app, ws, 1000), await trader(app, ws, 1000)].sort((x, y) => (`agent:${x.id}` < `agent:${y.id}` ? -1 : 1));
+    expect((await trade(app, ws, low, { marketId: branchBook, direction: 'higher', amount: 1 })).status).toBe(200);
+    const placed = await app.http.post('/api/predictions/orders').set('X-Agent-Key', high.key).set('X-Workspace-Id', ws.id).send({ marketId: branchBook, direction: 'higher', limit: 400, shares: 10 });
+    expect(placed.status).toBe(200);
+    const other = await freshBookId(app, ws);
+    // Pause the decision partway: its void's payout record waits on this row lock. The old code had
+    // written the orders' refunds by then, so it held high's account.
+    await whileHolding('SELECT 1 FROM positions WHERE market_id = $1 AND agent_id = $2 FOR UPDATE', [branchBook, low.id], async (h) => {
+      const decided = app.http.post(`/api/proposals/${proposed.body.id}/withdraw`).set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id).then((r) => r);
+      const decision = await waitFor('the decision to wait on the held position', async () => (await h.waitingOn([h.pid]))[0]);
+      // The batch locks low, then high: the old code's decision held high, so the batch waited on it.
+      let batchDone = false;
+      const batch = laneBatch(other, [low, high], 0).then(() => (batchDone = true));
+      await waitFor('the batch to finish or wait on the decision', async () => batchDone || (await h.waitingOn([decision])).length > 0);
+      // Released: the old decision then wanted low, which the batch held (a cycle, broken after 1 s).
+      await h.release();
+      expect((await decided).status).toBe(200);
+      await batch;
+    });
+  });
+
+  it('deleting a workspace and a lane batch never deadlock: every book is locked before any account', async () => {
+    // The old deletion voided book by book: the first void's refund locked a holder's account, then the
+    // next book's lock waited on a batch there that waited on that holder.
+    const ws2 = await buildWorkspace(app, { public: true, ownerCredits: 100_000 });
+    await freshBookId(app, ws2);
+    await freshBookId(app, ws2);
+    const ids: string[] = (await app.deps.ds.query(`SELECT id FROM markets WHERE workspace_id = $1 AND status = 'open' ORDER BY id`, [ws2.id])).map((r: { id: string }) => r.id);
+    const [first, last] = [ids[0], ids[ids.length - 1]];
+    const holderOf = await trader(app, ws2, 1000);
+    expect((await trade(app, ws2, holderOf, { marketId: first, direction: 'higher', amount: 1 })).status).toBe(200);
+    await whileHolding('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [`agent:${holderOf.id}`], async (h) => {
+      const deleted = app.http.delete(`/api/workspaces/${ws2.id}`).set('X-Agent-Key', ws2.owner.key).then((r) => r);
+      const deletion = await waitFor('the deletion to wait on the held account', async () => (await h.waitingOn([h.pid]))[0]);
+      // A batch on the last book trading the holder: the old code let it take that book, then wait on the holder.
+      let batchDone = false;
+      const batch = laneBatchIn(ws2, last, [holderOf]).then(() => (batchDone = true));
+      await waitFor('the batch to finish or wait', async () => batchDone || (await h.waitingOn([h.pid, deletion])).length >= 2);
+      await h.release();
+      expect((await deleted).status).toBe(204);
+      await batch.catch(() => undefined); // the book may be gone by the time the batch runs
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { inTransaction } from '../../src/db/tx';
 import { expireDueOrders } from '../../src/services/trading';
 import { lockMarket } from '../../src/services/books';
-import { resolveLockedMarket, retireBooks, voidMarketById, type LiveBook } from '../../src/services/lifecycle';
+import { resolveLockedMarket, retireBooks, voidBooksById, type LiveBook } from '../../src/services/lifecycle';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, freshBookId, marketsOf, trade, trader } from '../helpers/markets';
@@ -124,7 +124,7 @@ describe('limit orders', () => {
     expect(await expireDueOrders(app.deps)).toBe(1);
     expect((await getOrder(a, exp.id)).body.status).toBe('expired');
     expect(await balanceOf(app, a)).toBeCloseTo(97, 9);
-    await inTransaction(app.deps.ds, (m) => voidMarketById(m, marketId, 'test', app.clock.now()));
+    await inTransaction(app.deps.ds, (m) => voidBooksById(m, [marketId], 'test', app.clock.now()));
     expect((await getOrder(a, rest.id)).body).toMatchObject({ status: 'cancelled', closeReason: 'market voided' });
     expect(await balanceOf(app, a)).toBeCloseTo(100, 9);
   });

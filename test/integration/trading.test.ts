@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openBook, type BookState } from '../../src/domain/lmsr';
 import { inTransaction } from '../../src/db/tx';
 import { lockMarket } from '../../src/services/books';
-import { resolveLockedMarket, voidMarketById } from '../../src/services/lifecycle';
+import { resolveLockedMarket, voidBooksById } from '../../src/services/lifecycle';
 import { buildWorkspace, mint, registerAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, marketsOf, trade, trader } from '../helpers/markets';
@@ -304,7 +304,7 @@ describe('refusals', () => {
     expect((await trade(app, ws, t, { marketId: a.id, direction: 'higher', amount: 1 })).body.code).toBe('market_closed');
     const sell = await trade(app, ws, t, { marketId: a.id, direction: 'higher', sellShares: bought.body.shares / 2 });
     expect(sell.status).toBe(200);
-    await inTransaction(app.deps.ds, (m) => voidMarketById(m, b.id, 'test void', new Date()));
+    await inTransaction(app.deps.ds, (m) => voidBooksById(m, [b.id], 'test void', new Date()));
     expect((await trade(app, ws, t, { marketId: b.id, direction: 'lower', amount: 1 })).body.code).toBe('market_voided');
     await inTransaction(app.deps.ds, async (m) => resolveLockedMarket(m, (await lockMarket(m, c.id))!, 10, new Date()));
     const resolved = await trade(app, ws, t, { marketId: c.id, direction: 'lower', amount: 1 });

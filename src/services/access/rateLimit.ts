@@ -28,6 +28,13 @@ function shapeOf(deps: Deps, bucket: Bucket): BucketShape {
     : { points: deps.config.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600 };
 }
 
+/**
+ * A key whose window is spent (the shared store said so) is refused from memory until the window
+ * ends: a flood of refused requests costs the store nothing, and no process can refuse early, as
+ * only the store's count starts the block (rate-limiter-flexible's in-memory block).
+ */
+const SPENT_IN_MEMORY = (points: number) => ({ inMemoryBlockOnConsumed: points });
+
 const limiters = new WeakMap<Deps, Map<Bucket, Promise<RateLimiterAbstract>>>();
 
 async function postgresLimiter(deps: Deps, keyPrefix: string, points: number, duration: number): Promise<RateLimiterAbstract> {
@@ -37,7 +44,7 @@ async function postgresLimiter(deps: Deps, keyPrefix: string, points: number, du
   });
   return new Promise((resolve, reject) => {
     const l: RateLimiterPostgres = new RateLimiterPostgres(
-      { storeClient: deps.ds, storeType: 'typeorm', schemaName, tableName: 'rate_limits', keyPrefix, points, duration, clearExpiredByTimeout: false },
+      { storeClient: deps.ds, storeType: 'typeorm', schemaName, tableName: 'rate_limits', keyPrefix, points, duration, clearExpiredByTimeout: false, ...SPENT_IN_MEMORY(points) },
       (err?: unknown) => (err ? reject(err instanceof Error ? err : new Error(String(err))) : resolve(l)),
     );
   });
@@ -52,7 +59,7 @@ function limiterFor(deps: Deps, bucket: Bucket): Promise<RateLimiterAbstract> {
     const keyPrefix = `${deps.config.QUEUE_PREFIX}:rl:${bucket}`;
     // rejectIfRedisNotReady: a Redis outage fails fast (and open, below) instead of queueing the request.
     l = deps.redis
-      ? Promise.resolve(new RateLimiterRedis({ storeClient: deps.redis, keyPrefix, points, duration, rejectIfRedisNotReady: true }))
+      ? Promise.resolve(new RateLimiterRedis({ storeClient: deps.redis, keyPrefix, points, duration, rejectIfRedisNotReady: true, ...SPENT_IN_MEMORY(points) }))
       : postgresLimiter(deps, keyPrefix, points, duration);
     l.catch(() => byBucket.delete(bucket)); // a store that failed to set up is tried again next time
     byBucket.set(bucket, l);

@@ -3,7 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { consensusOf, MAX_P, MIN_P, openBook as lmsrOpen, probability, type BookState } from '../../domain/lmsr';
 import type { Period } from '../../domain/horizons';
-import { accountId, openAccounts, writeLedger, type Credit } from '../ledger';
+import { accountId, lockAccounts, openAccounts, writeLedger, type Credit } from '../ledger';
 import { writeEvents } from '../events';
 
 export interface MarketRow {
@@ -214,6 +214,8 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
   const unfunded = new Set<string>();
   const byFunder = new Map<string, Array<Record<string, any>>>(); // eslint-disable-line @typescript-eslint/no-explicit-any
   for (const r of rows) if (BigInt(r.liquidity) > 0n) byFunder.set(r.funder_id, [...(byFunder.get(r.funder_id) ?? []), r]);
+  // Several funders pay in several statements: their accounts are locked first, in one sorted one.
+  if (byFunder.size > 1) await lockAccounts(m, [...byFunder.keys()].map(accountId.agent));
   for (const [funder, books] of byFunder) {
     const legs = books.map((r) => ({ to: accountId.pool(r.id), amount: BigInt(r.liquidity) }));
     if (await tryPay(m, accountId.agent(funder), legs, books[0].id)) continue;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { formatCredits } from '../../domain/money';
+import { queryPrepared } from '../../db/prepared';
 
 /**
  * The one ledger writer. Every balance change and every ledger row goes through here: one debit to
@@ -42,6 +43,8 @@ export type ShortfallPolicy = 'refuse' | 'internal';
 
 export interface LedgerWriteOptions {
   shortfall?: ShortfallPolicy;
+  /** Accounts locked with the write's own though it leaves them unchanged (a later statement of the transaction writes them). */
+  touch?: readonly string[];
 }
 
 /** The insufficient_balance refusal, with the balance and the cost as details. */
@@ -178,7 +181,7 @@ export function ledgerOutcome(f: LedgerFragment, row: { ledger: { ok: boolean; b
  * account's balance after the write; a refusal changes nothing.
  */
 export async function writeLedger(m: EntityManager, transfers: readonly Transfer[], opts: LedgerWriteOptions = {}): Promise<Map<string, bigint>> {
-  const f = ledgerFragment(transfers, 1);
+  const f = ledgerFragment(transfers, 1, { touch: opts.touch });
   if (!f.plan.accounts.length) return new Map();
   const [row] = await m.query(`WITH ${f.ctes} SELECT ${f.outcome}`, f.params);
   return ledgerOutcome(f, row, opts.shortfall);
@@ -193,4 +196,41 @@ export async function transfer(
   if (t.amount <= 0n) throw new RangeError(`ledger movement must be positive, got ${t.amount}`);
   const after = await writeLedger(m, [leg(t.from, t.to, t.amount, t.kind, t.ref, t.memo)], opts);
   return { fromBalance: after.get(t.from)!, toBalance: after.get(t.to)! };
+}
+
+/**
+ * Run `fn`, which adds ledger legs to the array it is given, then write them all in ONE statement
+ * (none when there is none): the transaction's accounts are locked once, sorted by id, after every
+ * book lock `fn` took. That is the order a lane batch keeps (books, then accounts, each in id order),
+ * so a transaction ending several books (a decision, a metric's or workspace's books voided, stale
+ * books retired) cannot deadlock with one: written book by book, it held some accounts while waiting
+ * on others (issue 29). `fn` must not write the ledger itself; what it reads of a balance is what
+ * the transaction found (its own legs are not applied yet). `touch()`: accounts a later statement
+ * of the transaction writes, locked here with the rest.
+ */
+export async function withOneLedgerWrite<T>(
+  m: EntityManager,
+  fn: (legs: Transfer[]) => Promise<T>,
+  opts: { shortfall?: ShortfallPolicy; touch?: (result: T) => readonly string[] } = {},
+): Promise<T> {
+  const legs: Transfer[] = [];
+  const result = await fn(legs);
+  await writeLedger(m, legs, { shortfall: opts.shortfall, touch: opts.touch?.(result) });
+  return result;
+}
+
+/**
+ * Lock these accounts (and those `also` selects: SQL with an `id` column, its parameters from $2)
+ * in one statement, sorted by id: for a transaction that must write the ledger in several statements
+ * (a lane batch writes one per trade), taken after its book locks and before its first write, so no
+ * later statement waits on another transaction while holding an account. A transaction that writes
+ * the ledger once gets the same from the writer itself (`withOneLedgerWrite`).
+ */
+export async function lockAccounts(m: EntityManager, ids: readonly string[], also?: { sql: string; params: unknown[] }): Promise<void> {
+  await queryPrepared(
+    m,
+    `WITH ids AS (SELECT unnest($1::text[]) AS id${also ? ` UNION ${also.sql}` : ''})
+     SELECT a.id FROM accounts a JOIN ids ON ids.id = a.id ORDER BY a.id FOR UPDATE OF a`,
+    [ids, ...(also?.params ?? [])],
+  );
 }

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { logger } from '../../logger';
 import { decideResolution, type MetricFacts, type Reading } from '../../domain/resolution';
-import { writeLedger, type Transfer } from '../ledger';
+import { withOneLedgerWrite } from '../ledger';
 import { lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 import { resolveLockedMarket, voidLockedMarket } from './resolveBook';
 
@@ -38,37 +38,41 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
     readings.set(r.id, { value: r.value, na: r.na });
   }
   // Every book's ledger legs, applied in one statement at the end: hot accounts locked once, in id order.
-  const ledger: Transfer[] = [];
-  for (const mk of due) {
-    const d = decideResolution(mk, facts.get(mk.metricId), readings.get(mk.id), now);
-    if (d.action === 'wait') {
-      out.push({ marketId: mk.id, outcome: 'waiting' });
-      continue;
-    }
-    if (d.action !== 'resolve' && d.action !== 'void') {
-      logger.error({ marketId: mk.id, value: readings.get(mk.id)?.value }, 'negative reading: resolution skipped');
-      out.push({ marketId: mk.id, outcome: 'skipped', reason: 'negative_value' });
-      continue;
-    }
-    await m.query('SAVEPOINT resolve_book');
-    const mark = ledger.length;
-    try {
-      if (d.action === 'void') {
-        await voidLockedMarket(m, mk, d.reason, now, ledger);
-        out.push({ marketId: mk.id, outcome: 'voided', reason: d.code });
-      } else {
-        const { totalPayout } = await resolveLockedMarket(m, mk, d.value, now, {}, ledger);
-        out.push({ marketId: mk.id, outcome: 'resolved', value: d.value, payout: totalPayout });
+  await withOneLedgerWrite(
+    m,
+    async (ledger) => {
+      for (const mk of due) {
+        const d = decideResolution(mk, facts.get(mk.metricId), readings.get(mk.id), now);
+        if (d.action === 'wait') {
+          out.push({ marketId: mk.id, outcome: 'waiting' });
+          continue;
+        }
+        if (d.action !== 'resolve' && d.action !== 'void') {
+          logger.error({ marketId: mk.id, value: readings.get(mk.id)?.value }, 'negative reading: resolution skipped');
+          out.push({ marketId: mk.id, outcome: 'skipped', reason: 'negative_value' });
+          continue;
+        }
+        await m.query('SAVEPOINT resolve_book');
+        const mark = ledger.length;
+        try {
+          if (d.action === 'void') {
+            await voidLockedMarket(m, mk, d.reason, now, ledger);
+            out.push({ marketId: mk.id, outcome: 'voided', reason: d.code });
+          } else {
+            const { totalPayout } = await resolveLockedMarket(m, mk, d.value, now, {}, ledger);
+            out.push({ marketId: mk.id, outcome: 'resolved', value: d.value, payout: totalPayout });
+          }
+          await m.query('RELEASE SAVEPOINT resolve_book');
+        } catch (err) {
+          await m.query('ROLLBACK TO SAVEPOINT resolve_book');
+          ledger.length = mark; // the book's legs go with its savepoint
+          logger.error({ marketId: mk.id, err }, 'resolution failed; the book stays open');
+          out.push({ marketId: mk.id, outcome: 'skipped', reason: 'error' });
+        }
       }
-      await m.query('RELEASE SAVEPOINT resolve_book');
-    } catch (err) {
-      await m.query('ROLLBACK TO SAVEPOINT resolve_book');
-      ledger.length = mark; // the book's legs go with its savepoint
-      logger.error({ marketId: mk.id, err }, 'resolution failed; the book stays open');
-      out.push({ marketId: mk.id, outcome: 'skipped', reason: 'error' });
-    }
-  }
-  await writeLedger(m, ledger, { shortfall: 'internal' });
+    },
+    { shortfall: 'internal' },
+  );
   return out;
 }
 

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { conflict } from '../../errors';
 import { listMarkets, type MarketRow } from '../books';
 import { refreshMetric } from './refreshHorizons';
-import { voidMarketById } from './resolveBook';
+import { voidBooksById } from './resolveBook';
 import { spawnBooksForMetric } from './spawnBooks';
 
 /**
@@ -29,8 +29,8 @@ export async function refuseIfTraded(m: EntityManager, metricId: string, sentenc
 /** Before a metric is deleted: refused while a live book on it is traded; otherwise its books are voided (pools back to funders). */
 export async function retireBooksOfDeletedMetric(m: EntityManager, metricId: string, now: Date): Promise<void> {
   await refuseIfTraded(m, metricId, 'It cannot be deleted while an open market on it has been traded.');
-  const live = await m.query(`SELECT id FROM markets WHERE metric_id = $1 AND status IN ('open','closed') ORDER BY id`, [metricId]);
-  for (const r of live) await voidMarketById(m, r.id, 'metric deleted', now);
+  const live: Array<{ id: string }> = await m.query(`SELECT id FROM markets WHERE metric_id = $1 AND status IN ('open','closed') ORDER BY id`, [metricId]);
+  await voidBooksById(m, live.map((r) => r.id), 'metric deleted', now);
 }
 
 /** A backfill is refused once a book on the metric has resolved (its history is settled). */
@@ -45,12 +45,12 @@ export async function refuseBackfillAfterResolution(m: EntityManager, metricId: 
  */
 export async function respawnBooksAfterChange(m: EntityManager, metricId: string, changed: string[], now: Date): Promise<void> {
   if (changed.includes('formula') || changed.includes('marketRangeMax')) {
-    const untraded = await m.query(
+    const untraded: Array<{ id: string }> = await m.query(
       `SELECT id FROM markets WHERE metric_id = $1 AND proposal_id IS NULL AND status IN ('open','closed') AND trade_count = 0 ORDER BY id`,
       [metricId],
     );
     const reason = changed.includes('formula') ? 'formula changed' : 'range changed';
-    for (const r of untraded) await voidMarketById(m, r.id, `${reason}: respawned`, now);
+    await voidBooksById(m, untraded.map((r) => r.id), `${reason}: respawned`, now);
   }
   if (['formula', 'marketRangeMax', 'timePreference', 'opensAt', 'liquidityCredits'].some((f) => changed.includes(f))) {
     await refreshMetric(m, metricId, now);
@@ -59,8 +59,8 @@ export async function respawnBooksAfterChange(m: EntityManager, metricId: string
 
 /** Workspace deletion: every open book is voided and refunded first. */
 export async function refundWorkspaceBooks(m: EntityManager, workspaceId: string, now: Date): Promise<void> {
-  const live = await m.query(`SELECT id FROM markets WHERE workspace_id = $1 AND status IN ('open','closed') ORDER BY id`, [workspaceId]);
-  for (const r of live) await voidMarketById(m, r.id, 'workspace deleted', now);
+  const live: Array<{ id: string }> = await m.query(`SELECT id FROM markets WHERE workspace_id = $1 AND status IN ('open','closed') ORDER BY id`, [workspaceId]);
+  await voidBooksById(m, live.map((r) => r.id), 'workspace deleted', now);
 }
 
 /** Open baseline books per metric (GET /status?markets=1). */

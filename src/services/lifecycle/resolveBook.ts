@@ -3,7 +3,7 @@ import { DomainError } from '../../errors';
 import { holderPayout, payoutFraction } from '../../domain/lmsr';
 import { splitProRata } from '../../domain/funding';
 
-import { accountId, balanceOf, leg, writeLedger, type Transfer } from '../ledger';
+import { accountId, balanceOf, leg, withOneLedgerWrite, writeLedger, type Transfer } from '../ledger';
 import { fundersOf, lockMarket, marketConsensus, type MarketRow } from '../books';
 import { emitEvent } from '../events';
 import { callback } from '../wiring';
@@ -110,10 +110,25 @@ export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: 
   return { refunded };
 }
 
-/** Lock then void; a no-op for a book already resolved or voided. */
-export async function voidMarketById(m: EntityManager, marketId: string, reason: string, now: Date): Promise<{ refunded: bigint } | null> {
-  const mk = await lockMarket(m, marketId);
-  if (!mk) return null;
-  return voidLockedMarket(m, mk, reason, now);
+/**
+ * Void these books (a no-op for one already resolved, voided or gone): each locked in id order, and
+ * all their refunds in one ledger statement, last. Returns how many were voided.
+ */
+export async function voidBooksById(m: EntityManager, marketIds: readonly string[], reason: string, now: Date): Promise<number> {
+  return withOneLedgerWrite(
+    m,
+    async (legs) => {
+      let voided = 0;
+      for (const id of [...marketIds].sort()) {
+        const mk = await lockMarket(m, id);
+        if (mk && (mk.status === 'open' || mk.status === 'closed')) {
+          await voidLockedMarket(m, mk, reason, now, legs);
+          voided++;
+        }
+      }
+      return voided;
+    },
+    { shortfall: 'internal' },
+  );
 }
 

@@ -3,6 +3,7 @@ import { desiredHorizons, type TimePreference } from '../../domain/horizons';
 import { consensusOf, probability } from '../../domain/lmsr';
 import { toNano } from '../../domain/money';
 import { costOfOpening, openBooks, type MarketRow, type OpenBookInput } from '../books';
+import { accountId, withOneLedgerWrite } from '../ledger';
 import { voidLockedMarket } from './resolveBook';
 import { closeOrdersOf } from '../books';
 import { lockMarket } from '../books';
@@ -137,24 +138,34 @@ export function plannedLiquidity(metric: SpawnMetric, entry: string | null): big
   return credit !== undefined && credit !== null ? toNano(credit) : (metric.liquidityCredits ?? metric.defaultLiquidity);
 }
 
-/** Retire stale books: untraded ones voided (pool back to the funder), traded ones closed to buys. */
-export async function retireBooks(m: EntityManager, stale: LiveBook[], now: Date): Promise<{ deactivated: number; voided: number }> {
-  let deactivated = 0;
-  let voided = 0;
-  for (const b of [...stale].sort((x, y) => (x.id < y.id ? -1 : 1))) {
-    const mk = await lockMarket(m, b.id);
-    if (!mk || (mk.status !== 'open' && mk.status !== 'closed') || mk.closeReason) continue;
-    if (mk.tradeCount === 0) {
-      await voidLockedMarket(m, mk, 'horizon no longer desired', now);
-      voided++;
-    } else {
-      await m.query(`UPDATE markets SET close_reason = 'deactivated', updated_at = $2 WHERE id = $1`, [mk.id, now]);
-      // Closed to buys, so no wall there can fill: its resting orders go, reserves back.
-      await closeOrdersOf(m, [mk.id], 'cancelled', 'market deactivated', now);
-      deactivated++;
-    }
-  }
-  return { deactivated, voided };
+/**
+ * Retire stale books: untraded ones voided (pool back to the funder), traded ones closed to buys.
+ * Every refund in one ledger statement after the book locks; `touch` names accounts a later write
+ * of the transaction debits (the funders of the books opened next), locked in that statement too.
+ */
+export async function retireBooks(m: EntityManager, stale: LiveBook[], now: Date, touch: readonly string[] = []): Promise<{ deactivated: number; voided: number }> {
+  return withOneLedgerWrite(
+    m,
+    async (legs) => {
+      let deactivated = 0;
+      let voided = 0;
+      for (const b of [...stale].sort((x, y) => (x.id < y.id ? -1 : 1))) {
+        const mk = await lockMarket(m, b.id);
+        if (!mk || (mk.status !== 'open' && mk.status !== 'closed') || mk.closeReason) continue;
+        if (mk.tradeCount === 0) {
+          await voidLockedMarket(m, mk, 'horizon no longer desired', now, legs);
+          voided++;
+        } else {
+          await m.query(`UPDATE markets SET close_reason = 'deactivated', updated_at = $2 WHERE id = $1`, [mk.id, now]);
+          // Closed to buys, so no wall there can fill: its resting orders go, reserves back.
+          await closeOrdersOf(m, [mk.id], 'cancelled', 'market deactivated', now, legs);
+          deactivated++;
+        }
+      }
+      return { deactivated, voided };
+    },
+    { shortfall: 'internal', touch: () => touch },
+  );
 }
 
 /** Open every desired book of some metrics that is missing, retiring stale ones; idempotent. */
@@ -168,7 +179,8 @@ export async function spawnForMetrics(m: EntityManager, metricIds: string[], now
     open.push(...plan.open);
     stale.push(...plan.stale);
   }
-  const retired = stale.length ? await retireBooks(m, stale, now) : { deactivated: 0, voided: 0 };
+  const funders = [...new Set(open.filter((i) => i.liquidity > 0n).map((i) => accountId.agent(i.funderId)))];
+  const retired = stale.length ? await retireBooks(m, stale, now, funders) : { deactivated: 0, voided: 0 };
   const opened = await openBooks(m, open);
   return { opened, inputs: open, ...retired };
 }

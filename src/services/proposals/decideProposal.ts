@@ -6,6 +6,7 @@ import { DomainError } from '../../errors';
 import { closeOrdersOf, lockMarket, type MarketRow } from '../books';
 import { voidLockedMarket } from '../lifecycle';
 import { emitEvent } from '../events';
+import { withOneLedgerWrite } from '../ledger';
 import { markScorecardDecision } from './scorecard';
 import { lockProposal, proposalNotFound, type Branch, type ProposalStatus } from './proposalRows';
 
@@ -29,8 +30,9 @@ function branchesToVoid(d: DecisionInput): Set<Branch> {
 /**
  * Decide a pending proposal in ONE transaction: the proposal row locked, then every live branch book
  * locked in id order (the lock a trade takes first), both branches closed with close_reason
- * 'proposal_closed', the branch(es) the decision rules out voided and refunded, the status written
- * and proposal:status_changed emitted. A trade waiting on a book's lock sees the closed book once
+ * 'proposal_closed', the branch(es) the decision rules out voided and refunded (every refund in one
+ * ledger statement, last: no deadlock with a lane batch), the status written and
+ * proposal:status_changed emitted. A trade waiting on a book's lock sees the closed book once
  * this commits, so no trade applies after the decision.
  */
 export async function decideProposal(deps: Deps, workspaceId: string, proposalId: string, d: DecisionInput): Promise<void> {
@@ -55,21 +57,28 @@ export async function decideProposal(deps: Deps, workspaceId: string, proposalId
       if (mk && (mk.status === 'open' || mk.status === 'closed')) books.push(mk);
     }
     const [{ seq }] = await m.query(`SELECT max(seq)::text AS seq FROM trades WHERE market_id = ANY($1::uuid[])`, [books.map((b) => b.id)]);
-    if (books.length) {
-      await m.query(`UPDATE markets SET close_reason = 'proposal_closed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [books.map((b) => b.id), now]);
-      // Closed branches take no more buys: their resting orders are cancelled, reserves returned.
-      await closeOrdersOf(m, books.map((b) => b.id), 'cancelled', 'proposal decided', now);
-    }
     const toVoid = branchesToVoid(d);
     const target = TARGET[d.decision];
     const reason = d.spam && d.decision === 'decline' ? 'proposal declined as spam' : `proposal ${target}`;
-    for (const mk of books) {
-      if (mk.branch && toVoid.has(mk.branch)) {
-        await voidLockedMarket(m, { ...mk, closeReason: 'proposal_closed' }, reason, now);
-      } else {
-        await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, reason: 'proposal_closed', proposalId: p.id, branch: mk.branch });
-      }
-    }
+    // The reserves' and the voids' refunds in one ledger statement, after every book lock.
+    await withOneLedgerWrite(
+      m,
+      async (legs) => {
+        if (books.length) {
+          await m.query(`UPDATE markets SET close_reason = 'proposal_closed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [books.map((b) => b.id), now]);
+          // Closed branches take no more buys: their resting orders are cancelled, reserves returned.
+          await closeOrdersOf(m, books.map((b) => b.id), 'cancelled', 'proposal decided', now, legs);
+        }
+        for (const mk of books) {
+          if (mk.branch && toVoid.has(mk.branch)) {
+            await voidLockedMarket(m, { ...mk, closeReason: 'proposal_closed' }, reason, now, legs);
+          } else {
+            await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, reason: 'proposal_closed', proposalId: p.id, branch: mk.branch });
+          }
+        }
+      },
+      { shortfall: 'internal' },
+    );
     await m.update(Proposal, { id: p.id }, {
       status: target,
       spam: d.decision === 'decline' && d.spam === true,
