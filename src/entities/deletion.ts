@@ -5,6 +5,8 @@ export interface DeletionPhase {
   name: string;
   done: number;
   total: number;
+  /** The longest batch of this phase so far (ms). */
+  longestBatchMs?: number;
 }
 
 /** migrations 1764109600000-Deletions: a workspace or participant deletion, run in batches by the `deletions` job. */

@@ -10,7 +10,7 @@ export const deletionSchema = z
     targetName: z.string(),
     state: z.enum(['queued', 'running', 'done', 'failed']).describe('failed: the last attempt failed (error says why); it is tried again about a minute later.'),
     phase: z.string().nullable().describe('The phase running now; null once done.'),
-    phases: z.array(z.object({ name: z.string(), done: z.number().int(), total: z.number().int() })).describe('Rows (books in phase books) done of the total counted when the job started.'),
+    phases: z.array(z.object({ name: z.string(), done: z.number().int(), total: z.number().int(), longestBatchMs: z.number().int().optional() })).describe('Rows (books in phase books) done of the total counted when the job started.'),
     done: z.number().int(),
     total: z.number().int(),
     batches: z.number().int().describe('Transactions run so far, each of bounded size.'),

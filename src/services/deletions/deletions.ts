@@ -167,6 +167,7 @@ export async function runDeletion(deps: Deps, id: string, opts: { limits?: Limit
         rows = await phases[phase].step(m, d.target_id, now, limits);
         const cur = progress[phase];
         cur.done += rows;
+        cur.longestBatchMs = Math.max(cur.longestBatchMs ?? 0, Math.ceil(performance.now() - started));
         cur.total = Math.max(cur.total, cur.done);
         if (rows === 0) phase += 1;
       }
