@@ -134,7 +134,6 @@ describe('DELETE /workspaces/{id} of a workspace with history', () => {
       expect(deletion.done).toBe(deletion.total);
       const [{ n }] = await app.deps.ds.query(`SELECT last_value::int AS n FROM deletion_fault_once`);
       expect(n).toBeGreaterThan(1); // the fault fired, and the retry went past it
-      // eslint-disable-next-line no-console
       console.log(`deletion of ${before.markets} books, ${before.trades} trades: ${deletion.batches} batches, longest ${deletion.longestBatchMs} ms`, deletion.phases);
     } finally {
       await app.deps.ds.query(`DROP TRIGGER IF EXISTS ${trigger} ON markets`);

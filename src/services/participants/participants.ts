@@ -7,7 +7,7 @@ import { groupsByIds } from '../access';
 import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from '../identity';
 import { positionMetricValue, positionWorth } from '../portfolio';
 import { liveTradesOf, openPositionsOf, resolvedTotalsOf } from '../standings';
-import { accountId, balanceOf, transfer } from '../ledger';
+import { accountId, transfer } from '../ledger';
 import { requestParticipantDeletion } from '../deletions';
 import { findWorkspace, type WorkspaceRow } from '../workspaces';
 
