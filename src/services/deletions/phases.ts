@@ -17,7 +17,7 @@ export interface Limits {
   rows: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { books: 200, rows: 5000 };
+export const DEFAULT_LIMITS: Limits = { books: 50, rows: 5000 };
 
 export interface Phase {
   name: string;
