@@ -46,7 +46,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a participant with its keys, memberships, trades and positions
-         * @description Delete a participant with its keys, memberships, trades and positions. The participant itself, its creator, or the master key, plus manage in a workspace it belongs to. Its balance goes to its parent (else creator, else the treasury): { ok, agentId, creditsReturned, returnedTo }.
+         * @description Delete a participant with its keys, memberships, trades and positions. The participant itself, its creator, or the master key, plus manage in a workspace it belongs to. At once its open orders are cancelled, its balance goes to its parent (else creator, else the treasury) and its keys stop working; a job deletes the rest in short batches. 202 { ok, agentId, creditsReturned, returnedTo, deletion } (GET deletion.statusUrl for the progress).
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: account:agents.
          */
@@ -814,6 +814,28 @@ export interface paths {
          *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
          */
         get: operations["getDataRoomActions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/deletions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The progress of a workspace or participant deletion
+         * @description The progress of a workspace or participant deletion (DELETE /workspaces/{id}, DELETE /agents/{id} answer 202 with it): state queued, running, done or failed, the phase, and rows done of total per phase. Its requester and the master key may read it.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
+         */
+        get: operations["getDeletionsId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1952,7 +1974,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an action
-         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer's balance covers it, and writes nothing.
+         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer's balance covers it, and writes nothing. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant's proposals in a workspace (409 conflict).
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
          */
@@ -2544,8 +2566,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete the workspace (204)
-         * @description Delete the workspace (204): every open book is refunded first, then its metrics, groups, memberships and view links go.
+         * Delete the workspace: 202 with the deletion (GET its statusUrl for the progress)
+         * @description Delete the workspace: 202 with the deletion (GET its statusUrl for the progress). From this answer on the workspace is gone for every request (404); a job then refunds every open book and deletes its markets, proposals, metrics, groups, memberships and view links in short batches.
          *
          *     Auth: workspace owner (An identity with manage_workspace (the creator, or a group granted it by a holder).) Capability: manage_workspace. Scope: *.
          */
@@ -2793,6 +2815,40 @@ export interface components {
             title: string;
             unfundedBooks: components["schemas"]["UnfundedBook"][];
             workspaceId: string;
+        };
+        Deletion: {
+            /** @description Transactions run so far, each of bounded size. */
+            batches: number;
+            /** Format: date-time */
+            createdAt: string;
+            done: number;
+            error: string | null;
+            finishedAt: string | null;
+            id: string;
+            /** @enum {string} */
+            kind: "workspace" | "participant";
+            longestBatchMs: number;
+            /** @description The phase running now; null once done. */
+            phase: string | null;
+            /** @description Rows (books in phase books) done of the total counted when the job started. */
+            phases: {
+                done: number;
+                longestBatchMs?: number;
+                name: string;
+                total: number;
+            }[];
+            /**
+             * @description failed: the last attempt failed (error says why); it is tried again about a minute later.
+             * @enum {string}
+             */
+            state: "queued" | "running" | "done" | "failed";
+            /** @description GET it to follow the progress. */
+            statusUrl: string;
+            targetId: string;
+            targetName: string;
+            total: number;
+            /** Format: date-time */
+            updatedAt: string;
         };
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
@@ -3562,7 +3618,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Success. */
-            200: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3570,6 +3626,8 @@ export interface operations {
                     "application/json": {
                         agentId: string;
                         creditsReturned: number;
+                        /** @description The deletion of its trades, positions and row, run by a job: GET deletion.statusUrl for the progress. */
+                        deletion: components["schemas"]["Deletion"];
                         /** @constant */
                         ok: true;
                         returnedTo: {
@@ -8321,6 +8379,116 @@ export interface operations {
                 };
             };
             /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDeletionsId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deletion"];
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15961,6 +16129,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `conflict` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -19909,12 +20086,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done; no body. */
-            204: {
+            /** @description Success. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Deletion"];
+                };
             };
             /** @description `validation_failed`, `malformed_json`, `workspace_required` */
             400: {

@@ -17,5 +17,6 @@ export const cronTable: Array<{ name: string; schedule: string; fire: (hub: JobH
   { name: 'standings-sweep', schedule: '30 * * * * *', fire: (hub, at) => hub.enqueue('standings', 'sweep', {}, { jobId: `standings-sweep-${minuteKey(at)}` }) },
   { name: 'outbox-relay', schedule: '*/2 * * * * *', fire: (hub) => hub.enqueue('outbox', 'relay', {}, { jobId: 'relay' }) },
   { name: 'purge-telemetry', schedule: '0 29 * * * *', fire: (hub, at) => hub.enqueue('telemetry', 'purge', {}, { jobId: `purge-telemetry-${hourKey(at)}` }) },
+  { name: 'deletions-sweep', schedule: '40 * * * * *', fire: (hub, at) => hub.enqueue('deletions', 'sweep', {}, { jobId: `deletions-sweep-${minuteKey(at)}` }) },
   { name: 'purge-events', schedule: '0 23 * * * *', fire: (hub, at) => hub.enqueue('outbox', 'purge', {}, { jobId: `purge-events-${hourKey(at)}` }) },
 ];

@@ -175,6 +175,20 @@ export const queueFamilies = {
       sendWithdrawal: none,
     },
   }),
+  // Large deletions (issue 26): a workspace or participant deleted in batches, each its own short transaction.
+  deletions: family({
+    laned: false,
+    concurrency: 1,
+    jobs: {
+      run: z.object({ deletionId: z.string().uuid() }),
+      // Unfinished deletions untouched for a minute (a lost or failed job) get a job again.
+      sweep: z.object({}),
+    },
+    results: {
+      run: counts('batches', 'rows'),
+      sweep: counts('enqueued'),
+    },
+  }),
 };
 
 /** On Postgres a schema is BullMQ's namespace (its prefix is a Redis key concern): one per QUEUE_PREFIX. */

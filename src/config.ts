@@ -49,6 +49,9 @@ const schema = z.object({
   SIGNUP_CREDITS: z.coerce.number().min(0).default(1000),
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  // Bounded costs (issue 26): what an ordinary participant creates for free.
+  RATE_LIMIT_PROPOSALS_PER_HOUR: z.coerce.number().int().min(1).default(30),
+  FREE_BOOKS_PER_PARTICIPANT: z.coerce.number().int().min(0).default(200),
   SCHEDULER: boolish.default(true),
   // Events and webhooks (issue 13).
   EVENT_RETENTION_DAYS: z.coerce.number().positive().default(30),

@@ -12,6 +12,7 @@ import { standingsProcessors } from './standings';
 import { tradeProcessors } from './trade';
 import { telemetryProcessors } from './telemetry';
 import { Watchdog } from './watchdog';
+import { deletionProcessors } from './deletions';
 
 type AnyProcessors = Record<string, (data: never, job: Job) => Promise<unknown>>;
 
@@ -25,6 +26,7 @@ export function processorTable(deps: Deps): Record<QueueFamilyName, AnyProcessor
     chain: chainProcessors(deps),
     standings: standingsProcessors(deps),
     telemetry: telemetryProcessors(deps),
+    deletions: deletionProcessors(deps),
   };
 }
 

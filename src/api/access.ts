@@ -16,6 +16,7 @@ import { DomainError } from '../errors';
 import { callerCache, grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
 import { hasSessionCookie, participantOfAccount, sessionOf, sessionPrincipal } from '../services/accounts';
 import { keyHolder } from '../services/identity';
+import { deletionOfWorkspace } from '../services/deletions';
 import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
 import type { AuthRule } from './auth';
 
@@ -109,7 +110,11 @@ export async function resolveAccess(
   let viewLinkWs: string | null | undefined;
   if (named) {
     ws = await callerCache(deps).get(`w:${named}`, () => workspaceByIdOrSlug(deps, named), copyRow);
-    if (!ws) throw new DomainError('workspace_not_found', `No workspace "${named}" exists.`);
+    if (!ws) {
+      const deletion = await deletionOfWorkspace(deps, named);
+      if (deletion) throw new DomainError('workspace_not_found', `Workspace "${named}" is being deleted; GET /api/deletions/${deletion} shows the progress.`, { deletionId: deletion });
+      throw new DomainError('workspace_not_found', `No workspace "${named}" exists.`);
+    }
   } else if (caller?.keyWorkspaceId) {
     ws = await workspaceByIdOrSlug(deps, caller.keyWorkspaceId);
   } else if (caller) {

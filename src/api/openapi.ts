@@ -118,6 +118,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   leaderboard: 'Standings over public workspaces by earnings, calibration, accuracy or volume.',
   seasons: 'Seasons: a period with its own standings, frozen at its end (the platform operator creates and moves them).',
   agents: 'Participants: registration, profiles, keys, balances, the ledger statement, transfers, credits, spends, deposits and withdrawals.',
+  deletions: 'Large deletions (a workspace, a participant) run by a job in short batches: their progress.',
   'data-room': "The workspace's public, append-only log of acts: metric revisions, readings, decisions, settlements and voids with their reasons.",
   events: 'The event log (spec §6): read it in order, or stream it.',
   feedback: 'Reports from participants to the operator of the instance.',

@@ -10,6 +10,7 @@ const big = { type: 'bigint' as const, transformer: bigintTransformer };
 @Entity('limit_orders')
 @Unique('limit_orders_seq_key', ['seq'])
 @Index('limit_orders_book', ['marketId', 'direction', 'limitP'], { where: `status = 'open'` })
+@Index('limit_orders_market', ['marketId'])
 @Index('limit_orders_agent', ['agentId', 'workspaceId', 'seq'])
 @Index('limit_orders_expiry', ['expiresAt'], { where: `status = 'open' AND expires_at IS NOT NULL` })
 @Index('limit_orders_idempotency', ['agentId', 'workspaceId', 'idempotencyKey'], { unique: true, where: 'idempotency_key IS NOT NULL' })

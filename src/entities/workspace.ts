@@ -20,6 +20,8 @@ export class Workspace {
   @Column({ type: 'bigint', name: 'default_liquidity', transformer: bigintTransformer }) defaultLiquidity!: bigint;
   @Column({ type: 'bigint', name: 'default_proposal_liquidity', transformer: bigintTransformer }) defaultProposalLiquidity!: bigint;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  /** Set when its deletion was accepted (migration 1764109600000): it then resolves to nothing. */
+  @Column({ type: 'timestamptz', name: 'deleting_at', nullable: true }) deletingAt!: Date | null;
 }
 
 export type MetricPermissions = Record<string, { read?: boolean; trade?: boolean }>;

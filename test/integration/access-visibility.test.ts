@@ -1,5 +1,6 @@
 import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, joinWorkspace, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
+import { deleteAndWait } from '../helpers/deletions';
 
 /** Visibility (spec §5.3), workspace settings and deletion (§5.4), view links. */
 
@@ -126,8 +127,7 @@ describe('workspace deletion', () => {
     expect(ownerBefore).toBeLessThan(1000);
     expect((await app.http.delete(`/api/workspaces/${ws.id}`).set('X-Agent-Key', adm.key)).status).toBe(403);
     expect((await app.http.delete(`/api/workspaces/${ws.id}`).set('X-Agent-Key', t.key)).status).toBe(403);
-    const del = await app.http.delete(`/api/workspaces/${ws.id}`).set('X-Agent-Key', ws.owner.key);
-    expect(del.status).toBe(204);
+    await deleteAndWait(app, `/api/workspaces/${ws.id}`, { 'X-Agent-Key': ws.owner.key });
     // Refunds: the trader gets its stake back, the owner the books' liquidity.
     expect((await app.http.get('/api/agents/me/balance').set('X-Agent-Key', t.key)).body.balance).toBeCloseTo(100, 6);
     expect((await app.http.get('/api/agents/me/balance').set('X-Agent-Key', ws.owner.key)).body.balance).toBeCloseTo(1000, 6);

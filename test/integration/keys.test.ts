@@ -1,5 +1,6 @@
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { buildWorkspace, registerAgent, type TestAgent } from '../helpers/factories';
+import { deleteAndWait } from '../helpers/deletions';
 
 let app: TestApp;
 useTestApp((a) => (app = a));
@@ -207,7 +208,7 @@ describe('workspace-locked keys', () => {
     const a = await registerAgent(app);
     const ws = await buildWorkspace(app, { owner: a });
     const locked = (await mint(a.key, { workspaceId: ws.id, workspaceLocked: true })).body;
-    expect((await app.http.delete(`/api/workspaces/${ws.id}`).set('X-Agent-Key', a.key)).status).toBe(204);
+    await deleteAndWait(app, `/api/workspaces/${ws.id}`, { 'X-Agent-Key': a.key });
     const other = await buildWorkspace(app, { public: true });
     const res = await app.http.get('/api/workspaces/current').set('X-Agent-Key', locked.apiKey).set('X-Workspace-Id', other.id);
     expect(res.status).toBe(403);

@@ -5,6 +5,7 @@ import { resolveLockedMarket, retireBooks, voidBooksById, type LiveBook } from '
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, createMetric, freshBookId, marketsOf, trade, trader } from '../helpers/markets';
+import { deleteAndWait } from '../helpers/deletions';
 
 let app: TestApp;
 let ws: TestWorkspace;
@@ -203,7 +204,7 @@ describe('limit orders', () => {
     const res = await app.http.post('/api/predictions/orders').set('X-Agent-Key', c.key).set('X-Workspace-Id', other.id).send({ marketId: otherMarket, direction: 'higher', limit: 300, shares: 10 });
     expect(res.status).toBe(200);
     expect(await balanceOf(app, c)).toBeCloseTo(47, 9);
-    expect((await app.http.delete(`/api/workspaces/${other.id}`).set('X-Agent-Key', other.owner.key)).status).toBe(204);
+    await deleteAndWait(app, `/api/workspaces/${other.id}`, { 'X-Agent-Key': other.owner.key });
     expect(await balanceOf(app, c)).toBeCloseTo(50, 9);
     const [acc] = await app.deps.ds.query(`SELECT balance::text AS b FROM accounts WHERE id = $1`, [`reserve:${otherMarket}`]);
     expect(acc.b).toBe('0');

@@ -1,5 +1,6 @@
 import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, joinWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
+import { deleteAndWait } from '../helpers/deletions';
 
 let app: TestApp;
 useTestApp((a) => (app = a));
@@ -206,9 +207,9 @@ describe('DELETE /agents/{id}', () => {
   it('the creator deletes a bot; its credits go back to the creator and its key stops working', async () => {
     const ws = await buildWorkspace(app, { ownerCredits: 300 });
     const bot = await createChild(ws.owner.key, { agentId: uniqueName('bot'), memberships: [{ workspaceId: ws.id }], initialCredits: 100 });
-    const del = await app.http.delete(`/api/agents/${bot.body.agentId}`).set('X-Agent-Key', ws.owner.key);
-    expect(del.status).toBe(200);
-    expect(del.body).toEqual({ ok: true, agentId: bot.body.agentId, creditsReturned: 100, returnedTo: { account: `agent:${ws.owner.id}`, agentId: ws.owner.id } });
+    const { res: del } = await deleteAndWait(app, `/api/agents/${bot.body.agentId}`, { 'X-Agent-Key': ws.owner.key });
+    expect(del.body).toMatchObject({ ok: true, agentId: bot.body.agentId, creditsReturned: 100, returnedTo: { account: `agent:${ws.owner.id}`, agentId: ws.owner.id } });
+    expect(del.body.deletion).toMatchObject({ kind: 'participant', targetId: bot.body.agentId });
     expect(await balance(ws.owner.key)).toBe(300);
     expect((await app.http.get('/api/agents/me').set('X-Agent-Key', bot.body.apiKey)).status).toBe(401);
     expect(await exists(bot.body.agentId)).toBe(false);
@@ -222,8 +223,7 @@ describe('DELETE /agents/{id}', () => {
     const treasury = async () => BigInt((await app.deps.ds.query(`SELECT balance FROM accounts WHERE id = 'treasury'`))[0].balance);
     const before = await treasury();
     // No workspace memberships: the participant itself may delete itself.
-    const del = await app.http.delete('/api/agents/me').set('X-Agent-Key', a.key);
-    expect(del.status).toBe(200);
+    const { res: del } = await deleteAndWait(app, '/api/agents/me', { 'X-Agent-Key': a.key });
     expect(del.body).toMatchObject({ creditsReturned: 7.25, returnedTo: { account: 'treasury', agentId: null } });
     expect((await treasury()) - before).toBe(7_250_000_000n);
     await expectLedgerSound(app.deps);
@@ -238,12 +238,11 @@ describe('DELETE /agents/{id}', () => {
     const bot = await createChild(ws.owner.key, { agentId: uniqueName('bot'), memberships: [{ workspaceId: ws.id }], initialCredits: 50 });
     const t = await app.http.post('/api/predictions/trade').set('X-Agent-Key', bot.body.apiKey).set('X-Workspace-Id', ws.id).send({ marketId, direction: 'higher', amount: 20 });
     expect(t.status).toBe(200);
-    const del = await app.http.delete(`/api/agents/${bot.body.agentId}`).set('X-Agent-Key', ws.owner.key);
-    expect(del.status).toBe(200);
+    const { res: del } = await deleteAndWait(app, `/api/agents/${bot.body.agentId}`, { 'X-Agent-Key': ws.owner.key });
     expect(del.body.creditsReturned).toBeCloseTo(30, 9);
     await expectLedgerSound(app.deps);
     // The book still settles (voided here by deleting the workspace) without the deleted holder.
-    expect((await app.http.delete(`/api/workspaces/${ws.id}`).set('X-Agent-Key', ws.owner.key)).status).toBe(204);
+    await deleteAndWait(app, `/api/workspaces/${ws.id}`, { 'X-Agent-Key': ws.owner.key });
     await expectLedgerSound(app.deps);
   });
 
@@ -263,9 +262,9 @@ describe('DELETE /agents/{id}', () => {
     expect(bySelf.body).toMatchObject({ code: 'not_authorized', requiredCapabilities: ['manage'] });
     // The admin's own bot in the workspace: allowed.
     const bot = await createChild(admin.key, { agentId: uniqueName('bot'), memberships: [{ workspaceId: ws.id }] });
-    expect((await app.http.delete(`/api/agents/${bot.body.agentId}`).set('X-Agent-Key', admin.key)).status).toBe(200);
+    await deleteAndWait(app, `/api/agents/${bot.body.agentId}`, { 'X-Agent-Key': admin.key });
     // The master key: allowed.
-    expect((await app.http.delete(`/api/agents/${t.id}`).set('X-API-Key', app.masterKey)).status).toBe(200);
+    await deleteAndWait(app, `/api/agents/${t.id}`, { 'X-API-Key': app.masterKey });
     // A workspace owner must delete its workspaces first; the platform cannot be deleted.
     const owner = await app.http.delete(`/api/agents/${ws.owner.id}`).set('X-API-Key', app.masterKey);
     expect(owner.status).toBe(409);

@@ -6,6 +6,7 @@ import { resolveLockedMarket } from '../../src/services/lifecycle';
 import { buildWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { createMetric, trade, trader, type TestMetric } from '../helpers/markets';
+import { deleteAndWait } from '../helpers/deletions';
 
 let app: TestApp;
 /** Mid-month, so the primary horizon (the current month) is stable whatever day the suite runs. */
@@ -735,8 +736,7 @@ describe('respawn and removal', () => {
     const t = await trader(app, ws, 50);
     const p = (await propose(ws, t, { title: 'Doomed', liquidity: 5 })).body;
     await buy(ws, t, p.conditionalMarkets[0].id, { direction: 'higher', amount: 5 });
-    const res = await app.http.delete(`/api/workspaces/${ws.id}`).set('X-Agent-Key', ws.owner.key);
-    expect(res.status).toBe(204);
+    await deleteAndWait(app, `/api/workspaces/${ws.id}`, { 'X-Agent-Key': ws.owner.key });
     expect(await wallet(t)).toBe(50n * NANO);
     const [{ n }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM proposals WHERE id = $1`, [p.id]);
     expect(n).toBe(0);

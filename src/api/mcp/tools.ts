@@ -87,6 +87,7 @@ const SPECS: ToolSpec[] = [
   { name: 'delete_metric', method: 'DELETE', path: '/metrics/:id', ask: 'remove' },
   { name: 'delete_group', method: 'DELETE', path: '/groups/:id', ask: 'remove' },
   { name: 'delete_workspace', method: 'DELETE', path: '/workspaces/:id', ask: 'remove' },
+  { name: 'deletion_progress', method: 'GET', path: '/deletions/:id', ask: 'look' },
   // access
   { name: 'create_group', method: 'POST', path: '/groups', ask: 'access' },
   { name: 'update_group', method: 'PUT', path: '/groups/:id', ask: 'access' },

@@ -1,3 +1,4 @@
+import { presentDeletion } from './deletion';
 import type { WorkspaceTemplate } from '../../services/templates';
 import { toCredits } from '../../domain/money';
 import type { claimParticipant, createChildParticipant, onboardParticipant, participantsOfCaller, participantsOfWorkspace, removeParticipant } from '../../services/participants';
@@ -19,7 +20,7 @@ export function presentChild(r: Row<typeof createChildParticipant>) {
 }
 
 export function presentRemoval(r: Row<typeof removeParticipant>) {
-  return { ...r, creditsReturned: toCredits(r.creditsReturned) };
+  return { ...r, creditsReturned: toCredits(r.creditsReturned), deletion: presentDeletion(r.deletion) };
 }
 
 export function presentOnboarded(r: Row<typeof onboardParticipant>) {

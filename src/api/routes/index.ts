@@ -24,3 +24,4 @@ import './dataRoom';
 import './feedback';
 import './telemetry';
 import './sources';
+import './deletions';

@@ -82,10 +82,11 @@ defineRoute({
   method: 'DELETE',
   path: '/agents/:id',
   response: removalSchema,
+  successStatus: 202,
   errors: ['not_found', 'conflict', 'not_authorized'],
   auth: { label: 'admin', identity: true, scope: 'account:agents' },
   summary:
-    'Delete a participant with its keys, memberships, trades and positions. The participant itself, its creator, or the master key, plus manage in a workspace it belongs to. Its balance goes to its parent (else creator, else the treasury): { ok, agentId, creditsReturned, returnedTo }.',
+    'Delete a participant with its keys, memberships, trades and positions. The participant itself, its creator, or the master key, plus manage in a workspace it belongs to. At once its open orders are cancelled, its balance goes to its parent (else creator, else the treasury) and its keys stop working; a job deletes the rest in short batches. 202 { ok, agentId, creditsReturned, returnedTo, deletion } (GET deletion.statusUrl for the progress).',
   params: agentIdParam,
   handler: async (c) => {
     const caller = c.identity();
@@ -99,6 +100,7 @@ defineRoute({
         throw err;
       }
     });
+    c.status(202);
     return presentRemoval(removed);
   },
 });

@@ -46,10 +46,10 @@ defineRoute({
   method: 'POST',
   path: '/proposals',
   response: z.union([proposalSchema.extend(openingCost).meta({ id: 'CreatedProposal' }), z.object({ ...openingQuote, title: z.string() }).meta({ id: 'ProposalQuote' })]),
-  errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found'],
+  errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found', 'conflict'],
   auth: auth.trade(),
   summary:
-    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer\'s balance covers it, and writes nothing.',
+    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer\'s balance covers it, and writes nothing. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant\'s proposals in a workspace (409 conflict).',
   body: z.object({
     title: requiredText(200),
     description: z.string({ error: 'must be a string' }).max(10_000, 'must be at most 10000 characters').optional(),
@@ -67,7 +67,7 @@ defineRoute({
     const r = await createProposal(
       c.deps,
       access.workspace,
-      { agentId: caller.agentId, canManage: access.caps.has('manage'), metricReadable: access.metricReadable },
+      { agentId: caller.agentId, canManage: access.caps.has('manage'), metricReadable: access.metricReadable, exempt: caller.isMaster || access.workspace.ownerId === caller.agentId },
       input,
       { dryRun },
     );

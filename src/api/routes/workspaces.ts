@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { shareViewLink, unshareViewLink } from '../../services/access';
 import { metricsOfWorkspace } from '../../services/metrics';
-import { closeWorkspace, editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
+import { requestWorkspaceDeletion } from '../../services/deletions';
+import { editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
 import { joinPublicWorkspace, openWorkspace, publicWorkspaces, SLUG_RE } from '../../services/workspaces';
 import { auth } from '../auth';
 import { presentMetric } from '../presenters/metric';
 import { presentWorkspace } from '../presenters/workspace';
+import { presentDeletion } from '../presenters/deletion';
+import { deletionSchema } from '../schemas/deletions';
 import { currentWorkspaceSchema, joinSchema, viewLinkSchema, workspaceSchema } from '../schemas/workspaces';
 import { defineRoute } from '../registry';
 import { credits } from '../schemas/common';
@@ -111,12 +114,16 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id',
+  response: deletionSchema,
+  successStatus: 202,
   errors: [],
   auth: { ...auth.manageWorkspace(), workspaceParam: 'id' },
-  summary: 'Delete the workspace (204): every open book is refunded first, then its metrics, groups, memberships and view links go.',
+  summary:
+    'Delete the workspace: 202 with the deletion (GET its statusUrl for the progress). From this answer on the workspace is gone for every request (404); a job then refunds every open book and deletes its markets, proposals, metrics, groups, memberships and view links in short batches.',
   params: workspaceParam,
   handler: async (c) => {
-    await closeWorkspace(c.deps, c.workspace().workspace.id);
+    c.status(202);
+    return presentDeletion(await requestWorkspaceDeletion(c.deps, c.workspace().workspace.id, c.identity().agentId));
   },
 });
 

@@ -1,3 +1,4 @@
+import { deletionSchema } from './deletions';
 import { z } from 'zod';
 import { count, creditAmount, direction, branch, instant, nullableInstant, ok, warnings } from './output';
 import { marketStatus, marketSummarySchema } from './markets';
@@ -71,6 +72,7 @@ export const removalSchema = z.object({
   agentId: z.string(),
   creditsReturned: creditAmount,
   returnedTo: z.object({ account: z.string(), agentId: z.string().nullable() }),
+  deletion: deletionSchema.describe('The deletion of its trades, positions and row, run by a job: GET deletion.statusUrl for the progress.'),
 });
 
 export const tradeRowSchema = z.object({

@@ -10,12 +10,14 @@ import { logger } from '../../logger';
  *   RATE_LIMIT_REGISTER_PER_HOUR per rolling hour window;
  * - waitlist: POST /waitlist, the same number per client address, in a bucket of its own;
  * - request: every request, per API key (anonymous callers per client address),
- *   RATE_LIMIT_KEY_PER_MINUTE per minute window.
+ *   RATE_LIMIT_KEY_PER_MINUTE per minute window;
+ * - proposal: POST /proposals per participant, RATE_LIMIT_PROPOSALS_PER_HOUR per rolling hour
+ *   (issue 26: what an ordinary participant creates for free is bounded).
  * Keys live under `<QUEUE_PREFIX>:rl:<bucket>:<key>`, so instances sharing a Redis do not collide.
  * On the Postgres layout the same counters live in table rate_limits of the queues' schema
  * (bullmq_<QUEUE_PREFIX>), which rate-limiter-flexible creates.
  */
-export type Bucket = 'signup' | 'waitlist' | 'request';
+export type Bucket = 'signup' | 'waitlist' | 'request' | 'proposal';
 
 interface BucketShape {
   points: number;
@@ -23,9 +25,9 @@ interface BucketShape {
 }
 
 function shapeOf(deps: Deps, bucket: Bucket): BucketShape {
-  return bucket === 'request'
-    ? { points: deps.config.RATE_LIMIT_KEY_PER_MINUTE, duration: 60 }
-    : { points: deps.config.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600 };
+  if (bucket === 'request') return { points: deps.config.RATE_LIMIT_KEY_PER_MINUTE, duration: 60 };
+  if (bucket === 'proposal') return { points: deps.config.RATE_LIMIT_PROPOSALS_PER_HOUR, duration: 3600 };
+  return { points: deps.config.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600 };
 }
 
 /**
@@ -34,6 +36,13 @@ function shapeOf(deps: Deps, bucket: Bucket): BucketShape {
  * only the store's count starts the block (rate-limiter-flexible's in-memory block).
  */
 const SPENT_IN_MEMORY = (points: number) => ({ inMemoryBlockOnConsumed: points });
+
+const WHAT: Record<Bucket, (points: number) => string> = {
+  request: (n) => `${n} requests a minute`,
+  signup: (n) => `${n} sign-ups an hour`,
+  waitlist: (n) => `${n} waitlist entries an hour`,
+  proposal: (n) => `${n} proposals an hour per participant`,
+};
 
 const limiters = new WeakMap<Deps, Map<Bucket, Promise<RateLimiterAbstract>>>();
 
@@ -82,8 +91,8 @@ export async function consumePoint(deps: Deps, bucket: Bucket, key: string): Pro
   } catch (err) {
     if (err instanceof RateLimiterRes) {
       const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-      const what = bucket === 'request' ? `${points} requests a minute` : `${points} ${bucket === 'signup' ? 'sign-ups' : 'waitlist entries'} an hour`;
-      throw new DomainError('rate_limited', `Too many requests: the limit is ${what}; retry in ${retryAfter} seconds.`, {
+      const retryAt = new Date(Date.now() + retryAfter * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+      throw new DomainError('rate_limited', `Too many requests: the limit is ${WHAT[bucket](points)}; the next one frees in ${retryAfter} seconds (at ${retryAt}).`, {
         retryAfter,
         limit: points,
         windowSeconds: duration,

@@ -57,12 +57,6 @@ export async function respawnBooksAfterChange(m: EntityManager, metricId: string
   }
 }
 
-/** Workspace deletion: every open book is voided and refunded first. */
-export async function refundWorkspaceBooks(m: EntityManager, workspaceId: string, now: Date): Promise<void> {
-  const live: Array<{ id: string }> = await m.query(`SELECT id FROM markets WHERE workspace_id = $1 AND status IN ('open','closed') ORDER BY id`, [workspaceId]);
-  await voidBooksById(m, live.map((r) => r.id), 'workspace deleted', now);
-}
-
 /** Open baseline books per metric (GET /status?markets=1). */
 export async function openBaselineBooksByMetric(m: EntityManager, workspaceId: string, metricIds: string[]): Promise<Map<string, MarketRow[]>> {
   const out = new Map<string, MarketRow[]>();

@@ -32,6 +32,7 @@ export async function refreshHorizons(deps: Deps, scope: { workspaceId?: string;
       WHERE ($1::uuid IS NULL OR workspace_id = $1::uuid) AND ($2::uuid IS NULL OR id = $2::uuid)
         AND time_preference IS NOT NULL AND (time_preference->>'enabled')::boolean
         AND (NOT $3::boolean OR time_preference::text ~ '\\+[0-9]+min')
+        AND workspace_id NOT IN (SELECT id FROM workspaces WHERE deleting_at IS NOT NULL)
       ORDER BY id`,
     [scope.workspaceId ?? null, scope.metricId ?? null, scope.minuteOnly ?? false],
   );

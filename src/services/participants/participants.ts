@@ -7,7 +7,8 @@ import { groupsByIds } from '../access';
 import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from '../identity';
 import { positionMetricValue, positionWorth } from '../portfolio';
 import { liveTradesOf, openPositionsOf, resolvedTotalsOf } from '../standings';
-import { accountId, balanceOf, transfer } from '../ledger';
+import { accountId, transfer } from '../ledger';
+import { requestParticipantDeletion } from '../deletions';
 import { findWorkspace, type WorkspaceRow } from '../workspaces';
 
 /**
@@ -226,9 +227,10 @@ export async function participantsOfWorkspace(deps: Deps, ws: WorkspaceRow) {
 /**
  * DELETE /agents/{id} (spec §4.3): the participant itself, its creator (or parent), or the master key;
  * and, unless the master key, manage in a workspace the participant belongs to (none needed when it
- * belongs to none). Its balance goes to its parent, else its creator, else the platform treasury,
- * in the same transaction as the deletion, so no credit vanishes. Its keys, memberships, trades and
- * positions go with it; participants owning a workspace must delete it first.
+ * belongs to none). Then the deletions area: its open orders cancelled, its balance to its parent,
+ * else its creator, else the platform treasury, and its keys revoked in one transaction; its trades,
+ * positions and the row itself go in batches by the deletion job (issue 26). Participants owning a
+ * workspace must delete it first.
  */
 export async function removeParticipant(deps: Deps, actor: Principal, idParam: string, managesIn: (workspaceId: string) => Promise<boolean>) {
   const id = idParam === 'me' ? actor.agentId : idParam;
@@ -252,23 +254,5 @@ export async function removeParticipant(deps: Deps, actor: Principal, idParam: s
       throw new DomainError('not_authorized', 'Deleting a participant also needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
     }
   }
-  return inTransaction(deps.ds, async (m) => {
-    const locked = await m.query(`SELECT id, parent_id, created_by FROM agents WHERE id = $1 FOR UPDATE`, [id]);
-    if (!locked.length) throw new DomainError('not_found', `Participant "${id}" was not found.`);
-    const owned = await m.query(`SELECT slug FROM workspaces WHERE owner_id = $1 ORDER BY created_at LIMIT 5`, [id]);
-    if (owned.length) {
-      throw new DomainError('conflict', `This participant owns workspace${owned.length > 1 ? 's' : ''} ${owned.map((w: { slug: string }) => w.slug).join(', ')}; delete ${owned.length > 1 ? 'them' : 'it'} first.`, {
-        workspaces: owned.map((w: { slug: string }) => w.slug),
-      });
-    }
-    const heirId = [locked[0].parent_id, locked[0].created_by].find((x: string | null) => x && x !== id) ?? null;
-    const heirExists = heirId ? (await m.query(`SELECT 1 FROM agents WHERE id = $1`, [heirId])).length > 0 : false;
-    const to = heirExists ? accountId.agent(heirId!) : accountId.treasury;
-    const balance = (await balanceOf(m, accountId.agent(id), true)) ?? 0n;
-    if (balance > 0n) {
-      await transfer(m, { from: accountId.agent(id), to, amount: balance, kind: 'participant_deleted', ref: id, memo: `balance of deleted participant ${id}` });
-    }
-    await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
-    return { ok: true, agentId: id, creditsReturned: balance, returnedTo: { account: to, agentId: heirExists ? heirId : null } };
-  });
+  return requestParticipantDeletion(deps, id, actor.agentId);
 }

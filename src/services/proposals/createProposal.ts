@@ -11,6 +11,7 @@ import { costOfOpening, openBooks, type BookCost, type UnfundedBook } from '../b
 import { emitEvent } from '../events';
 import { leafMetrics, openPairsOrSkip, pairInputs, planPairs } from './branchPairs';
 import { isUuid } from './proposalRows';
+import { consumePoint } from '../access';
 
 /** metricIds must name leaf metrics of this workspace the caller can read; duplicates collapse. */
 async function checkExpectedMetrics(m: EntityManager, workspaceId: string, ids: string[], readable: (id: string) => boolean): Promise<string[]> {
@@ -37,6 +38,27 @@ async function checkExpectedMetrics(m: EntityManager, workspaceId: string, ids: 
   return unique;
 }
 
+/**
+ * Books a proposal opens without subsidy cost the proposer nothing, so their number is bounded: a
+ * participant's proposals may hold at most `cap` unfunded live books in a workspace (this one's
+ * included, in its own transaction). 409 conflict past it, and nothing is created.
+ */
+async function refuseTooManyFreeBooks(m: EntityManager, cap: number, workspaceId: string, agentId: string, opened: number): Promise<void> {
+  if (opened === 0) return;
+  const [{ n }] = await m.query(
+    `SELECT count(*)::int AS n FROM proposals p JOIN markets mk ON mk.proposal_id = p.id
+      WHERE p.proposed_by = $2 AND p.workspace_id = $1 AND mk.status IN ('open','closed') AND NOT mk.funded`,
+    [workspaceId, agentId],
+  );
+  if (n > cap) {
+    throw new DomainError(
+      'conflict',
+      `Your proposals would hold ${n} unfunded books open in this workspace; at most ${cap} are allowed. Give this proposal liquidity (its books are then funded), or withdraw earlier proposals without liquidity. Nothing was created.`,
+      { unfundedBooks: n, limit: cap },
+    );
+  }
+}
+
 export interface CreateProposalInput {
   title: string;
   description?: string;
@@ -51,6 +73,8 @@ export interface Proposer {
   /** Owner, admin (manage) or master key: may post on a workspace closed to outside proposals. */
   canManage: boolean;
   metricReadable: (id: string) => boolean;
+  /** The master key or the workspace owner: not bound by the free-creation limits (issue 26). */
+  exempt?: boolean;
 }
 
 /** A new proposal and what its branch books cost (issue 28). */
@@ -89,6 +113,8 @@ export async function createProposal(
     throw new DomainError('validation_failed', `The deadline must be in the future (it is ${now.toISOString()} now).`);
   }
   const liquidity = input.liquidity === undefined ? workspace.defaultProposalLiquidity : toNano(input.liquidity);
+  const limited = !who.exempt && !opts.manager;
+  if (limited && !opts.dryRun) await consumePoint(deps, 'proposal', who.agentId);
   const run = async (m: EntityManager): Promise<CreatedProposal> => {
     const expected = await checkExpectedMetrics(m, workspace.id, input.metricIds ?? [], who.metricReadable);
     const metrics = await leafMetrics(m, workspace.id, expected);
@@ -129,6 +155,7 @@ export async function createProposal(
     }
     const ownerInputs = await pairInputs(m, p, plans.filter((x) => x.payer === 'owner'));
     const owner = await openPairsOrSkip(m, ownerInputs);
+    if (limited) await refuseTooManyFreeBooks(m, deps.config.FREE_BOOKS_PER_PARTICIPANT, workspace.id, who.agentId, [...paid, ...owner.opened].filter((mk) => !mk.funded).length);
     const count = paid.length + owner.opened.length;
     await emitEvent(m, workspace.id, 'proposal:created', {
       proposalId: p.id,

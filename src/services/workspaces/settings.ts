@@ -2,7 +2,6 @@ import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { toNano } from '../../domain/money';
 import { Workspace } from '../../entities/workspace';
-import { refundWorkspaceBooks } from '../lifecycle';
 import { findWorkspace } from './workspaces';
 
 export interface WorkspacePatch {
@@ -29,19 +28,5 @@ export async function editWorkspaceSettings(deps: Deps, workspaceId: string, p: 
   return inTransaction(deps.ds, async (m) => {
     if (Object.keys(changes).length) await m.update(Workspace, { id: workspaceId }, changes);
     return (await findWorkspace(m, workspaceId))!;
-  });
-}
-
-/**
- * DELETE /workspaces/{id}: every open book is refunded first (through the markets area), then the
- * workspace and everything scoped to it go, in one transaction. Keys that named it lose their
- * default workspace; a key locked to it is locked to nothing and refuses every workspace.
- */
-export async function closeWorkspace(deps: Deps, workspaceId: string): Promise<void> {
-  const now = deps.clock.now();
-  await inTransaction(deps.ds, async (m) => {
-    await m.getRepository(Workspace).findOne({ select: { id: true }, where: { id: workspaceId }, lock: { mode: 'pessimistic_write' } });
-    await refundWorkspaceBooks(m, workspaceId, now);
-    await m.delete(Workspace, { id: workspaceId });
   });
 }

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { IsNull, type DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { pgCode } from '../../db/tx';
 import type { Deps } from '../../deps';
@@ -22,11 +22,14 @@ export function slugify(name: string): string {
   return s || 'workspace';
 }
 
-/** By id, or by slug case-insensitively (through the unique index workspaces_slug on lower(slug)). */
+/**
+ * By id, or by slug case-insensitively (through the unique index workspaces_slug on lower(slug)).
+ * A workspace being deleted is not found: nothing reads or writes it while its deletion job runs.
+ */
 export async function findWorkspace(m: DataSource | EntityManager, idOrSlug: string): Promise<Workspace | null> {
   const repo = m.getRepository(Workspace);
-  if (UUID_RE.test(idOrSlug)) return repo.findOneBy({ id: idOrSlug });
-  return repo.createQueryBuilder('w').where('lower(w.slug) = lower(:slug)', { slug: idOrSlug }).getOne();
+  if (UUID_RE.test(idOrSlug)) return repo.findOneBy({ id: idOrSlug, deletingAt: IsNull() });
+  return repo.createQueryBuilder('w').where('lower(w.slug) = lower(:slug)', { slug: idOrSlug }).andWhere('w.deletingAt IS NULL').getOne();
 }
 
 /** A workspace by id or slug (case-insensitive); null when none matches. */
@@ -99,6 +102,7 @@ export async function defaultWorkspaceOf(deps: Deps, agentId: string): Promise<W
     .createQueryBuilder('w')
     .innerJoin(Membership, 'mb', 'mb.workspaceId = w.id')
     .where('mb.agentId = :agentId', { agentId })
+    .andWhere('w.deletingAt IS NULL')
     .orderBy('(w.ownerId = :agentId)', 'DESC')
     .addOrderBy('mb.joinedAt', 'ASC')
     .addOrderBy('w.createdAt', 'ASC')
@@ -108,5 +112,5 @@ export async function defaultWorkspaceOf(deps: Deps, agentId: string): Promise<W
 
 /** The public workspaces, oldest first (at most 500). */
 export async function publicWorkspaces(deps: Deps): Promise<Workspace[]> {
-  return deps.ds.getRepository(Workspace).find({ where: { public: true }, order: { createdAt: 'ASC' }, take: 500 });
+  return deps.ds.getRepository(Workspace).find({ where: { public: true, deletingAt: IsNull() }, order: { createdAt: 'ASC' }, take: 500 });
 }
