@@ -13,11 +13,11 @@ const arg = (name: string) => (process.argv.includes(name) ? process.argv[proces
 const SECONDS = Number(arg('--seconds')) || 10;
 const LAYOUT = arg('--layout') ?? 'both';
 const MARKETS = Number(arg('--markets')) || 100;
-const PORT = 3933;
-const REDIS_PORT = 6393;
+const PORT = Number(process.env.BENCH_PORT) || 3933;
+const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6393;
 const MASTER = 'bench-master-key-0123456789';
 const base = `http://127.0.0.1:${PORT}/api`;
-const DB = 'mpps_bench_cpu';
+const DB = `mpps_bench_cpu${process.env.BENCH_DB_SUFFIX ?? ''}`;
 
 const call = apiCaller(base);
 

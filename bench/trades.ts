@@ -20,15 +20,17 @@ const arg = (name: string) => (process.argv.includes(name) ? process.argv[proces
 const SECONDS = Number(arg('--seconds')) || 8;
 const ORDERS = Number(arg('--orders') ?? process.env.BENCH_ORDERS) || 0;
 const LAYOUTS = (arg('--layout') ?? 'both') === 'both' ? (['all', 'split'] as const) : [arg('--layout') as 'all' | 'split'];
-const REDIS_PORT = 6394;
-const PORT = 3917;
+// BENCH_PORT / BENCH_REDIS_PORT / BENCH_DB_SUFFIX: two benches side by side (another worktree's) do not collide.
+const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6394;
+const PORT = Number(process.env.BENCH_PORT) || 3917;
+const DB_SUFFIX = process.env.BENCH_DB_SUFFIX ?? '';
 const MASTER = 'bench-master-key-0123456789';
 const base = `http://127.0.0.1:${PORT}/api`;
 
 const call = apiCaller(base);
 
 async function pgCeiling() {
-  const db = 'mpps_pgbench';
+  const db = `mpps_pgbench${DB_SUFFIX}`;
   const url = await recreateDatabase(db);
   const c = new Client({ connectionString: url });
   await c.connect();
@@ -66,7 +68,7 @@ function loadavg(): string {
 
 async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres', ceiling: { hot: number; simple: number }) {
   console.log(`\n## layout ${layout === 'all' ? 'all-in-one (npm start)' : 'split (npm run api + npm run worker)'}, queues on ${backend === 'redis' ? 'Redis' : "BullMQ's Postgres backend"}`);
-  const dbName = 'mpps_bench_trades';
+  const dbName = `mpps_bench_trades${DB_SUFFIX}`;
   const dbUrl = await recreateDatabase(dbName);
   const prefix = `bench${Date.now()}`;
   // A private Redis: its CPU is the run's alone (the shared one serves other users).
@@ -122,7 +124,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     const steps: Array<Record<string, number>> = [];
     let bestHot = 0;
     let bestSpread = 0;
-    for (const c of [1, 4, 16, 64]) {
+    for (const c of (process.env.BENCH_CLIENTS ?? '1,8,16,64,256').split(',').map(Number)) {
       const h = await counted(() => closedLoop(c, SECONDS, hot));
       const s = await counted(() => closedLoop(c, SECONDS, spread));
       bestHot = Math.max(bestHot, h.tps);

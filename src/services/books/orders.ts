@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { probability, type Direction } from '../../domain/lmsr';
 import { opposite, type Fill, type Wall } from '../../domain/orderBook';
 import type { TradeSpec } from '../../domain/trading';
 import type { OrderData, OrderStatus } from '../../domain/outcomes';
-import { accountId, leg, ledgerFragment, ledgerOutcome, openAccounts, writeLedger, type Transfer } from '../ledger';
+import { accountId, leg, openAccounts, writeLedger, type Transfer } from '../ledger';
 import { writeEvents, type PendingEvent } from '../events';
 import { bookOf, type MarketRow } from './books';
 
@@ -93,76 +94,133 @@ export function wallQuery(mk: MarketRow, spec: TradeSpec): { wallSide: Direction
   return { wallSide: opposite(dir), bound };
 }
 
-/** SQL (a scalar subquery) of the open walls a buy meets, nearest first; parameters: market, wall side, bound, now. */
-export function wallsSql(market: string, side: string, bound: string, now: string): string {
-  return `(SELECT coalesce(json_agg(w), '[]'::json) FROM (
-            SELECT id, agent_id, direction, limit_p, price_nano::text, (shares - filled)::text AS remaining, (filled - immediate)::text AS filled, seq::float8 AS seq
-              FROM limit_orders
-             WHERE market_id = ${market} AND status = 'open' AND direction = ${side}::text
-               AND (expires_at IS NULL OR expires_at > ${now}::timestamptz)
-               AND (${bound}::float8 IS NULL OR CASE WHEN ${side}::text = 'higher' THEN limit_p >= ${bound}::float8 ELSE limit_p <= ${bound}::float8 END)
-             ORDER BY CASE WHEN ${side}::text = 'higher' THEN -limit_p ELSE limit_p END, seq
-             LIMIT 500) w)`;
+/** An open resting order of a locked book, as a trade batch keeps it in memory (amounts nano). */
+export interface OpenOrder {
+  id: string;
+  marketId: string;
+  agentId: string;
+  direction: Direction;
+  p: number;
+  priceNano: bigint;
+  shares: bigint;
+  filled: bigint;
+  immediate: bigint;
+  spent: bigint;
+  reserve: bigint;
+  seq: number;
+  expiresAt: Date | null;
+  status: 'open' | 'filled';
 }
 
-export function wallsOf(json: unknown): Wall[] {
+/** SQL (a scalar subquery, json) of the open orders of these books ($ parameter: uuid[]), for `openOrdersOf`. */
+export function openOrdersSql(markets: string): string {
+  return `(SELECT coalesce(json_agg(o ORDER BY o.seq), '[]'::json) FROM (
+            SELECT id, market_id, agent_id, direction, limit_p, price_nano::text, shares::text, filled::text, immediate::text, spent::text, reserve::text,
+                   seq::float8 AS seq, expires_at
+              FROM limit_orders WHERE market_id = ANY(${markets}::uuid[]) AND status = 'open') o)`;
+}
+
+export function openOrdersOf(json: unknown): OpenOrder[] {
   const rows = (json ?? []) as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
   return rows.map((r) => ({
     id: r.id,
+    marketId: r.market_id,
     agentId: r.agent_id,
     direction: r.direction,
     p: r.limit_p,
     priceNano: BigInt(r.price_nano),
-    remaining: BigInt(r.remaining),
+    shares: BigInt(r.shares),
     filled: BigInt(r.filled),
+    immediate: BigInt(r.immediate),
+    spent: BigInt(r.spent),
+    reserve: BigInt(r.reserve),
     seq: r.seq,
+    expiresAt: r.expires_at ? new Date(r.expires_at) : null,
+    status: 'open',
   }));
 }
 
 /**
- * The resting orders' side of a trade's fills, before the trade's own write in the same
- * transaction: each order's part moves from the reserve to the pool, owners (other than the taker,
- * whose holding the trade writes) get their shares, redeem matched pairs, and an order whose size
- * is reached is closed with any unused reserve returned. Locks the taker's account with the others,
- * in id order, so the trade's write that follows waits for nothing new.
+ * The walls a buy meets among a book's open orders: open, on its side, not expired, within its
+ * bound, nearest first (then oldest), at most 500.
  */
-export async function applyFills(m: EntityManager, mk: MarketRow, fills: readonly Fill[], takerId: string, p: number, now: Date): Promise<void> {
-  if (!fills.length) return;
+export function wallsFrom(orders: readonly OpenOrder[], side: Direction, bound: number | null, now: Date): Wall[] {
+  return orders
+    .filter((o) => o.status === 'open' && o.direction === side && (!o.expiresAt || o.expiresAt > now) && (bound === null || (side === 'higher' ? o.p >= bound : o.p <= bound)))
+    .sort((a, b) => (side === 'higher' ? b.p - a.p : a.p - b.p) || a.seq - b.seq)
+    .slice(0, 500)
+    .map((o) => ({ id: o.id, agentId: o.agentId, direction: o.direction, p: o.p, priceNano: o.priceNano, remaining: o.shares - o.filled, filled: o.filled - o.immediate, seq: o.seq }));
+}
+
+/** A trades row (the history), amounts nano. */
+export interface TradeRowData {
+  id: string;
+  requestId: string;
+  marketId: string;
+  workspaceId: string;
+  agentId: string;
+  kind: 'buy' | 'sell' | 'redeem';
+  direction: Direction | null;
+  shares: bigint;
+  cost: bigint;
+  probabilityBefore: number;
+  probabilityAfter: number;
+  consensusBefore: number;
+  consensusAfter: number;
+  createdAt: Date;
+}
+
+/** What the resting orders' side of a trade's fills changes, decided in memory (`fillEffects`). */
+export interface FillEffects {
+  /** The filled orders as they stand after (copies). */
+  orders: OpenOrder[];
+  ledger: Transfer[];
+  events: PendingEvent[];
+  /** Owners' positions after (absolute shares) and what their net cost moves by. */
+  positions: Array<{ agentId: string; higher: bigint; lower: bigint; netCost: bigint }>;
+  trades: TradeRowData[];
+}
+
+/**
+ * The resting orders' side of a trade's fills: each order's part moves from the reserve to the
+ * pool, owners (other than the taker, whose holding the trade writes) get their shares and redeem
+ * matched pairs, and an order whose size is reached is closed with any unused reserve returned.
+ * Pure: `orders` and `holding` are the book's state before the fills; the caller applies the effects.
+ */
+export function fillEffects(
+  mk: MarketRow,
+  fills: readonly Fill[],
+  takerId: string,
+  p: number,
+  now: Date,
+  orderOf: (id: string) => OpenOrder,
+  holdingOf: (agentId: string) => { higher: bigint; lower: bigint },
+): FillEffects {
   const byOrder = new Map<string, { shares: bigint; pay: bigint }>();
   for (const f of fills) {
     const o = byOrder.get(f.orderId) ?? { shares: 0n, pay: 0n };
     byOrder.set(f.orderId, { shares: o.shares + f.shares, pay: o.pay + f.ownerPay });
   }
-  const ids = [...byOrder.keys()];
-  const orders: Array<Record<string, any>> = await m.query( // eslint-disable-line @typescript-eslint/no-explicit-any
-    `WITH u AS (
-       UPDATE limit_orders o SET filled = o.filled + v.s, spent = o.spent + v.pay, reserve = o.reserve - v.pay,
-              status = CASE WHEN o.filled + v.s >= o.shares THEN 'filled' ELSE 'open' END, updated_at = $4
-         FROM unnest($1::uuid[], $2::bigint[], $3::bigint[]) AS v(id, s, pay)
-        WHERE o.id = v.id
-        RETURNING o.id, o.agent_id, o.direction, o.shares::text AS shares, o.filled::text AS filled, o.reserve::text AS reserve, o.status)
-     SELECT * FROM u`,
-    [ids, ids.map((i) => byOrder.get(i)!.shares.toString()), ids.map((i) => byOrder.get(i)!.pay.toString()), now],
-  );
   const reserve = reserveAccount(mk.id);
   const pool = accountId.pool(mk.id);
   const ledger: Transfer[] = [leg(reserve, pool, fills.reduce((s, f) => s + f.ownerPay, 0n), 'order_fill', mk.id)];
   const events: PendingEvent[] = [];
-  const done: string[] = [];
-  for (const o of orders) {
-    const f = byOrder.get(o.id)!;
+  const orders: OpenOrder[] = [];
+  for (const [id, f] of byOrder) {
+    const before = orderOf(id);
+    const o: OpenOrder = { ...before, filled: before.filled + f.shares, spent: before.spent + f.pay, reserve: before.reserve - f.pay };
+    o.status = o.filled >= o.shares ? 'filled' : 'open';
     events.push({
       workspaceId: mk.workspaceId,
       type: 'order:filled',
-      data: { orderId: o.id, marketId: mk.id, agentId: o.agent_id, direction: o.direction, shares: f.shares, cost: f.pay, filled: BigInt(o.filled), size: BigInt(o.shares), complete: o.status === 'filled' },
+      data: { orderId: o.id, marketId: mk.id, agentId: o.agentId, direction: o.direction, shares: f.shares, cost: f.pay, filled: o.filled, size: o.shares, complete: o.status === 'filled' },
     });
     if (o.status === 'filled') {
-      done.push(o.id);
-      if (BigInt(o.reserve) > 0n) ledger.push(leg(reserve, accountId.agent(o.agent_id), BigInt(o.reserve), 'order_refund', o.id));
+      if (o.reserve > 0n) ledger.push(leg(reserve, accountId.agent(o.agentId), o.reserve, 'order_refund', o.id));
+      o.reserve = 0n;
     }
+    orders.push(o);
   }
-  if (done.length) await m.query(`UPDATE limit_orders SET reserve = 0 WHERE id = ANY($1::uuid[])`, [done]);
-
   // Owners' positions (the taker's own fills count in the trade's holding instead).
   const owners = new Map<string, { higher: bigint; lower: bigint; cost: bigint }>();
   for (const f of fills) {
@@ -172,41 +230,33 @@ export async function applyFills(m: EntityManager, mk: MarketRow, fills: readonl
     o.cost += f.ownerPay;
     owners.set(f.agentId, o);
   }
-  const agents = [...owners.keys()];
-  if (agents.length) {
-    const held: Array<{ agent_id: string; shares_higher: string; shares_lower: string }> = await m.query(
-      `SELECT agent_id, shares_higher, shares_lower FROM positions WHERE market_id = $1 AND agent_id = ANY($2::text[])`,
-      [mk.id, agents],
-    );
-    const prior = new Map(held.map((h) => [h.agent_id, { higher: BigInt(h.shares_higher), lower: BigInt(h.shares_lower) }]));
-    const rows = agents.map((a) => {
-      const add = owners.get(a)!;
-      const h = prior.get(a) ?? { higher: 0n, lower: 0n };
-      const hi = h.higher + add.higher;
-      const lo = h.lower + add.lower;
-      const redeem = hi < lo ? hi : lo;
-      if (redeem > 0n) ledger.push(leg(pool, accountId.agent(a), redeem, 'redeem', mk.id));
-      return { a, hi: hi - redeem, lo: lo - redeem, net: add.cost - redeem, add };
-    });
-    await m.query(
-      `INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
-       SELECT $1, x.a, $2, x.hi, x.lo, x.net, $3 FROM unnest($4::text[], $5::bigint[], $6::bigint[], $7::bigint[]) AS x(a, hi, lo, net)
-       ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = EXCLUDED.shares_higher, shares_lower = EXCLUDED.shares_lower,
-              net_cost = positions.net_cost + EXCLUDED.net_cost, updated_at = EXCLUDED.updated_at`,
-      [mk.id, mk.workspaceId, now, agents, rows.map((r) => r.hi.toString()), rows.map((r) => r.lo.toString()), rows.map((r) => r.net.toString())],
-    );
-  }
+  const positions = [...owners].map(([agentId, add]) => {
+    const h = holdingOf(agentId);
+    const hi = h.higher + add.higher;
+    const lo = h.lower + add.lower;
+    const redeem = hi < lo ? hi : lo;
+    if (redeem > 0n) ledger.push(leg(pool, accountId.agent(agentId), redeem, 'redeem', mk.id));
+    return { agentId, higher: hi - redeem, lower: lo - redeem, netCost: add.cost - redeem };
+  });
   // The owners' fills in the trade history (a buy at the order's price; the book did not move).
-  await m.query(
-    `INSERT INTO trades (id, request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost, probability_before, probability_after, consensus_before, consensus_after, created_at)
-     SELECT gen_random_uuid(), 'order:' || x.o, $1, $2, x.a, 'buy', x.d, x.s, x.c, $3, $3, $4, $4, $5
-       FROM unnest($6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[]) AS x(o, a, d, s, c)`,
-    [mk.id, mk.workspaceId, p, mk.rangeMin + p * (mk.rangeMax - mk.rangeMin), now, fills.map((f) => f.orderId), fills.map((f) => f.agentId), fills.map((f) => f.direction), fills.map((f) => f.shares.toString()), fills.map((f) => f.ownerPay.toString())],
-  );
-  const f = ledgerFragment(ledger, 1, { touch: [accountId.agent(takerId)] });
-  const [row] = await m.query(`WITH ${f.ctes} SELECT ${f.outcome}`, f.params);
-  ledgerOutcome(f, row, 'internal');
-  await writeEvents(m, events);
+  const c = mk.rangeMin + p * (mk.rangeMax - mk.rangeMin);
+  const trades: TradeRowData[] = fills.map((f) => ({
+    id: randomUUID(),
+    requestId: `order:${f.orderId}`,
+    marketId: mk.id,
+    workspaceId: mk.workspaceId,
+    agentId: f.agentId,
+    kind: 'buy',
+    direction: f.direction,
+    shares: f.shares,
+    cost: f.ownerPay,
+    probabilityBefore: p,
+    probabilityAfter: p,
+    consensusBefore: c,
+    consensusAfter: c,
+    createdAt: now,
+  }));
+  return { orders, ledger, events, positions, trades };
 }
 
 /**

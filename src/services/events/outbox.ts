@@ -63,12 +63,13 @@ function paramsOf(events: readonly PendingEvent[]): unknown[] {
 
 /**
  * The outbox write as a CTE named `outbox_rows` (parameters numbered from `firstParam`) for a caller
- * composing its own single statement, written only when `when` (an SQL boolean) holds: the trade
- * gates its event on the ledger write.
+ * composing its own single statement, written only when `when` (an SQL boolean) holds: a trade
+ * batch gates its events on its ledger write. Any number of events (none included), always as
+ * arrays: the statement's text is the same whatever the events, so it can be prepared.
  */
 export function outboxFragment(events: readonly PendingEvent[], firstParam: number, when?: string): { cte: string; params: unknown[] } {
-  if (!events.length) throw new RangeError('an outbox fragment needs at least one event');
-  return { cte: `outbox_rows AS (${insertSql(events.length, firstParam, when, hasRecipients(events))})`, params: paramsOf(events) };
+  const cols = [events.map((e) => e.workspaceId), events.map((e) => e.type), events.map((e) => JSON.stringify(withCredits(e.data))), events.map((e) => e.agentId ?? null)];
+  return { cte: `outbox_rows AS (${insertSql(2, firstParam, when, true)})`, params: cols };
 }
 
 /** Write events in the caller's transaction, in one statement whatever their number; the sequencer logs them after commit. */

@@ -166,14 +166,76 @@ export function ledgerFragment(transfers: readonly Transfer[], firstParam: numbe
 export function ledgerOutcome(f: LedgerFragment, row: { ledger: { ok: boolean; before: Record<string, string> | null } }, shortfall: ShortfallPolicy = 'refuse'): Map<string, bigint> {
   const before = row.ledger.before ?? {};
   if (row.ledger.ok) return new Map(f.plan.accounts.map((a, i) => [a, BigInt(before[a]) + f.plan.nets[i]]));
-  const missing = f.plan.accounts.filter((a) => before[a] === undefined);
-  if (missing.length) throw new Error(`ledger account${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist`);
-  const netOf = (a: string) => f.plan.nets[f.plan.accounts.indexOf(a)];
-  const isShort = (a: string) => BigInt(before[a]) + netOf(a) < 0n;
-  const short = f.plan.debited.find(isShort) ?? f.plan.accounts.find(isShort);
-  if (!short) throw new Error('ledger write refused with no account short or missing');
-  if (shortfall === 'internal') throw new Error(`ledger: ${short} holds ${before[short]} but the write needs ${-netOf(short)}`);
-  throw insufficientBalance(BigInt(before[short]), -netOf(short));
+  throw refusal(f.plan, (a) => (before[a] === undefined ? undefined : BigInt(before[a])), shortfall);
+}
+
+/** Why a plan was refused on these balances: a missing account (a bug), else the first short account, per `shortfall`. */
+function refusal(plan: LedgerPlan, before: (account: string) => bigint | undefined, shortfall: ShortfallPolicy): Error {
+  const missing = plan.accounts.filter((a) => before(a) === undefined);
+  if (missing.length) return new Error(`ledger account${missing.length > 1 ? 's' : ''} ${missing.join(', ')} do${missing.length > 1 ? '' : 'es'} not exist`);
+  const netOf = (a: string) => plan.nets[plan.accounts.indexOf(a)];
+  const isShort = (a: string) => before(a)! + netOf(a) < 0n;
+  const short = plan.debited.find(isShort) ?? plan.accounts.find(isShort);
+  if (!short) return new Error('ledger write refused with no account short or missing');
+  if (shortfall === 'internal') return new Error(`ledger: ${short} holds ${before(short)} but the write needs ${-netOf(short)}`);
+  return insufficientBalance(before(short)!, -netOf(short));
+}
+
+/** A locked account as the draft reads it. */
+export interface LockedAccount {
+  id: string;
+  kind: string;
+  balance: bigint;
+}
+
+/**
+ * Ledger writes decided in memory, written in one statement (issue 29: a trade batch's legs). The
+ * caller has locked every account it names (their balances are the latest and cannot move under
+ * it); `apply` takes the same decision the statement would (all or nothing, no participant or pool
+ * account short, the same refusal) on the running balances, and `fragment` writes every accepted
+ * transfer at once, with the statement's own check still in place ('internal': a shortfall there is a bug).
+ */
+export class LedgerDraft {
+  private readonly balances: Map<string, LockedAccount>;
+  private readonly accepted: Transfer[] = [];
+  constructor(accounts: Iterable<LockedAccount>) {
+    this.balances = new Map([...accounts].map((a) => [a.id, { ...a }]));
+  }
+
+  balance(account: string): bigint {
+    const a = this.balances.get(account);
+    if (!a) throw new Error(`ledger account ${account} is not locked by this draft`);
+    return a.balance;
+  }
+
+  /** Apply transfers (all or none) as `writeLedger` would; returns each touched account's balance after. */
+  apply(transfers: readonly Transfer[], opts: LedgerWriteOptions & { touch?: readonly string[] } = {}): Map<string, bigint> {
+    const plan = planOf(transfers, opts.touch);
+    const before = (a: string) => this.balances.get(a)?.balance;
+    const short = (a: string, i: number) => {
+      const acc = this.balances.get(a);
+      return !acc || ((acc.kind === 'participant' || acc.kind === 'pool') && acc.balance + plan.nets[i] < 0n);
+    };
+    if (plan.accounts.some(short)) throw refusal(plan, before, opts.shortfall ?? 'refuse');
+    plan.accounts.forEach((a, i) => (this.balances.get(a)!.balance += plan.nets[i]));
+    this.accepted.push(...transfers);
+    return new Map(plan.accounts.map((a) => [a, this.balances.get(a)!.balance]));
+  }
+
+  /** A point to come back to (`rollback`): a trade whose fills went in but whose own legs were refused. */
+  mark(): { transfers: number; balances: Map<string, bigint> } {
+    return { transfers: this.accepted.length, balances: new Map([...this.balances].map(([id, a]) => [id, a.balance])) };
+  }
+
+  rollback(to: { transfers: number; balances: Map<string, bigint> }): void {
+    this.accepted.length = to.transfers;
+    for (const [id, b] of to.balances) this.balances.get(id)!.balance = b;
+  }
+
+  /** Every accepted transfer as one fragment (see `ledgerFragment`); read it back with `ledgerOutcome(f, row, 'internal')`. */
+  fragment(firstParam: number): LedgerFragment {
+    return ledgerFragment(this.accepted, firstParam);
+  }
 }
 
 /**
@@ -221,16 +283,18 @@ export async function withOneLedgerWrite<T>(
 
 /**
  * Lock these accounts (and those `also` selects: SQL with an `id` column, its parameters from $2)
- * in one statement, sorted by id: for a transaction that must write the ledger in several statements
- * (a lane batch writes one per trade), taken after its book locks and before its first write, so no
- * later statement waits on another transaction while holding an account. A transaction that writes
- * the ledger once gets the same from the writer itself (`withOneLedgerWrite`).
+ * in one statement, sorted by id, and return them with their balances: for a transaction that
+ * writes after several reads (a lane batch prices its trades on these balances), taken after its
+ * book locks and before its first write, so no later statement waits on another transaction while
+ * holding an account. A transaction that writes the ledger once gets the same from the writer
+ * itself (`withOneLedgerWrite`).
  */
-export async function lockAccounts(m: EntityManager, ids: readonly string[], also?: { sql: string; params: unknown[] }): Promise<void> {
-  await queryPrepared(
+export async function lockAccounts(m: EntityManager, ids: readonly string[], also?: { sql: string; params: unknown[] }): Promise<Array<{ id: string; kind: string; balance: bigint }>> {
+  const rows = await queryPrepared<{ id: string; kind: string; balance: string }>(
     m,
     `WITH ids AS (SELECT unnest($1::text[]) AS id${also ? ` UNION ${also.sql}` : ''})
-     SELECT a.id FROM accounts a JOIN ids ON ids.id = a.id ORDER BY a.id FOR UPDATE OF a`,
+     SELECT a.id, a.kind, a.balance::text AS balance FROM accounts a JOIN ids ON ids.id = a.id ORDER BY a.id FOR UPDATE OF a`,
     [ids, ...(also?.params ?? [])],
   );
+  return rows.map((a) => ({ id: a.id, kind: a.kind, balance: BigInt(a.balance) }));
 }

@@ -4,44 +4,60 @@ import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { queryPrepared } from '../../db/prepared';
-import { checkTradable, planTrade, type Holding, type TradePlan } from '../../domain/trading';
-import { accountId, leg, ledgerFragment, ledgerOutcome } from '../ledger';
-import { outboxFragment } from '../events';
-import { bookOf, lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
-import { applyFills, fillAccountsSql, wallQuery, wallsOf, wallsSql } from '../books';
-import { deserializeSpec, positionData, recordFailure, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
+import { checkTradable, planTrade, type Holding } from '../../domain/trading';
+import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccounts } from '../ledger';
+import { outboxFragment, type PendingEvent } from '../events';
+import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
+import { deserializeSpec, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
 
 /**
  * The lane worker's entry: a batch of trade requests (one or more, in arrival order) applied in one
- * transaction, so one commit (one WAL flush) serves them all. Each trade is three statements: its
- * book's row lock, a read that starts after it (the caller's holding, whether this request id
- * already applied, the walls it can meet), and a write (ledger, book, position, trade rows, event,
- * outcome) that applies only if the balance covers it. A refusal writes nothing before it is known
- * (a savepoint guards the one case that writes first: fills of resting orders), so it is recorded
- * in the same transaction and the batch goes on. A job that runs twice changes nothing: the read
- * under the lock returns a stored outcome. The batch is taken book by book (a stable sort keeps
- * each book's arrival order). No deadlock by construction (issue 29): before any trade, the batch
- * takes every lock it can need in one global order, its books (sorted by id, one statement), then
- * every account its trades and their fills can touch (sorted by id, one statement; see `lockBatch`),
- * so no later statement of the batch waits on another transaction while holding a lock. Business
- * refusals are outcomes, not job failures. Outcomes come back in the order of `jobs`.
+ * transaction, so one commit (one WAL flush) serves them all. Set-based (issue 29): the batch takes
+ * every lock it can need up front (`lockBatch`), reads everything its trades can read in one
+ * statement (positions, stored outcomes, the books' open orders), prices every trade in memory in
+ * order (domain/trading and domain/lmsr, as one by one, each trade seeing the ones before it), and
+ * writes the lot in ONE statement: trades, ledger legs, book moves, positions, order fills,
+ * outcomes and events, each a multi-row write from arrays, whatever the batch's size. A refusal
+ * (recorded as an outcome) refuses only its own trade: its fills and legs are taken back in memory
+ * before anything is written. A job that runs twice changes nothing: the read under the locks
+ * returns a stored outcome. The batch is taken book by book (a stable sort keeps each book's
+ * arrival order). No deadlock by construction: the locks are taken before any write, in one
+ * global order. Business refusals are outcomes, not job failures. Outcomes come back in the order of `jobs`.
  */
 export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
   return inTransaction(deps.ds, async (m) => {
+    const batch = await TradeBatch.open(m, jobs);
     const out: TradeOutcome[] = new Array(jobs.length);
-    const locked = await lockBatch(m, jobs);
     for (const i of order) {
       try {
-        out[i] = await executeTrade(m, deps, jobs[i], locked);
+        out[i] = batch.apply(jobs[i], deps.clock.now());
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
-        out[i] = await recordFailure(m, jobs[i], err);
+        out[i] = batch.refuse(jobs[i], err);
       }
     }
+    await batch.write(m);
     return out;
   });
+}
+
+/** One trade request applied on its own (as a batch of one). */
+export async function applyTradeJob(deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
+  return (await applyTradeBatch(deps, [job]))[0];
+}
+
+/**
+ * One trade inside the caller's transaction (a limit order that crosses the book): applied and
+ * written, or refused by a DomainError with nothing written.
+ */
+export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
+  const batch = await TradeBatch.open(m, [job]);
+  const out = batch.apply(job, deps.clock.now());
+  await batch.write(m);
+  return out;
 }
 
 /**
@@ -51,167 +67,258 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
  * ledger writer locks accounts). Accounts: each trader's, each book's pool, and, for a book with open
  * orders, its reserve and the orders' owners (`fillAccountsSql`: exact, since no order of a locked
  * book can be placed or closed by anyone else), so a fill's refund or redemption to an owner waits on
- * nothing new either. A lock taken twice in one transaction does not wait, so the per-trade
- * statements that follow (which lock the same rows again) never wait on another lane. The books
- * come back by id: a trade's statement then locks and reads its book in one go.
+ * nothing new either. The accounts come back with their balances: the batch decides every ledger
+ * write on them (nobody else can move a locked balance).
  */
-async function lockBatch(m: EntityManager, jobs: readonly TradeJobData[]): Promise<Map<string, MarketRow>> {
+async function lockBatch(m: EntityManager, jobs: readonly TradeJobData[]) {
   const markets = [...new Set(jobs.map((j) => j.marketId))].sort();
   const books = (await queryPrepared(m, `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [markets])).map(rowToMarket);
-  const accounts = [...new Set([...jobs.map((j) => accountId.agent(j.agentId)), ...markets.map((id) => accountId.pool(id))])];
-  await queryPrepared(
-    m,
-    `WITH ids AS (SELECT unnest($1::text[]) AS id UNION ${fillAccountsSql('$2')})
-     SELECT a.id FROM accounts a JOIN ids ON ids.id = a.id ORDER BY a.id FOR UPDATE OF a`,
-    [accounts, markets],
-  );
-  return new Map(books.map((b) => [b.id, b]));
+  const ids = [...new Set([...jobs.map((j) => accountId.agent(j.agentId)), ...markets.map((id) => accountId.pool(id))])];
+  const accounts = await lockAccounts(m, ids, { sql: fillAccountsSql('$2'), params: [markets] });
+  return { markets, books, accounts };
 }
 
-/** One trade request applied on its own (as a batch of one). */
-export async function applyTradeJob(deps: Deps, job: TradeJobData): Promise<TradeOutcome> {
-  return (await applyTradeBatch(deps, [job]))[0];
+/** What a batch reads once its locks are held: the positions its trades and fills can touch, stored outcomes, open orders. */
+const BATCH_READ = `SELECT
+   (SELECT coalesce(json_agg(json_build_object('m', p.market_id, 'a', p.agent_id, 'h', p.shares_higher::text, 'l', p.shares_lower::text)), '[]'::json)
+      FROM positions p
+     WHERE p.market_id = ANY($1::uuid[])
+       AND (p.agent_id = ANY($2::text[]) OR p.agent_id IN (SELECT agent_id FROM limit_orders WHERE market_id = ANY($1::uuid[]) AND status = 'open'))) AS positions,
+   (SELECT coalesce(json_agg(json_build_object('r', request_id, 's', status, 'b', response)), '[]'::json)
+      FROM trade_requests WHERE request_id = ANY($3::text[]) AND status <> 'pending') AS priors,
+   ${openOrdersSql('$1')} AS orders`;
+
+interface PositionState {
+  marketId: string;
+  agentId: string;
+  workspaceId: string;
+  holding: Holding;
+  /** Net cost change to add (the row keeps its own). */
+  netCost: bigint;
+  /** Last written at (null: untouched by the batch). */
+  at: Date | null;
 }
 
-/** The caller's holding, this request's stored outcome and the walls a buy can meet ($1 market, $2 agent, $3 request, $4-$6 walls). */
-const TRADE_READ = `p.shares_higher AS pos_higher, p.shares_lower AS pos_lower,
-            tr.status AS prior_status, tr.response AS prior_response,
-            CASE WHEN $4::text IS NULL THEN NULL ELSE ${wallsSql('$1', '$4', '$5', '$6')} END AS walls`;
-const TRADE_READ_JOINS = `LEFT JOIN positions p ON p.market_id = $1 AND p.agent_id = $2
-       LEFT JOIN trade_requests tr ON tr.request_id = $3`;
+/** A book's move over the batch. */
+interface BookMove {
+  trades: number;
+  volume: bigint;
+  at: Date;
+}
 
 /**
- * `locked`: books this transaction already holds (by id, as first read), kept by the batch. The walls
- * a buy (or a target with a direction) meets depend only on fields no trade changes, so for a book
- * already held the lock and the read are one statement: no wait can come between them.
+ * A batch's state in memory between its read and its one write: books, balances (a ledger draft),
+ * positions, open orders, and the rows to write, in the order they are produced.
  */
-export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobData, locked?: Map<string, MarketRow>): Promise<TradeOutcome> {
-  const spec = deserializeSpec(job.spec);
-  const now = deps.clock.now();
-  const held = locked?.get(job.marketId);
-  let mk: MarketRow | null;
-  let row: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  const readParams = (book: MarketRow) => {
-    const wq = wallQuery(book, spec);
-    return [job.marketId, job.agentId, job.requestId, wq?.wallSide ?? null, wq?.bound ?? null, now];
-  };
-  if (held && (spec.mode !== 'target' || spec.direction)) {
-    const [r] = await queryPrepared(
+class TradeBatch {
+  private readonly trades: TradeRowData[] = [];
+  private readonly events: PendingEvent[] = [];
+  private readonly requests = new Map<string, { agentId: string; workspaceId: string; status: 'done' | 'failed'; response: unknown }>();
+  private readonly moves = new Map<string, BookMove>();
+  private readonly touchedOrders = new Map<string, Date>();
+
+  private constructor(
+    private readonly books: Map<string, MarketRow>,
+    private readonly ledger: LedgerDraft,
+    private readonly positions: Map<string, PositionState>,
+    private readonly orders: Map<string, OpenOrder[]>,
+    private readonly priors: Map<string, { status: string; response: Record<string, unknown> }>,
+  ) {}
+
+  static async open(m: EntityManager, jobs: readonly TradeJobData[]): Promise<TradeBatch> {
+    const { markets, books, accounts } = await lockBatch(m, jobs);
+    const agents = [...new Set(jobs.map((j) => j.agentId))];
+    const [r] = await queryPrepared<{ positions: Array<{ m: string; a: string; h: string; l: string }>; priors: Array<{ r: string; s: string; b: Record<string, unknown> }>; orders: unknown }>(
       m,
-      `SELECT mk.*, mt.name AS metric_name, ${TRADE_READ}
-         FROM markets mk JOIN metrics mt ON mt.id = mk.metric_id
-         ${TRADE_READ_JOINS}
-        WHERE mk.id = $1 FOR UPDATE OF mk`,
-      readParams(held),
+      BATCH_READ,
+      [markets, agents, jobs.map((j) => j.requestId)],
     );
-    mk = r ? rowToMarket(r) : null;
-    row = r;
-  } else {
-    // Lock the book FIRST. Only a statement that starts after the lock is granted sees what the
-    // previous holder committed (READ COMMITTED): a read joined to the locking statement would see the
-    // position and the stored outcome as they were before the wait, and apply a request twice.
-    mk = await lockMarket(m, job.marketId, true);
-    // The resting orders a buy can meet come with the same read (none for a sell).
-    row = mk ? (await queryPrepared(m, `SELECT ${TRADE_READ} FROM (SELECT 1) one ${TRADE_READ_JOINS}`, readParams(mk)))[0] : {};
+    const positions = new Map<string, PositionState>();
+    for (const p of r.positions) positions.set(`${p.m}|${p.a}`, { marketId: p.m, agentId: p.a, workspaceId: '', holding: { higher: BigInt(p.h), lower: BigInt(p.l) }, netCost: 0n, at: null });
+    const orders = new Map<string, OpenOrder[]>(markets.map((id) => [id, []]));
+    for (const o of openOrdersOf(r.orders)) orders.get(o.marketId)?.push(o);
+    return new TradeBatch(
+      new Map(books.map((b) => [b.id, b])),
+      new LedgerDraft(accounts),
+      positions,
+      orders,
+      new Map(r.priors.map((p) => [p.r, { status: p.s, response: p.b }])),
+    );
   }
-  if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
-  locked?.set(mk.id, mk);
-  if (row.prior_status && row.prior_status !== 'pending') return storedOutcome(row.prior_status, row.prior_response);
-  const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
-  const holding: Holding = { higher: BigInt(row.pos_higher ?? 0), lower: BigInt(row.pos_lower ?? 0) };
-  const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec, sellOnly, walls: wallsOf(row.walls), selfId: job.agentId });
-  if (!plan.fills.length) return writeTrade(m, job, mk, plan, now);
-  // The orders' side of any fills goes first (the trade's own write stays one constant statement),
-  // under a savepoint: a refusal after the fills must take them back, not the rest of the batch.
-  await m.query('SAVEPOINT fills');
-  try {
-    await applyFills(m, mk, plan.fills, job.agentId, plan.probabilityAfter, now);
-    const out = await writeTrade(m, job, mk, plan, now);
-    await m.query('RELEASE SAVEPOINT fills');
-    return out;
-  } catch (err) {
-    if (err instanceof DomainError) await m.query('ROLLBACK TO SAVEPOINT fills');
-    throw err;
+
+  private position(mk: MarketRow, agentId: string): PositionState {
+    const key = `${mk.id}|${agentId}`;
+    let p = this.positions.get(key);
+    if (!p) this.positions.set(key, (p = { marketId: mk.id, agentId, workspaceId: mk.workspaceId, holding: { higher: 0n, lower: 0n }, netCost: 0n, at: null }));
+    p.workspaceId = mk.workspaceId;
+    return p;
+  }
+
+  /** Price and apply one trade in memory (after every trade before it); a DomainError refuses it with nothing kept. */
+  apply(job: TradeJobData, now: Date): TradeOutcome {
+    const prior = this.priors.get(job.requestId);
+    if (prior && prior.status !== 'pending') return storedOutcome(prior.status, prior.response);
+    const spec = deserializeSpec(job.spec);
+    const mk = this.books.get(job.marketId);
+    if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
+    const { sellOnly } = checkTradable(mk, now, spec.mode === 'sell');
+    const pos = this.position(mk, job.agentId);
+    const wq = wallQuery(mk, spec);
+    const book = this.orders.get(mk.id) ?? [];
+    const walls = wq ? wallsFrom(book, wq.wallSide, wq.bound, now) : [];
+    const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding: pos.holding, spec, sellOnly, walls, selfId: job.agentId });
+    const agentAcc = accountId.agent(job.agentId);
+    const poolAcc = accountId.pool(mk.id);
+    const mark = this.ledger.mark();
+    const fx = plan.fills.length
+      ? fillEffects(mk, plan.fills, job.agentId, plan.probabilityAfter, now, (id) => book.find((o) => o.id === id)!, (a) => this.position(mk, a).holding)
+      : null;
+    let after: Map<string, bigint>;
+    try {
+      // The orders' side goes first (it pays into the pool the trade may draw on); a refusal of the
+      // trade's own legs takes the fills back too, as the savepoint did.
+      if (fx) this.ledger.apply(fx.ledger, { touch: [agentAcc], shortfall: 'internal' });
+      const [from, to] = plan.kind === 'buy' ? [agentAcc, poolAcc] : [poolAcc, agentAcc];
+      after = this.ledger.apply([leg(from, to, plan.cash, 'trade', mk.id), leg(poolAcc, agentAcc, plan.redeemed, 'redeem', mk.id)], { touch: [agentAcc, poolAcc] });
+    } catch (err) {
+      this.ledger.rollback(mark);
+      throw err;
+    }
+    // Accepted: keep its effects.
+    if (fx) {
+      for (const o of fx.orders) {
+        book[book.findIndex((x) => x.id === o.id)] = o;
+        this.touchedOrders.set(o.id, now);
+      }
+      for (const p of fx.positions) {
+        const st = this.position(mk, p.agentId);
+        st.holding = { higher: p.higher, lower: p.lower };
+        st.netCost += p.netCost;
+        st.at = now;
+      }
+      this.trades.push(...fx.trades);
+      this.events.push(...fx.events);
+    }
+    pos.holding = plan.holding;
+    pos.netCost += plan.kind === 'buy' ? plan.cash - plan.redeemed : -plan.cash;
+    pos.at = now;
+    this.books.set(mk.id, { ...mk, qHigher: plan.book.qHigher, qLower: plan.book.qLower });
+    const move = this.moves.get(mk.id) ?? { trades: 0, volume: 0n, at: now };
+    this.moves.set(mk.id, { trades: move.trades + (plan.redeemed > 0n ? 2 : 1), volume: move.volume + plan.cash, at: now });
+    const tradeId = randomUUID();
+    const signedCost = plan.kind === 'buy' ? plan.cash : -plan.cash;
+    const row = { requestId: job.requestId, marketId: mk.id, workspaceId: mk.workspaceId, agentId: job.agentId, createdAt: now };
+    this.trades.push({ ...row, id: tradeId, kind: plan.kind, direction: plan.direction, shares: plan.shares, cost: signedCost,
+      probabilityBefore: plan.probabilityBefore, probabilityAfter: plan.probabilityAfter, consensusBefore: plan.consensusBefore, consensusAfter: plan.consensusAfter });
+    if (plan.redeemed > 0n) {
+      this.trades.push({ ...row, id: randomUUID(), kind: 'redeem', direction: null, shares: plan.redeemed, cost: -plan.redeemed,
+        probabilityBefore: plan.probabilityAfter, probabilityAfter: plan.probabilityAfter, consensusBefore: plan.consensusAfter, consensusAfter: plan.consensusAfter });
+    }
+    this.events.push({
+      workspaceId: mk.workspaceId,
+      type: 'trade:executed',
+      data: { marketId: mk.id, metricName: mk.metricName, agentId: job.agentId, direction: plan.direction, kind: plan.kind, cost: signedCost, newConsensus: plan.consensusAfter },
+    });
+    // As stored (jsonb): no undefined fields.
+    const body = JSON.parse(JSON.stringify({ v: 2, tradeId, ...tradeFigures(plan, mk), position: positionData(plan.holding), balance: after.get(agentAcc)!.toString() })) as TradeResult;
+    this.record(job, 'done', body as unknown as Record<string, unknown>);
+    return { ok: true, body };
+  }
+
+  /** A refused trade: its outcome, recorded with the batch's write (a request already done keeps its outcome). */
+  refuse(job: TradeJobData, err: DomainError): TradeOutcome {
+    const outcome: TradeOutcome = { ok: false, body: err.toBody() };
+    this.record(job, 'failed', outcome.body);
+    return outcome;
+  }
+
+  private record(job: TradeJobData, status: 'done' | 'failed', response: Record<string, unknown>) {
+    this.requests.set(job.requestId, { agentId: job.agentId, workspaceId: job.workspaceId, status, response });
+    this.priors.set(job.requestId, { status, response: JSON.parse(JSON.stringify(response)) });
+  }
+
+  /** The batch's one write: every row of every accepted trade and every outcome, gated on the ledger's own check. */
+  async write(m: EntityManager): Promise<void> {
+    if (!this.requests.size) return;
+    const moves = [...this.moves];
+    const orders = [...this.touchedOrders].map(([id, at]) => ({ o: [...this.orders.values()].flat().find((x) => x.id === id)!, at }));
+    const positions = [...this.positions.values()].filter((p) => p.at);
+    const requests = [...this.requests];
+    const t = this.trades;
+    const params: unknown[] = [
+      moves.map(([id]) => id), // 1
+      moves.map(([id]) => this.books.get(id)!.qHigher.toString()),
+      moves.map(([id]) => this.books.get(id)!.qLower.toString()),
+      moves.map(([, mv]) => mv.trades),
+      moves.map(([, mv]) => mv.volume.toString()),
+      moves.map(([, mv]) => mv.at), // 6
+      orders.map((x) => x.o.id), // 7
+      orders.map((x) => x.o.filled.toString()),
+      orders.map((x) => x.o.spent.toString()),
+      orders.map((x) => x.o.reserve.toString()),
+      orders.map((x) => x.o.status),
+      orders.map((x) => x.at), // 12
+      positions.map((p) => p.marketId), // 13
+      positions.map((p) => p.agentId),
+      positions.map((p) => p.workspaceId),
+      positions.map((p) => p.holding.higher.toString()),
+      positions.map((p) => p.holding.lower.toString()),
+      positions.map((p) => p.netCost.toString()),
+      positions.map((p) => p.at), // 19
+      t.map((x) => x.id), // 20
+      t.map((x) => x.requestId),
+      t.map((x) => x.marketId),
+      t.map((x) => x.workspaceId),
+      t.map((x) => x.agentId),
+      t.map((x) => x.kind),
+      t.map((x) => x.direction),
+      t.map((x) => x.shares.toString()),
+      t.map((x) => x.cost.toString()),
+      t.map((x) => x.probabilityBefore),
+      t.map((x) => x.probabilityAfter),
+      t.map((x) => x.consensusBefore),
+      t.map((x) => x.consensusAfter),
+      t.map((x) => x.createdAt), // 33
+      requests.map(([id]) => id), // 34
+      requests.map(([, r]) => r.agentId),
+      requests.map(([, r]) => r.workspaceId),
+      requests.map(([, r]) => r.status),
+      requests.map(([, r]) => JSON.stringify(r.response)), // 38
+    ];
+    const ledger = this.ledger.fragment(params.length + 1);
+    params.push(...ledger.params);
+    const outbox = outboxFragment(this.events, params.length + 1, ledger.ok);
+    params.push(...outbox.params);
+    const [row] = await queryPrepared<{ ledger: { ok: boolean; before: Record<string, string> | null } }>(
+      m,
+      `WITH ${ledger.ctes},
+       mu AS (
+         UPDATE markets mk SET q_higher = x.qh, q_lower = x.ql, trade_count = mk.trade_count + x.n, volume = mk.volume + x.vol, last_trade_at = x.at, updated_at = x.at
+           FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::int[], $5::bigint[], $6::timestamptz[]) AS x(id, qh, ql, n, vol, at)
+          WHERE mk.id = x.id AND ${ledger.ok}),
+       lo AS (
+         UPDATE limit_orders o SET filled = x.f, spent = x.sp, reserve = x.r, status = x.st, updated_at = x.at
+           FROM unnest($7::uuid[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::timestamptz[]) AS x(id, f, sp, r, st, at)
+          WHERE o.id = x.id AND ${ledger.ok}),
+       pu AS (
+         INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
+         SELECT * FROM unnest($13::uuid[], $14::text[], $15::uuid[], $16::bigint[], $17::bigint[], $18::bigint[], $19::timestamptz[]) WHERE ${ledger.ok}
+         ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = EXCLUDED.shares_higher, shares_lower = EXCLUDED.shares_lower,
+                net_cost = positions.net_cost + EXCLUDED.net_cost, updated_at = EXCLUDED.updated_at),
+       tr AS (
+         INSERT INTO trades (id, request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
+                             probability_before, probability_after, consensus_before, consensus_after, created_at)
+         SELECT * FROM unnest($20::uuid[], $21::text[], $22::uuid[], $23::uuid[], $24::text[], $25::text[], $26::text[], $27::bigint[], $28::bigint[],
+                              $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::timestamptz[]) WHERE ${ledger.ok}),
+       rq AS (
+         INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
+         SELECT * FROM unnest($34::text[], $35::text[], $36::uuid[], $37::text[], $38::jsonb[]) WHERE ${ledger.ok}
+         ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response
+          WHERE EXCLUDED.status = 'done' OR trade_requests.status <> 'done'),
+       ${outbox.cte}
+       SELECT ${ledger.outcome}`,
+      params,
+    );
+    ledgerOutcome(ledger, row, 'internal'); // decided in memory on the locked balances: a refusal here is a bug
   }
 }
-
-async function writeTrade(m: EntityManager, job: TradeJobData, mk: MarketRow, plan: TradePlan, now: Date): Promise<TradeOutcome> {
-  const tradeId = randomUUID();
-  const agentAcc = accountId.agent(job.agentId);
-  const poolAcc = accountId.pool(mk.id);
-  const [from1, to1] = plan.kind === 'buy' ? [agentAcc, poolAcc] : [poolAcc, agentAcc];
-  const signedCost = plan.kind === 'buy' ? plan.cash : -plan.cash;
-  // The result as data (nano strings); the write statement fills in the balance after it.
-  const body: Omit<TradeResult, 'balance'> = { v: 2, tradeId, ...tradeFigures(plan, mk), position: positionData(plan.holding) };
-  const event = {
-    marketId: mk.id,
-    metricName: mk.metricName,
-    agentId: job.agentId,
-    direction: plan.direction,
-    kind: plan.kind,
-    cost: signedCost,
-    newConsensus: plan.consensusAfter,
-  };
-  // The ledger legs and the event are built by their writers as fragments of this one statement:
-  // the ledger part locks both accounts in id order and applies only if the caller can pay, and
-  // every other part is gated on it.
-  const ledger = ledgerFragment([leg(from1, to1, plan.cash, 'trade', mk.id), leg(poolAcc, agentAcc, plan.redeemed, 'redeem', mk.id)], 24, {
-    touch: [agentAcc, poolAcc],
-  });
-  const outbox = outboxFragment([{ workspaceId: mk.workspaceId, type: 'trade:executed', data: event }], 24 + ledger.params.length, ledger.ok);
-  const [w] = await queryPrepared<{ body: TradeResult; ledger: { ok: boolean; before: Record<string, string> | null } }>(
-    m,
-    `WITH ${ledger.ctes},
-     mu AS (
-       UPDATE markets SET q_higher = $4, q_lower = $5, trade_count = trade_count + $6, volume = volume + $2::bigint, last_trade_at = $7, updated_at = $7
-        WHERE id = $1::uuid AND ${ledger.ok}),
-     pu AS (
-       INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
-       SELECT $1::uuid, $8, $9, $10, $11, $12, $7 WHERE ${ledger.ok}
-       ON CONFLICT (market_id, agent_id) DO UPDATE SET shares_higher = $10, shares_lower = $11, net_cost = positions.net_cost + $12, updated_at = $7),
-     tr AS (
-       INSERT INTO trades (id, request_id, market_id, workspace_id, agent_id, kind, direction, shares, cost,
-                           probability_before, probability_after, consensus_before, consensus_after, created_at)
-       SELECT x.id, $13, $1::uuid, $9, $8, x.kind, x.direction, x.shares, x.cost, x.pb, $16, x.cb, $18, $7
-         FROM (VALUES ($14::uuid, $15::text, $19::text, $20::bigint, $21::bigint, $17::float8, $22::float8),
-                      (gen_random_uuid(), 'redeem', NULL, $3::bigint, -$3::bigint, $16::float8, $18::float8)) AS x(id, kind, direction, shares, cost, pb, cb)
-        WHERE ${ledger.ok} AND (x.kind <> 'redeem' OR $3::bigint > 0)),
-     resp AS (SELECT $23::jsonb || jsonb_build_object('balance', (${ledger.balanceAfter(agentAcc)})::text) AS body),
-     ${outbox.cte},
-     rq AS (
-       INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
-       SELECT $13, $8, $9, 'done', (SELECT body FROM resp) WHERE ${ledger.ok}
-       ON CONFLICT (request_id) DO UPDATE SET status = 'done', response = EXCLUDED.response)
-     SELECT (SELECT body FROM resp) AS body, ${ledger.outcome}`,
-    [
-      mk.id, // 1
-      plan.cash.toString(), // 2
-      plan.redeemed.toString(), // 3
-      plan.book.qHigher.toString(), // 4
-      plan.book.qLower.toString(), // 5
-      plan.redeemed > 0n ? 2 : 1, // 6
-      now, // 7
-      job.agentId, // 8
-      mk.workspaceId, // 9
-      plan.holding.higher.toString(), // 10
-      plan.holding.lower.toString(), // 11
-      (plan.kind === 'buy' ? plan.cash - plan.redeemed : -plan.cash).toString(), // 12
-      job.requestId, // 13
-      tradeId, // 14
-      plan.kind, // 15
-      plan.probabilityAfter, // 16
-      plan.probabilityBefore, // 17
-      plan.consensusAfter, // 18
-      plan.direction, // 19
-      plan.shares.toString(), // 20
-      signedCost.toString(), // 21
-      plan.consensusBefore, // 22
-      JSON.stringify(body), // 23
-      ...ledger.params, // 24...
-      ...outbox.params,
-    ],
-  );
-  ledgerOutcome(ledger, w); // refuses with insufficient_balance (the write wrote nothing)
-  return { ok: true, body: w.body };
-}
-

@@ -5,7 +5,7 @@ import { DomainError } from '../../errors';
 import { checkTradable, planTrade, type TradeSpec } from '../../domain/trading';
 import { maxBig } from '../../domain/money';
 import { accountId, balanceOf } from '../ledger';
-import { bookOf, findMarket, marketConsensus, requireMarket, wallQuery, wallsOf, wallsSql } from '../books';
+import { bookOf, findMarket, marketConsensus, openOrdersOf, openOrdersSql, requireMarket, wallQuery, wallsFrom } from '../books';
 import { laneBatches } from './tradeBatches';
 import { ensureTradeJob } from './recoverTrades';
 import { holdingOf, priorOutcome, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
@@ -20,7 +20,8 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   const { sellOnly } = checkTradable(mk, deps.clock.now(), p.spec.mode === 'sell');
   const holding = await holdingOf(m, mk.id, p.agentId);
   const wq = wallQuery(mk, p.spec);
-  const walls = wq ? wallsOf((await m.query(`SELECT ${wallsSql('$1', '$2', '$3', '$4')} AS walls`, [mk.id, wq.wallSide, wq.bound, deps.clock.now()]))[0].walls) : [];
+  // The walls as the lane's batch selects them (same code), from the book's open orders.
+  const walls = wq ? wallsFrom(openOrdersOf((await m.query(`SELECT ${openOrdersSql('$1')} AS orders`, [[mk.id]]))[0].orders), wq.wallSide, wq.bound, deps.clock.now()) : [];
   const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec: p.spec, sellOnly, walls, selfId: p.agentId });
   const balance = (await balanceOf(m, accountId.agent(p.agentId))) ?? 0n;
   const cost = plan.kind === 'buy' ? plan.cash : 0n;

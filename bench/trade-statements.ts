@@ -1,0 +1,70 @@
+/**
+ * Statements and time per lane batch, in-process (the lane transaction alone, no queue): batches of
+ * 1, 8 and 64 buys on one book and spread over 8 books, each statement the driver sends counted
+ * (BEGIN and COMMIT included). pg_stat_statements is not loaded on the shared Postgres; this counts
+ * at the client instead, by statement shape. npx tsx bench/trade-statements.ts
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { loadConfig } from '../src/config';
+import { inTransaction } from '../src/db/tx';
+import { toNano } from '../src/domain/money';
+import { bootDeps, closeDeps } from '../src/runtime';
+import { accountId, transfer } from '../src/services/ledger';
+import { createAgent } from '../src/services/identity';
+import { createWorkspace } from '../src/services/workspaces';
+import { createMetric } from '../src/services/metrics';
+import { applyTradeBatch } from '../src/services/trading';
+import { listMarkets } from '../src/services/books';
+import { recreateDatabase, dropDatabase } from './lib';
+
+const shapes = new Map<string, number>();
+let counting = false;
+const query = Client.prototype.query as (...args: unknown[]) => unknown;
+Client.prototype.query = function (this: Client, ...args: unknown[]) {
+  if (counting) {
+    const a = args[0] as string | { text?: string };
+    const text = (typeof a === 'string' ? a : (a?.text ?? '')).replace(/\s+/g, ' ').trim();
+    const shape = text.slice(0, 60);
+    shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
+  }
+  return query.apply(this, args);
+} as typeof Client.prototype.query;
+
+async function main() {
+  const db = `mpps_bench_statements${process.env.BENCH_DB_SUFFIX ?? ''}`;
+  const url = await recreateDatabase(db);
+  const deps = await bootDeps(loadConfig({ ...process.env, DATABASE_URL: url, QUEUE_PREFIX: `stmts${Date.now()}`, LOG_LEVEL: 'warn' }), { migrate: true });
+  const { agents, ws } = await inTransaction(deps.ds, async (m) => {
+    const owner = await createAgent(m, { nickname: `o${Date.now() % 1e6}` });
+    await transfer(m, { from: accountId.issuance, to: accountId.agent(owner), amount: toNano(1e7), kind: 'mint' });
+    const ws = await createWorkspace(m, owner, { name: 'stmts' });
+    for (let i = 0; i < 2; i++) await createMetric(m, ws.id, { name: `x${i}`, value: 500 }, { agentId: owner, clock: deps.clock });
+    const agents: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const a = await createAgent(m, { nickname: `t${i}x${Date.now() % 1e6}` });
+      await transfer(m, { from: accountId.issuance, to: accountId.agent(a), amount: toNano(1e6), kind: 'mint' });
+      agents.push(a);
+    }
+    return { agents, ws };
+  });
+  const books = (await listMarkets(deps.ds, ws.id, { limit: 8 })).map((b) => b.id);
+  const job = (i: number, book: string) => ({ requestId: randomUUID(), agentId: agents[i % agents.length], workspaceId: ws.id, marketId: book, spec: { mode: 'buy' as const, direction: (i % 2 ? 'higher' : 'lower') as 'higher' | 'lower', amount: '1000000000' } });
+  for (const spread of [1, 8])
+    for (const size of [1, 8, 64]) {
+      const rounds = Math.max(3, Math.round(256 / size));
+      await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread]))); // warm (prepared statements)
+      shapes.clear();
+      counting = true;
+      const t = performance.now();
+      for (let r = 0; r < rounds; r++) await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread])));
+      const ms = performance.now() - t;
+      counting = false;
+      const total = [...shapes.values()].reduce((s, n) => s + n, 0);
+      console.log(`${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements per batch, ${(ms / rounds).toFixed(1)} ms per batch, ${(ms / rounds / size).toFixed(2)} ms per trade`);
+      if (size === 8 && spread === 8) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${s}`);
+    }
+  await closeDeps(deps);
+  await dropDatabase(db);
+}
+main().catch((e) => { console.error(e); process.exit(1); });
