@@ -8,6 +8,7 @@ import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from '../identit
 import { positionMetricValue, positionWorth } from '../portfolio';
 import { liveTradesOf, openPositionsOf, resolvedTotalsOf } from '../standings';
 import { accountId, balanceOf, transfer } from '../ledger';
+import { closeOrders } from '../books';
 import { findWorkspace, type WorkspaceRow } from '../workspaces';
 
 /**
@@ -253,8 +254,21 @@ export async function removeParticipant(deps: Deps, actor: Principal, idParam: s
     }
   }
   return inTransaction(deps.ds, async (m) => {
+    // Its resting orders hold its credits in their books' reserves, and their rows would go with it
+    // (ON DELETE CASCADE), stranding the reserves: close them first so the reserves come back to its
+    // balance. Their books are locked before the participant's row, as every writer of a book does.
+    const lockedBooks = new Set<string>();
+    const closeRestingOrders = async (): Promise<void> => {
+      const open: Array<{ id: string; market_id: string }> = await m.query(`SELECT id, market_id FROM limit_orders WHERE agent_id = $1 AND status = 'open'`, [id]);
+      const books = [...new Set(open.map((o) => o.market_id))].filter((b) => !lockedBooks.has(b)).sort();
+      if (books.length) await m.query(`SELECT id FROM markets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [books]);
+      for (const b of books) lockedBooks.add(b);
+      if (open.length) await closeOrders(m, open.map((o) => o.id), 'cancelled', 'participant deleted', deps.clock.now());
+    };
+    await closeRestingOrders();
     const locked = await m.query(`SELECT id, parent_id, created_by FROM agents WHERE id = $1 FOR UPDATE`, [id]);
     if (!locked.length) throw new DomainError('not_found', `Participant "${id}" was not found.`);
+    await closeRestingOrders(); // placed meanwhile (none can be placed now: the row is locked)
     const owned = await m.query(`SELECT slug FROM workspaces WHERE owner_id = $1 ORDER BY created_at LIMIT 5`, [id]);
     if (owned.length) {
       throw new DomainError('conflict', `This participant owns workspace${owned.length > 1 ? 's' : ''} ${owned.map((w: { slug: string }) => w.slug).join(', ')}; delete ${owned.length > 1 ? 'them' : 'it'} first.`, {
