@@ -36,7 +36,7 @@ interface MMarket {
   branch: 'approved' | 'declined' | null;
   minute: boolean;
   status: 'live' | 'resolved' | 'voided';
-  /** A decided proposal's branch left live: closed to buys and sells (proposal_closed). */
+  /** A branch live when its proposal was decided: closed to buys and sells (proposal_closed). */
   closed: boolean;
   pool: bigint;
   reserve: bigint;
@@ -333,9 +333,10 @@ function refusal(m: Model, mk: MMarket): [number, string] | null {
   if (!m.wsAlive) return null; // asserted separately
   // Its metric deleted, the book (voided) is no longer found in the workspace.
   if (m.metrics.find((x) => x.id === mk.metricId)?.deleted) return [404, 'market_not_found'];
+  // A decided proposal's branches live at its decision answer proposal_closed, voided or not (spec §3.1).
+  if (mk.closed) return [400, 'proposal_closed'];
   if (mk.status === 'resolved') return [400, 'market_resolved'];
   if (mk.status === 'voided') return [400, 'market_voided'];
-  if (mk.closed) return [400, 'proposal_closed'];
   if (!mk.funded) return [400, 'market_unfunded'];
   return null;
 }
@@ -551,10 +552,10 @@ class Decide extends Cmd {
     }
     if (res.status !== 200) fail(this.action, res);
     p.status = this.action === 'approve' ? 'approved' : this.action === 'decline' ? 'declined' : 'withdrawn';
-    for (const mk of m.markets.filter((x) => x.proposalId === p.id)) {
+    for (const mk of m.markets.filter((x) => x.proposalId === p.id && x.status === 'live')) {
       const keep = (this.action === 'approve' && mk.branch === 'approved') || (this.action === 'decline' && mk.branch === 'declined');
-      if (keep) mk.closed = true;
-      else voidMarket(m, mk);
+      mk.closed = true;
+      if (!keep) voidMarket(m, mk);
     }
   }
   toString(): string {
@@ -649,6 +650,7 @@ class TradeInDeletedWorkspace extends Cmd {
 
 const idx = fc.nat({ max: 50 });
 const side = fc.constantFrom<'higher' | 'lower'>('higher', 'lower');
+// Trades, sells and decisions weigh double: deletions end a run's interesting part early.
 const commands = [
   fc.integer({ min: 0, max: 200 }).map((c) => new Register(c)),
   fc.tuple(idx, fc.integer({ min: 1, max: 5000 })).map(([w, c]) => new MasterCredit(w, c / 100)),
@@ -658,10 +660,12 @@ const commands = [
   fc.tuple(idx, idx, side, fc.integer({ min: 10, max: 1500 })).map(([w, k, d, c]) => new Buy(w, k, d, c / 100)),
   fc.tuple(idx, idx, side, fc.integer({ min: 10, max: 1500 })).map(([w, k, d, c]) => new Buy(w, k, d, c / 100)),
   fc.tuple(idx, idx, fc.integer({ min: 1, max: 4 })).map(([w, k, q]) => new Sell(w, k, q)),
+  fc.tuple(idx, idx, fc.integer({ min: 1, max: 4 })).map(([w, k, q]) => new Sell(w, k, q)),
   fc.tuple(idx, idx, side, fc.integer({ min: 1, max: 400 })).map(([w, k, d, s]) => new PlaceOrder(w, k, d, s)),
   idx.map((o) => new CancelOrder(o)),
   fc.tuple(idx, fc.integer({ min: 0, max: 4 })).map(([k, v]) => new Settle(k, v)),
   fc.integer({ min: 0, max: 4 }).map((v) => new ReadingAndResolve(v)),
+  fc.tuple(idx, fc.constantFrom<'approve' | 'decline' | 'withdraw'>('approve', 'decline', 'withdraw')).map(([p, a]) => new Decide(p, a)),
   fc.tuple(idx, fc.constantFrom<'approve' | 'decline' | 'withdraw'>('approve', 'decline', 'withdraw')).map(([p, a]) => new Decide(p, a)),
   idx.map((k) => new DeleteMetric(k)),
   idx.map((w) => new DeleteParticipant(w)),
