@@ -650,28 +650,27 @@ class TradeInDeletedWorkspace extends Cmd {
 
 const idx = fc.nat({ max: 50 });
 const side = fc.constantFrom<'higher' | 'lower'>('higher', 'lower');
-// Trades, sells and decisions weigh double: deletions end a run's interesting part early.
-const commands = [
-  fc.integer({ min: 0, max: 200 }).map((c) => new Register(c)),
-  fc.tuple(idx, fc.integer({ min: 1, max: 5000 })).map(([w, c]) => new MasterCredit(w, c / 100)),
-  fc.tuple(idx, idx, fc.integer({ min: 1, max: 30_000 })).map(([a, b, c]) => new Transfer(a, b, c / 100)),
-  fc.integer({ min: 50, max: 950 }).map((v) => new CreateMetric(v)),
-  fc.tuple(idx, fc.constantFrom(0, 0, 5, 10)).map(([w, l]) => new Propose(w, l)),
-  fc.tuple(idx, idx, side, fc.integer({ min: 10, max: 1500 })).map(([w, k, d, c]) => new Buy(w, k, d, c / 100)),
-  fc.tuple(idx, idx, side, fc.integer({ min: 10, max: 1500 })).map(([w, k, d, c]) => new Buy(w, k, d, c / 100)),
-  fc.tuple(idx, idx, fc.integer({ min: 1, max: 4 })).map(([w, k, q]) => new Sell(w, k, q)),
-  fc.tuple(idx, idx, fc.integer({ min: 1, max: 4 })).map(([w, k, q]) => new Sell(w, k, q)),
-  fc.tuple(idx, idx, side, fc.integer({ min: 1, max: 400 })).map(([w, k, d, s]) => new PlaceOrder(w, k, d, s)),
-  idx.map((o) => new CancelOrder(o)),
-  fc.tuple(idx, fc.integer({ min: 0, max: 4 })).map(([k, v]) => new Settle(k, v)),
-  fc.integer({ min: 0, max: 4 }).map((v) => new ReadingAndResolve(v)),
-  fc.tuple(idx, fc.constantFrom<'approve' | 'decline' | 'withdraw'>('approve', 'decline', 'withdraw')).map(([p, a]) => new Decide(p, a)),
-  fc.tuple(idx, fc.constantFrom<'approve' | 'decline' | 'withdraw'>('approve', 'decline', 'withdraw')).map(([p, a]) => new Decide(p, a)),
-  idx.map((k) => new DeleteMetric(k)),
-  idx.map((w) => new DeleteParticipant(w)),
-  fc.constant(new DeleteWorkspace()),
-  fc.tuple(idx, idx).map(([w, k]) => new TradeInDeletedWorkspace(w, k)),
+const decision = fc.constantFrom<'approve' | 'decline' | 'withdraw'>('approve', 'decline', 'withdraw');
+/** Each command kind with its weight: trading weighs most; deletions, which end much of a run, least. */
+const weighted: Array<[number, fc.Arbitrary<Cmd>]> = [
+  [2, fc.integer({ min: 0, max: 200 }).map((c) => new Register(c))],
+  [1, fc.tuple(idx, fc.integer({ min: 1, max: 5000 })).map(([w, c]) => new MasterCredit(w, c / 100))],
+  [2, fc.tuple(idx, idx, fc.integer({ min: 1, max: 30_000 })).map(([a, b, c]) => new Transfer(a, b, c / 100))],
+  [1, fc.integer({ min: 50, max: 950 }).map((v) => new CreateMetric(v))],
+  [2, fc.tuple(idx, fc.constantFrom(0, 0, 5, 10)).map(([w, l]) => new Propose(w, l))],
+  [5, fc.tuple(idx, idx, side, fc.integer({ min: 10, max: 1500 })).map(([w, k, d, c]) => new Buy(w, k, d, c / 100))],
+  [3, fc.tuple(idx, idx, fc.integer({ min: 1, max: 4 })).map(([w, k, q]) => new Sell(w, k, q))],
+  [2, fc.tuple(idx, idx, side, fc.integer({ min: 1, max: 400 })).map(([w, k, d, n]) => new PlaceOrder(w, k, d, n))],
+  [2, idx.map((o) => new CancelOrder(o))],
+  [1, fc.tuple(idx, fc.integer({ min: 0, max: 4 })).map(([k, v]) => new Settle(k, v))],
+  [1, fc.integer({ min: 0, max: 4 }).map((v) => new ReadingAndResolve(v))],
+  [2, fc.tuple(idx, decision).map(([p, a]) => new Decide(p, a))],
+  [1, idx.map((k) => new DeleteMetric(k))],
+  [1, idx.map((w) => new DeleteParticipant(w))],
+  [1, fc.constant(new DeleteWorkspace())],
+  [1, fc.tuple(idx, idx).map(([w, k]) => new TradeInDeletedWorkspace(w, k))],
 ];
+const commands = weighted.flatMap(([n, arb]) => Array.from({ length: n }, () => arb));
 
 describe('stateful fuzzing against a model of balances', () => {
   let app: TestApp;
