@@ -1,9 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { toCredits, toNano } from '../../src/domain/money';
 import { checkLedgerInvariant } from '../../src/services/ledger';
 import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
-import { registerAgent, mint, type TestWorkspace } from '../helpers/factories';
-import { marketsOf } from '../helpers/markets';
+import type { TestWorkspace } from '../helpers/factories';
 
 /**
  * Stateful fuzzing (issue 26 item 1, sequences): fast-check model-based runs against the real service
@@ -89,10 +89,39 @@ const pos = (m: Model, market: string, agent: string): MPos => m.positions.get(p
 const agentById = (m: Model, id: string | null) => m.agents.find((a) => a.id === id && !a.deleted);
 const credit = (n: bigint) => toCredits(n);
 
+/**
+ * A request, sent again while it answers 503 service_unavailable: the documented retryable answer
+ * (nothing was written), which a shared database out of connections gives; not what the fuzz looks for.
+ */
+async function http(send: () => PromiseLike<{ status: number; body: any; headers: Record<string, string> }>) {
+  for (let i = 0; ; i++) {
+    const res = await send();
+    if (res.status !== 503 || res.body?.code !== 'service_unavailable' || i >= 10) return res;
+    await new Promise((ok) => setTimeout(ok, 1000 * Number(res.headers['retry-after'] ?? 1)));
+  }
+}
+async function register(app: TestApp, prefix: string): Promise<{ id: string; key: string; nickname: string }> {
+  const nickname = uniqueName(prefix);
+  const res = await http(() => app.http.post('/api/agents/register').send({ name: nickname, operator: 'ops@example.com' }));
+  if (res.status !== 201) fail('register', res);
+  return { id: res.body.agentId, key: res.body.apiKey, nickname };
+}
+async function issue(app: TestApp, agentId: string, credits: number): Promise<void> {
+  const res = await http(() => app.http.post(`/api/agents/${agentId}/credit`).set('X-API-Key', app.masterKey).send({ amount: credits, reason: 'fuzz' }));
+  if (res.status !== 200) fail('master credit', res);
+}
+
+let ran = 0;
+let current = '';
+const ranByKind = new Map<string, number>();
+/** Commands answered with the refusal the model expected (the rest went through). */
+const refused = new Map<string, number>();
+
 function fail(what: string, res: { status: number; body: unknown }): never {
   throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 400)}`);
 }
 function expectCode(what: string, res: { status: number; body: Json }, status: number, code: string): void {
+  refused.set(current, (refused.get(current) ?? 0) + 1);
   if (res.status !== status || res.body?.code !== code) fail(`${what}: expected ${status} ${code}`, res);
 }
 function eq(what: string, actual: bigint, expected: bigint): void {
@@ -114,19 +143,23 @@ function cancelOrdersOf(m: Model, mk: MMarket): void {
   }
 }
 /** Void: each holder's positive net cost back (pro rata if the pool cannot cover them), then the pool to its funder. */
-function voidMarket(m: Model, mk: MMarket): void {
-  if (mk.status !== 'live') return;
+function voidMarket(m: Model, mk: MMarket): bigint {
+  if (mk.status !== 'live') return 0n;
   cancelOrdersOf(m, mk);
   const holders = [...m.positions].filter(([k]) => k.startsWith(`${mk.id}|`));
   const owed = holders.map(([k, p]) => ({ agent: k.split('|')[1], net: p.net > 0n ? p.net : 0n }));
   const total = owed.reduce((s, o) => s + o.net, 0n);
+  const pool = mk.pool;
+  let refunded = 0n;
   for (const o of owed) {
-    const pay = total <= mk.pool ? o.net : (o.net * mk.pool) / total;
+    const pay = total <= pool ? o.net : (o.net * pool) / total;
     mk.pool -= pay;
+    refunded += pay;
     agentById(m, o.agent)!.balance += pay;
   }
   returnPool(m, mk);
   mk.status = 'voided';
+  return refunded;
 }
 /** Resolve at a quarter of the range (v = k/4 exactly): each holder paid with one floor. */
 function resolveMarket(m: Model, mk: MMarket, k: bigint): bigint {
@@ -153,7 +186,7 @@ const asAgent = (r: Real, a: MAgent) => ({ 'X-Agent-Key': a.key, 'X-Workspace-Id
 async function checkAgainstModel(m: Model, r: Real, after: string): Promise<void> {
   try {
     for (const a of liveAgents(m)) {
-      const res = await r.app.http.get(`/api/agents/${a.id}/balance`).set('X-API-Key', r.app.masterKey);
+      const res = await http(() => r.app.http.get(`/api/agents/${a.id}/balance`).set('X-API-Key', r.app.masterKey));
       if (res.status !== 200) fail(`balance of ${a.nickname}`, res);
       eq(`balance of ${a.nickname}`, toNano(res.body.balance), a.balance);
     }
@@ -176,8 +209,6 @@ async function checkAgainstModel(m: Model, r: Real, after: string): Promise<void
   }
 }
 
-let ran = 0;
-const ranByKind = new Map<string, number>();
 
 abstract class Cmd implements fc.AsyncCommand<Model, Real> {
   abstract check(m: Readonly<Model>): boolean;
@@ -185,7 +216,8 @@ abstract class Cmd implements fc.AsyncCommand<Model, Real> {
   abstract toString(): string;
   async run(m: Model, r: Real): Promise<void> {
     ran++;
-    ranByKind.set(this.constructor.name, (ranByKind.get(this.constructor.name) ?? 0) + 1);
+    current = this.constructor.name;
+    ranByKind.set(current, (ranByKind.get(current) ?? 0) + 1);
     await this.apply(m, r);
     await checkAgainstModel(m, r, this.toString());
   }
@@ -199,12 +231,12 @@ class Register extends Cmd {
     return m.wsAlive && m.agents.length < 7;
   }
   async apply(m: Model, r: Real) {
-    const a = await registerAgent(r.app, uniqueName('sf'));
-    const join = await r.app.http.post(`/api/marketplace/${r.ws.id}/join`).set('X-Agent-Key', a.key);
+    const a = await register(r.app, 'sf');
+    const join = await http(() => r.app.http.post(`/api/marketplace/${r.ws.id}/join`).set('X-Agent-Key', a.key));
     if (join.status !== 200) fail('join', join);
     m.agents.push({ ...a, balance: 0n, deleted: false });
     if (this.credits > 0) {
-      await mint(r.app, a.id, this.credits);
+      await issue(r.app, a.id, this.credits);
       m.agents[m.agents.length - 1].balance += BigInt(this.credits) * NANO;
       m.minted += BigInt(this.credits) * NANO;
     }
@@ -223,7 +255,7 @@ class MasterCredit extends Cmd {
   }
   async apply(m: Model, r: Real) {
     const a = pick(liveAgents(m), this.who)!;
-    const res = await r.app.http.post(`/api/agents/${a.id}/credit`).set('X-API-Key', r.app.masterKey).send({ amount: this.amount, reason: 'fuzz' });
+    const res = await http(() => r.app.http.post(`/api/agents/${a.id}/credit`).set('X-API-Key', r.app.masterKey).send({ amount: this.amount, reason: 'fuzz' }));
     if (res.status !== 200) fail('master credit', res);
     a.balance += toNano(this.amount);
     m.minted += toNano(this.amount);
@@ -245,7 +277,7 @@ class Transfer extends Cmd {
     const a = pick(live, this.from)!;
     const b = pick(live.filter((x) => x !== a), this.to)!;
     const amount = toNano(this.amount);
-    const res = await r.app.http.post('/api/agents/transfer').set('X-Agent-Key', a.key).send({ toAgent: b.nickname, amount: this.amount, memo: 'fuzz' });
+    const res = await http(() => r.app.http.post('/api/agents/transfer').set('X-Agent-Key', a.key).send({ toAgent: b.nickname, amount: this.amount, memo: 'fuzz' }));
     if (amount > a.balance) return expectCode('overdrawn transfer', res, 409, 'insufficient_balance');
     if (res.status !== 200) fail('transfer', res);
     if (toNano(res.body.amount) !== amount) fail('transfer amount', res);
@@ -261,10 +293,12 @@ class Transfer extends Cmd {
 async function addMetric(m: Model, r: Real, value: number, minute: boolean): Promise<void> {
   const owner = m.agents[0];
   const timePreference = minute ? { enabled: true, halfLife: 1, customHorizons: ['+1min'] } : { enabled: true, halfLife: 1 };
-  const res = await r.app.http.post('/api/metrics').set(asOwner(r)).send({ name: uniqueName('m'), value, timePreference });
+  const res = await http(() => r.app.http.post('/api/metrics').set(asOwner(r)).send({ name: uniqueName('m'), value, timePreference }));
   if (res.status !== 201) fail('create metric', res);
   m.metrics.push({ id: res.body.id, deleted: false });
-  for (const b of await marketsOf(r.app, r.ws, res.body.id)) {
+  const list = await http(() => r.app.http.get(`/api/predictions/markets?metricId=${res.body.id}&limit=200`).set(asOwner(r)));
+  if (list.status !== 200) fail('books of the metric', list);
+  for (const b of list.body as Json[]) {
     const liquidity = toNano(b.liquidity);
     m.markets.push({
       id: b.id,
@@ -310,7 +344,7 @@ class Propose extends Cmd {
     const a = pick(liveAgents(m), this.who)!;
     const leaves = m.metrics.filter((x) => !x.deleted).length;
     const cost = BigInt(2 * leaves) * toNano(this.liquidity);
-    const res = await r.app.http.post('/api/proposals').set(asAgent(r, a)).send({ title: uniqueName('p'), liquidity: this.liquidity });
+    const res = await http(() => r.app.http.post('/api/proposals').set(asAgent(r, a)).send({ title: uniqueName('p'), liquidity: this.liquidity }));
     if (cost > a.balance) return expectCode('unaffordable proposal', res, 400, 'insufficient_balance');
     if (res.status !== 200) fail('proposal', res);
     const books: Json[] = res.body.conditionalMarkets;
@@ -342,7 +376,14 @@ function refusal(m: Model, mk: MMarket): [number, string] | null {
 }
 
 class Buy extends Cmd {
-  constructor(readonly who: number, readonly market: number, readonly direction: 'higher' | 'lower', readonly amount: number) {
+  constructor(
+    readonly who: number,
+    readonly market: number,
+    readonly direction: 'higher' | 'lower',
+    readonly amount: number,
+    /** Sent with an Idempotency-Key, then sent again: the retry replays and moves nothing. */
+    readonly retried = false,
+  ) {
     super();
   }
   check(m: Readonly<Model>): boolean {
@@ -352,8 +393,10 @@ class Buy extends Cmd {
     const a = pick(liveAgents(m), this.who)!;
     const mk = pick(m.markets, this.market)!;
     const body = { marketId: mk.id, direction: this.direction, amount: this.amount };
-    const dry = await r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send({ ...body, dryRun: true });
-    const real = await r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send(body);
+    const dry = await http(() => r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send({ ...body, dryRun: true }));
+    const key = `sf-${randomUUID()}`;
+    const send = () => http(() => r.app.http.post('/api/predictions/trade').set({ ...asAgent(r, a), ...(this.retried ? { 'Idempotency-Key': key } : {}) }).send(body));
+    const real = await send();
     const no = refusal(m, mk);
     if (no) {
       expectCode('dry run', dry, no[0], no[1]);
@@ -385,9 +428,14 @@ class Buy extends Cmd {
     eq('balance in the answer', toNano(real.body.balance), a.balance);
     mk.pool += cost - redeemed;
     mk.traded = true;
+    if (this.retried) {
+      const again = await send();
+      if (again.status !== 200 || again.body.idempotentReplay !== true || again.body.tradeId !== real.body.tradeId) fail('the retry replays the first trade', again);
+      eq('replayed cost', toNano(again.body.cost), cost);
+    }
   }
   toString(): string {
-    return `buy(#${this.who}, book ${this.market}, ${this.direction}, ${this.amount})`;
+    return `buy(#${this.who}, book ${this.market}, ${this.direction}, ${this.amount}${this.retried ? ', retried' : ''})`;
   }
 }
 
@@ -409,8 +457,8 @@ class Sell extends Cmd {
     const sell = (heldShares * BigInt(this.quarters)) / 4n;
     if (sell === 0n) return;
     const body = { marketId, direction, sellShares: credit(sell) };
-    const dry = await r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send({ ...body, dryRun: true });
-    const real = await r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send(body);
+    const dry = await http(() => r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send({ ...body, dryRun: true }));
+    const real = await http(() => r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send(body));
     const no = refusal(m, mk);
     if (no) {
       expectCode('dry run', dry, no[0], no[1]);
@@ -445,10 +493,8 @@ class PlaceOrder extends Cmd {
     const a = pick(liveAgents(m), this.who)!;
     const mk = pick(m.markets.filter((x) => !x.proposalId && x.status === 'live'), this.market)!;
     const reserve = (toNano(this.shares) * 5n) / 100n;
-    const res = await r.app.http
-      .post('/api/predictions/orders')
-      .set(asAgent(r, a))
-      .send({ marketId: mk.id, direction: this.direction, limit: this.direction === 'higher' ? 50 : 950, shares: this.shares });
+    const order = { marketId: mk.id, direction: this.direction, limit: this.direction === 'higher' ? 50 : 950, shares: this.shares };
+    const res = await http(() => r.app.http.post('/api/predictions/orders').set(asAgent(r, a)).send(order));
     if (reserve > a.balance) return expectCode('unaffordable order', res, 400, 'insufficient_balance');
     if (res.status !== 200) fail('place order', res);
     if (res.body.status !== 'open' || res.body.immediate.shares !== 0) fail('an order out of reach rests whole', res);
@@ -472,7 +518,7 @@ class CancelOrder extends Cmd {
   async apply(m: Model, r: Real) {
     const o = pick(m.orders.filter((x) => agentById(m, x.agent)), this.which)!;
     const a = agentById(m, o.agent)!;
-    const res = await r.app.http.delete(`/api/predictions/orders/${o.id}`).set(asAgent(r, a));
+    const res = await http(() => r.app.http.delete(`/api/predictions/orders/${o.id}`).set(asAgent(r, a)));
     if (!o.open) return expectCode('second cancel', res, 409, 'order_not_open');
     if (res.status !== 200) fail('cancel', res);
     eq('returned', toNano(res.body.returned), o.reserve);
@@ -482,6 +528,59 @@ class CancelOrder extends Cmd {
   }
   toString(): string {
     return `cancel(order ${this.which})`;
+  }
+}
+
+/** Fund an unfunded book (a branch of a proposal with liquidity 0): the funder's credits become its pool. */
+class Fund extends Cmd {
+  constructor(readonly who: number, readonly market: number, readonly credits: number) {
+    super();
+  }
+  check(m: Readonly<Model>): boolean {
+    return m.wsAlive && m.markets.length > 0;
+  }
+  async apply(m: Model, r: Real) {
+    const a = pick(liveAgents(m), this.who)!;
+    // Unfunded books first when there are any (else a funded one, which is refused).
+    const unfunded = m.markets.filter((x) => !x.funded);
+    const mk = pick(unfunded.length ? unfunded : m.markets, this.market)!;
+    const res = await http(() => r.app.http.post(`/api/predictions/markets/${mk.id}/fund`).set(asAgent(r, a)).send({ credits: this.credits }));
+    if (m.metrics.find((x) => x.id === mk.metricId)?.deleted) return expectCode('funding a book of a deleted metric', res, 404, 'market_not_found');
+    if (mk.status !== 'live' || mk.funded || mk.closed) return expectCode('funding a funded, ended or decided book', res, 409, 'conflict');
+    if (toNano(this.credits) > a.balance) return expectCode('unaffordable funding', res, 400, 'insufficient_balance');
+    if (res.status !== 200) fail('fund', res);
+    eq('subsidy', toNano(res.body.subsidy), toNano(this.credits));
+    a.balance -= toNano(this.credits);
+    eq('balance in the answer', toNano(res.body.balance), a.balance);
+    mk.pool += toNano(this.credits);
+    mk.funded = true;
+    mk.funder = a.id;
+  }
+  toString(): string {
+    return `fund(#${this.who}, book ${this.market}, ${this.credits})`;
+  }
+}
+
+/** The owner voids a baseline book by hand: refunds at net cost, the pool's remainder to its funder. */
+class VoidByHand extends Cmd {
+  constructor(readonly market: number) {
+    super();
+  }
+  check(m: Readonly<Model>): boolean {
+    return m.wsAlive && m.markets.length > 0;
+  }
+  async apply(m: Model, r: Real) {
+    const mk = pick(m.markets, this.market)!;
+    const res = await http(() => r.app.http.post(`/api/predictions/markets/${mk.id}/void`).set(asOwner(r)).send({ reason: 'fuzz' }));
+    if (m.metrics.find((x) => x.id === mk.metricId)?.deleted) return expectCode('voiding a book of a deleted metric', res, 404, 'market_not_found');
+    if (mk.status === 'resolved') return expectCode('voiding a resolved book', res, 400, 'market_resolved');
+    if (mk.status === 'voided') return expectCode('voiding a voided book', res, 400, 'market_voided');
+    if (mk.proposalId) return expectCode('voiding a proposal branch by hand', res, 409, 'conflict');
+    if (res.status !== 200) fail('void', res);
+    eq('refunded', toNano(res.body.refunded), voidMarket(m, mk));
+  }
+  toString(): string {
+    return `void(book ${this.market})`;
   }
 }
 
@@ -496,7 +595,7 @@ class Settle extends Cmd {
   }
   async apply(m: Model, r: Real) {
     const metric = pick(m.metrics.filter((x) => !x.deleted), this.metric)!;
-    const res = await r.app.http.post(`/api/metrics/${metric.id}/settle`).set(asOwner(r)).send({ value: QUARTER_VALUES[this.k], reason: 'fuzz' });
+    const res = await http(() => r.app.http.post(`/api/metrics/${metric.id}/settle`).set(asOwner(r)).send({ value: QUARTER_VALUES[this.k], reason: 'fuzz' }));
     if (res.status !== 200) fail('settle', res);
     const live = m.markets.filter((x) => x.metricId === metric.id && x.status === 'live');
     if ([...res.body.settled].sort().join() !== live.map((x) => x.id).sort().join()) fail(`settled the live books ${live.map((x) => x.id)}`, res);
@@ -520,10 +619,10 @@ class ReadingAndResolve extends Cmd {
   async apply(m: Model, r: Real) {
     const mk = m.markets.find((x) => x.minute && x.status === 'live')!;
     r.app.clock.set(new Date(r.t0 + 60_000)); // inside the next minute (t0 is hh:mm:30)
-    const put = await r.app.http.put(`/api/metrics/${mk.metricId}`).set(asOwner(r)).send({ value: QUARTER_VALUES[this.k] });
+    const put = await http(() => r.app.http.put(`/api/metrics/${mk.metricId}`).set(asOwner(r)).send({ value: QUARTER_VALUES[this.k] }));
     if (put.status !== 200) fail('reading', put);
     r.app.clock.set(new Date(r.t0 + 95_000)); // its period over
-    const res = await r.app.http.post('/api/predictions/resolve').set(asOwner(r)).send({});
+    const res = await http(() => r.app.http.post('/api/predictions/resolve').set(asOwner(r)).send({}));
     if (res.status !== 200) fail('resolve', res);
     if (JSON.stringify(res.body.resolved) !== JSON.stringify([mk.id])) fail(`resolved the minute book ${mk.id} only`, res);
     resolveMarket(m, mk, BigInt(this.k));
@@ -545,7 +644,7 @@ class Decide extends Cmd {
     const proposer = agentById(m, p.proposer);
     // Withdrawal is the proposer's (the owner when the proposer is gone); approval and decline the owner's.
     const who = this.action === 'withdraw' && proposer ? asAgent(r, proposer) : asOwner(r);
-    const res = await r.app.http.post(`/api/proposals/${p.id}/${this.action}`).set(who).send({});
+    const res = await http(() => r.app.http.post(`/api/proposals/${p.id}/${this.action}`).set(who).send({}));
     if (p.status !== 'pending') {
       if (res.status < 400 || res.status >= 500 || typeof res.body?.code !== 'string') fail('a decision on a decided proposal is a coded 4xx', res);
       return;
@@ -572,7 +671,7 @@ class DeleteMetric extends Cmd {
   }
   async apply(m: Model, r: Real) {
     const metric = pick(m.metrics.filter((x) => !x.deleted), this.which)!;
-    const res = await r.app.http.delete(`/api/metrics/${metric.id}`).set(asOwner(r));
+    const res = await http(() => r.app.http.delete(`/api/metrics/${metric.id}`).set(asOwner(r)));
     const live = m.markets.filter((x) => x.metricId === metric.id && x.status === 'live');
     if (live.some((x) => x.traded)) return expectCode('deleting a metric with a traded live book', res, 409, 'conflict');
     if (res.status !== 204) fail('delete metric', res);
@@ -593,7 +692,7 @@ class DeleteParticipant extends Cmd {
   }
   async apply(m: Model, r: Real) {
     const a = pick(liveAgents(m), this.who)!;
-    const res = await r.app.http.delete(`/api/agents/${a.id}`).set('X-API-Key', r.app.masterKey);
+    const res = await http(() => r.app.http.delete(`/api/agents/${a.id}`).set('X-API-Key', r.app.masterKey));
     if (a === m.agents[0] && m.wsAlive) return expectCode('deleting the owner of a live workspace', res, 409, 'conflict');
     if (res.status !== 200) fail('delete participant', res);
     // Its resting orders' reserves are its credits: they go with its balance (to the treasury: no parent, no creator).
@@ -619,7 +718,7 @@ class DeleteWorkspace extends Cmd {
     return m.wsAlive;
   }
   async apply(m: Model, r: Real) {
-    const res = await r.app.http.delete(`/api/workspaces/${r.ws.id}`).set(asOwner(r));
+    const res = await http(() => r.app.http.delete(`/api/workspaces/${r.ws.id}`).set(asOwner(r)));
     if (res.status !== 204) fail('delete workspace', res);
     m.wsAlive = false;
     for (const mk of m.markets) voidMarket(m, mk);
@@ -640,7 +739,7 @@ class TradeInDeletedWorkspace extends Cmd {
   async apply(m: Model, r: Real) {
     const a = pick(liveAgents(m), this.who)!;
     const mk = pick(m.markets, this.market)!;
-    const res = await r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send({ marketId: mk.id, direction: 'higher', amount: 1 });
+    const res = await http(() => r.app.http.post('/api/predictions/trade').set(asAgent(r, a)).send({ marketId: mk.id, direction: 'higher', amount: 1 }));
     if (res.status < 400 || res.status >= 500 || typeof res.body?.code !== 'string') fail('a trade in a deleted workspace is a coded 4xx', res);
   }
   toString(): string {
@@ -658,7 +757,9 @@ const weighted: Array<[number, fc.Arbitrary<Cmd>]> = [
   [2, fc.tuple(idx, idx, fc.integer({ min: 1, max: 30_000 })).map(([a, b, c]) => new Transfer(a, b, c / 100))],
   [1, fc.integer({ min: 50, max: 950 }).map((v) => new CreateMetric(v))],
   [2, fc.tuple(idx, fc.constantFrom(0, 0, 5, 10)).map(([w, l]) => new Propose(w, l))],
-  [5, fc.tuple(idx, idx, side, fc.integer({ min: 10, max: 1500 })).map(([w, k, d, c]) => new Buy(w, k, d, c / 100))],
+  [5, fc.tuple(idx, idx, side, fc.integer({ min: 10, max: 1500 }), fc.boolean()).map(([w, k, d, c, again]) => new Buy(w, k, d, c / 100, again))],
+  [1, fc.tuple(idx, idx, fc.integer({ min: 1, max: 60 })).map(([w, k, c]) => new Fund(w, k, c))],
+  [1, idx.map((k) => new VoidByHand(k))],
   [3, fc.tuple(idx, idx, fc.integer({ min: 1, max: 4 })).map(([w, k, q]) => new Sell(w, k, q))],
   [2, fc.tuple(idx, idx, side, fc.integer({ min: 1, max: 400 })).map(([w, k, d, n]) => new PlaceOrder(w, k, d, n))],
   [2, idx.map((o) => new CancelOrder(o))],
@@ -692,9 +793,9 @@ describe('stateful fuzzing against a model of balances', () => {
     const property = fc.asyncProperty(fc.commands(commands, { maxCommands: COMMANDS, size: 'max' }), async (cmds) => {
       const t0 = base + runs++ * 3_600_000;
       app.clock.set(new Date(t0));
-      const owner = await registerAgent(app, uniqueName('sfo'));
-      await mint(app, owner.id, 5000);
-      const res = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).send({ name: uniqueName('sfws'), public: true });
+      const owner = await register(app, 'sfo');
+      await issue(app, owner.id, 5000);
+      const res = await http(() => app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).send({ name: uniqueName('sfws'), public: true }));
       if (res.status !== 201) fail('workspace', res);
       const real: Real = { app, ws: { id: res.body.id, slug: res.body.slug, owner }, t0 };
       const model: Model = {
@@ -715,7 +816,7 @@ describe('stateful fuzzing against a model of balances', () => {
       await fc.asyncModelRun(() => ({ model, real }), cmds);
     });
     const out = await fc.check(property, { seed: SEED, numRuns: RUNS, endOnFailure: process.env.FUZZ_SHRINK !== '1' });
-    console.log(`stateful fuzz (seed ${SEED}, ${RUNS} runs of up to ${COMMANDS} commands): ${runs} runs, ${ran} commands run, ${((Date.now() - started) / 1000).toFixed(1)} s\n${[...ranByKind].map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+    console.log(`stateful fuzz (seed ${SEED}, ${RUNS} runs of up to ${COMMANDS} commands): ${runs} runs, ${ran} commands run, ${((Date.now() - started) / 1000).toFixed(1)} s\n${[...ranByKind].map(([k, n]) => `${k}: ${n}${refused.get(k) ? ` (${refused.get(k)} refused)` : ''}`).join(', ')}`);
     if (out.failed) throw new Error(`stateful fuzz failed (seed ${SEED}; replay with FUZZ_SEED=${SEED}):\n${fc.defaultReportMessage(out)}\n${(out.errorInstance as Error)?.stack ?? String(out.errorInstance)}`);
     expect(app.contractViolations()).toEqual([]);
   }, 600_000);
