@@ -113,6 +113,7 @@ async function issue(app: TestApp, agentId: string, credits: number): Promise<vo
 
 let ran = 0;
 let current = '';
+let wasRefused = false;
 const ranByKind = new Map<string, number>();
 /** Commands answered with the refusal the model expected (the rest went through). */
 const refused = new Map<string, number>();
@@ -121,7 +122,7 @@ function fail(what: string, res: { status: number; body: unknown }): never {
   throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 400)}`);
 }
 function expectCode(what: string, res: { status: number; body: Json }, status: number, code: string): void {
-  refused.set(current, (refused.get(current) ?? 0) + 1);
+  wasRefused = true;
   if (res.status !== status || res.body?.code !== code) fail(`${what}: expected ${status} ${code}`, res);
 }
 function eq(what: string, actual: bigint, expected: bigint): void {
@@ -218,7 +219,9 @@ abstract class Cmd implements fc.AsyncCommand<Model, Real> {
     ran++;
     current = this.constructor.name;
     ranByKind.set(current, (ranByKind.get(current) ?? 0) + 1);
+    wasRefused = false;
     await this.apply(m, r);
+    if (wasRefused) refused.set(current, (refused.get(current) ?? 0) + 1);
     await checkAgainstModel(m, r, this.toString());
   }
 }
@@ -521,12 +524,15 @@ class CancelOrder extends Cmd {
     const o = pick(m.orders.filter((x) => agentById(m, x.agent)), this.which)!;
     const a = agentById(m, o.agent)!;
     const res = await http(() => r.app.http.delete(`/api/predictions/orders/${o.id}`).set(asAgent(r, a)));
+    // Deleting a metric deletes its books' rows, their (closed) orders with them.
+    const mk = m.markets.find((x) => x.id === o.market)!;
+    if (m.metrics.find((x) => x.id === mk.metricId)?.deleted) return expectCode('cancelling an order of a deleted metric', res, 404, 'order_not_found');
     if (!o.open) return expectCode('second cancel', res, 409, 'order_not_open');
     if (res.status !== 200) fail('cancel', res);
     eq('returned', toNano(res.body.returned), o.reserve);
     o.open = false;
     a.balance += o.reserve;
-    m.markets.find((x) => x.id === o.market)!.reserve -= o.reserve;
+    mk.reserve -= o.reserve;
   }
   toString(): string {
     return `cancel(order ${this.which})`;
