@@ -6,7 +6,7 @@ import type { TestApp } from './harness';
  * polls the deletion's statusUrl (as the master key) until it is done, and fails on failed or after
  * `timeoutMs`. Returns the DELETE's answer and the finished deletion.
  */
-export async function waitForDeletion(app: TestApp, del: Response, timeoutMs = 60_000): Promise<{ res: Response; deletion: Record<string, unknown> }> {
+export async function waitForDeletion<R extends Pick<Response, 'status' | 'body'>>(app: TestApp, del: R, timeoutMs = 60_000): Promise<{ res: R; deletion: Record<string, unknown> }> {
   if (del.status !== 202) throw new Error(`expected 202 from the DELETE, got ${del.status}: ${JSON.stringify(del.body)}`);
   const url: string = del.body.statusUrl ?? del.body.deletion?.statusUrl;
   const until = Date.now() + timeoutMs;

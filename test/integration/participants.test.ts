@@ -1,6 +1,6 @@
 import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, joinWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
-import { deleteAndWait } from '../helpers/deletions';
+import { deleteAndWait, waitForDeletion } from '../helpers/deletions';
 
 let app: TestApp;
 useTestApp((a) => (app = a));
@@ -243,6 +243,25 @@ describe('DELETE /agents/{id}', () => {
     await expectLedgerSound(app.deps);
     // The book still settles (voided here by deleting the workspace) without the deleted holder.
     await deleteAndWait(app, `/api/workspaces/${ws.id}`, { 'X-Agent-Key': ws.owner.key });
+    await expectLedgerSound(app.deps);
+  });
+
+  it('a deleted participant’s resting orders are cancelled first: their reserves go with its balance, none is stranded (found by the stateful fuzz)', async () => {
+    const ws = await buildWorkspace(app, { ownerCredits: 10_000 });
+    const metric = await app.http.post('/api/metrics').set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id).send({ name: uniqueName('m'), value: 500 });
+    const books = await app.http.get(`/api/predictions/markets?metricId=${metric.body.id}`).set('X-Agent-Key', ws.owner.key).set('X-Workspace-Id', ws.id);
+    const [a, b] = [books.body[0].id, books.body[1].id];
+    const bot = await createChild(ws.owner.key, { agentId: uniqueName('bot'), memberships: [{ workspaceId: ws.id }], initialCredits: 50 });
+    for (const [marketId, direction, limit] of [[a, 'lower', 950], [b, 'higher', 50]] as const) {
+      const o = await app.http.post('/api/predictions/orders').set('X-Agent-Key', bot.body.apiKey).set('X-Workspace-Id', ws.id).send({ marketId, direction, limit, shares: 100 });
+      expect(o.body).toMatchObject({ status: 'open', reserved: 5 });
+    }
+    const del = await app.http.delete(`/api/agents/${bot.body.agentId}`).set('X-Agent-Key', ws.owner.key);
+    expect(del.status).toBe(202);
+    expect(del.body.creditsReturned).toBeCloseTo(50, 9); // 40 left + the two reserves of 5
+    await waitForDeletion(app, del);
+    const reserves = await app.deps.ds.query(`SELECT coalesce(sum(balance), 0)::text AS s FROM accounts WHERE id = ANY($1)`, [[`reserve:${a}`, `reserve:${b}`]]);
+    expect(reserves[0].s).toBe('0');
     await expectLedgerSound(app.deps);
   });
 
