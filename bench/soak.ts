@@ -32,6 +32,7 @@ const MASTER = 'bench-master-key-soak-0123456789';
 const DB = 'mpps_bench_soak';
 const TRADERS = 32;
 const METRICS = 20;
+const WORKSPACES = 4;
 const MAX_INFLIGHT = 256;
 const base = `http://127.0.0.1:${PORT}/api`;
 const call = apiCaller(base);
@@ -63,6 +64,7 @@ interface Trader {
 class Window {
   lat: number[] = [];
   tradeLat: number[] = [];
+  byKindLat: Partial<Record<Kind, number[]>> = {};
   ok: Partial<Record<Kind, number>> = {};
   client4xx = 0;
   server5xx = 0;
@@ -72,6 +74,7 @@ class Window {
   record(kind: Kind, ms: number, status: number, code?: string) {
     this.lat.push(ms);
     if (kind === 'buy' || kind === 'sell') this.tradeLat.push(ms);
+    (this.byKindLat[kind] ??= []).push(ms);
     if (status >= 200 && status < 300) this.ok[kind] = (this.ok[kind] ?? 0) + 1;
     else {
       if (status >= 500) this.server5xx++;
@@ -133,28 +136,29 @@ async function main() {
     const owner = await call('POST', '/agents/register', { name: `soakowner${Date.now() % 1e6}` }, {});
     await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, master);
     const ownerKey = { 'x-agent-key': owner.apiKey };
-    const ws = await call('POST', '/workspaces', { name: 'soak trading', public: true, defaultLiquidityCredits: 1000 }, ownerKey);
+    // Several trading workspaces: a workspace's metric writes run one at a time (an advisory lock), so
+    // readings all aimed at one workspace would queue behind each other rather than measure the service.
+    const tradingWs: string[] = [];
+    for (let i = 0; i < WORKSPACES; i++) tradingWs.push((await call('POST', '/workspaces', { name: `soak trading ${i}`, public: true, defaultLiquidityCredits: 1000 }, ownerKey)).id);
     const pws = await call('POST', '/workspaces', { name: 'soak proposals', public: true, defaultLiquidityCredits: 1000 }, ownerKey);
-    const asOwner = { ...ownerKey, 'x-workspace-id': ws.id };
-    const asOwnerP = { ...ownerKey, 'x-workspace-id': pws.id };
-    for (const w of [ws.id, pws.id]) await call('POST', '/hooks', { url: hookUrl, events: HOOK_EVENTS }, { ...ownerKey, 'x-workspace-id': w });
+    const allWs = [...tradingWs, pws.id];
+    const asOwnerIn = (w: string) => ({ ...ownerKey, 'x-workspace-id': w });
+    const asOwnerP = asOwnerIn(pws.id);
+    for (const w of allWs) await call('POST', '/hooks', { url: hookUrl, events: HOOK_EVENTS }, asOwnerIn(w));
 
-    /** Live books of the trading workspace by metric; a settle retires a metric and a new one replaces it. */
-    const booksOf = new Map<string, string[]>();
-    const live = new Set<string>();
+    /** Live books by metric; a settle retires a metric and a new one replaces it in its workspace. */
+    const booksOf = new Map<string, { ws: string; books: string[] }>();
+    const live = new Map<string, string>(); // book -> workspace
     let metricSeq = 0;
-    const addMetric = async () => {
-      const m = await call('POST', '/metrics', { name: `soak-m${metricSeq++}`, value: 500 }, asOwner);
+    const addMetric = async (w: string) => {
+      const m = await call('POST', '/metrics', { name: `soak-m${metricSeq++}`, value: 500 }, asOwnerIn(w));
       const id = (m.metric ?? m).id as string;
-      const books: any[] = await call('GET', `/predictions/markets?metricId=${id}&limit=200`, undefined, asOwner);
-      booksOf.set(
-        id,
-        books.map((b) => b.id),
-      );
-      for (const b of books) live.add(b.id);
+      const books: any[] = await call('GET', `/predictions/markets?metricId=${id}&limit=200`, undefined, asOwnerIn(w));
+      booksOf.set(id, { ws: w, books: books.map((b) => b.id) });
+      for (const b of books) live.set(b.id, w);
       return id;
     };
-    for (let i = 0; i < METRICS; i++) await addMetric();
+    for (let i = 0; i < METRICS; i++) await addMetric(tradingWs[i % WORKSPACES]);
     const propMetrics: string[] = [];
     for (let i = 0; i < 2; i++) {
       const m = await call('POST', '/metrics', { name: `soak-p${i}`, value: 500 }, asOwnerP);
@@ -164,11 +168,11 @@ async function main() {
     for (let i = 0; i < TRADERS; i++) {
       const t = await call('POST', '/agents/register', { name: `soakt${i}x${Date.now() % 1e6}` }, {});
       await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e6 }, master);
-      for (const w of [ws.id, pws.id]) await call('POST', `/marketplace/${w}/join`, undefined, { 'x-agent-key': t.apiKey });
+      for (const w of allWs) await call('POST', `/marketplace/${w}/join`, undefined, { 'x-agent-key': t.apiKey });
       traders.push({ id: t.agentId, key: t.apiKey, positions: new Map() });
     }
     const pending: string[] = [];
-    console.log(`floor: ${METRICS} metrics with ${live.size} open books, ${TRADERS} traders, 2 workspaces hooked to ${hookUrl}`);
+    console.log(`floor: ${METRICS} metrics with ${live.size} open books, ${TRADERS} traders, ${allWs.length} workspaces hooked to ${hookUrl}`);
 
     // ---- one operation of the mix
     let window = new Window();
@@ -193,7 +197,6 @@ async function main() {
     };
     const trade = async (kind: 'buy' | 'sell') => {
       const t = pick(traders);
-      const h = { 'x-agent-key': t.key, 'x-workspace-id': ws.id, 'idempotency-key': `soak-${randomUUID()}` };
       const held = [...t.positions].filter(([id, p]) => live.has(id) && p.shares > 0.00001);
       let marketId: string;
       let body: Record<string, unknown>;
@@ -202,9 +205,10 @@ async function main() {
         marketId = id;
         body = { marketId: id, direction: p.direction, sellShares: Math.max(0.000001, Math.floor(p.shares * (Math.random() < 0.3 ? 1 : 0.5) * 1e6) / 1e6) };
       } else {
-        marketId = pick([...live]);
+        marketId = pick([...live.keys()]);
         body = { marketId, direction: Math.random() < 0.5 ? 'higher' : 'lower', amount: round2(0.5 + Math.random() * 5) };
       }
+      const h = { 'x-agent-key': t.key, 'x-workspace-id': live.get(marketId)!, 'idempotency-key': `soak-${randomUUID()}` };
       const r = await send(held.length && kind === 'sell' ? 'sell' : 'buy', 'POST', '/predictions/trade', h, body);
       const pos = r?.position;
       if (pos?.direction) t.positions.set(marketId, { direction: pos.direction, shares: pos.shares });
@@ -214,8 +218,8 @@ async function main() {
       buy: () => trade('buy'),
       sell: () => trade('sell'),
       reading: async () => {
-        const id = pick([...booksOf.keys()]);
-        await send('reading', 'PUT', `/metrics/${id}`, asOwner, { value: Math.round(300 + Math.random() * 400) });
+        const [id, { ws }] = pick([...booksOf]);
+        await send('reading', 'PUT', `/metrics/${id}`, asOwnerIn(ws), { value: Math.round(300 + Math.random() * 400) });
       },
       transfer: async () => {
         const from = pick(traders);
@@ -234,11 +238,11 @@ async function main() {
       },
       settle: async () => {
         // The oldest metric settles early (all its books resolve and pay out); a new one takes its place.
-        const [id, books] = booksOf.entries().next().value!;
+        const [id, { ws, books }] = booksOf.entries().next().value!;
         booksOf.delete(id);
         for (const b of books) live.delete(b);
-        await send('settle', 'POST', `/metrics/${id}/settle`, { ...master, 'x-workspace-id': ws.id }, { value: Math.round(200 + Math.random() * 600), reason: 'soak settles early' });
-        await addMetric().catch((err: Error) => void window.record('settle', 0, 0, `replacement metric: ${err.message.slice(0, 80)}`));
+        await send('settle', 'POST', `/metrics/${id}/settle`, { ...master, 'x-workspace-id': ws }, { value: Math.round(200 + Math.random() * 600), reason: 'soak settles early' });
+        await addMetric(ws).catch((err: Error) => void window.record('settle', 0, 0, `replacement metric: ${err.message.slice(0, 80)}`));
       },
     };
     const drawKind = (): Kind => {
@@ -323,7 +327,7 @@ async function main() {
       last = deliveries;
       await new Promise((r) => setTimeout(r, 3000));
     }
-    const [{ n: events }] = (await pg.query(`SELECT count(*)::int AS n FROM outbox WHERE workspace_id = ANY($1) AND type = ANY($2)`, [[ws.id, pws.id], HOOK_EVENTS])).rows;
+    const [{ n: events }] = (await pg.query(`SELECT count(*)::int AS n FROM outbox WHERE workspace_id = ANY($1) AND type = ANY($2)`, [allWs, HOOK_EVENTS])).rows;
     const ds = new DataSource({ type: 'postgres', url: dbUrl });
     await ds.initialize();
     const inv = await checkLedgerInvariant(ds);
@@ -348,10 +352,12 @@ async function main() {
       dbMb: compare((r) => r.dbMb),
       webhooksPerSecond: compare((r) => r.webhooksPerSecond),
     };
+    const kinds = MIX.map(([kind]) => kind);
+    const p99ByKind = Object.fromEntries(kinds.map((kind) => [kind, compare((r) => r.p99ByKind[kind] ?? NaN)]));
     const firstTables = minutes[0].tablesMb as Record<string, number>;
     const lastTables = minutes[minutes.length - 1].tablesMb as Record<string, number>;
     console.log(`\n## summary: mean of the first ${k} minutes against the last ${k} (ratio last/first)`);
-    for (const [name, s] of Object.entries(summary)) console.log(`${name.padEnd(18)} ${fmt(s.first).padStart(9)} -> ${fmt(s.last).padStart(9)}  (x${fmt(s.ratio, 2)})`);
+    for (const [name, s] of Object.entries({ ...summary, ...Object.fromEntries(Object.entries(p99ByKind).map(([kind, v]) => [`p99 ${kind}`, v])) })) console.log(`${name.padEnd(18)} ${fmt(s.first).padStart(9)} -> ${fmt(s.last).padStart(9)}  (x${fmt(s.ratio, 2)})`);
     console.log(`tables MB, minute 1 -> minute ${minutes.length}: ${Object.keys(lastTables).map((t) => `${t} ${fmt(firstTables[t] ?? 0)} -> ${fmt(lastTables[t])}`).join(', ')}`);
     console.log(`requests: ${i} sent in ${fmt(soakSeconds, 0)} s; not 2xx: ${JSON.stringify(codes)}`);
     console.log(`webhooks: ${deliveries} deliveries received, ${events} events written to the hooked workspaces (ramp included)`);
@@ -364,6 +370,7 @@ async function main() {
       ramp,
       perMinute: minutes,
       summary,
+      p99ByKind,
       firstTablesMb: firstTables,
       lastTablesMb: lastTables,
       notOk: codes,
@@ -416,6 +423,7 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
     p50: percentile(w.lat, 50),
     p99: percentile(w.lat, 99),
     tradeP99: percentile(w.tradeLat, 99),
+    p99ByKind: Object.fromEntries(Object.entries(w.byKindLat).map(([k, xs]) => [k, percentile(xs.sort((a, b) => a - b), 99)])),
     rssMb: Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, rssMb(p.pid)])),
     redisMb,
     dbMb,
