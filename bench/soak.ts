@@ -131,6 +131,11 @@ async function main() {
   const redis = new Redis(`redis://127.0.0.1:${REDIS_PORT}`);
   try {
     console.log(`# bench/soak: ${MINUTES} min at half the saturating rate; load average ${loadavg()}; pids api ${procs.api.pid} worker ${procs.worker.pid}`);
+    // A server with autovacuum off (this machine's CI config) keeps every dead row of the hot rows (hooks,
+    // accounts, books): the bench then vacuums its database each minute in autovacuum's place (SOAK_VACUUM=0: never).
+    const autovacuum = (await pg.query(`SELECT current_setting('autovacuum') AS v`)).rows[0].v as string;
+    const vacuum = process.env.SOAK_VACUUM === '0' ? false : process.env.SOAK_VACUUM === '1' || autovacuum !== 'on';
+    console.log(`Postgres autovacuum ${autovacuum}; the bench ${vacuum ? 'vacuums the database once a minute' : 'does not vacuum'}`);
     // ---- the floor
     const master = { 'x-api-key': MASTER };
     const owner = await call('POST', '/agents/register', { name: `soakowner${Date.now() % 1e6}` }, {});
@@ -313,6 +318,11 @@ async function main() {
       const w = window;
       window = new Window();
       const row = await sample(minute, w, pg, redis, procs, deliveries - deliveriesAtMinute);
+      if (vacuum) {
+        const t0 = performance.now();
+        await pg.query('VACUUM');
+        row.vacuumMs = performance.now() - t0;
+      }
       deliveriesAtMinute = deliveries;
       for (const [k, n] of Object.entries(w.codes)) codes[k] = (codes[k] ?? 0) + n;
       minutes.push(row);
@@ -358,7 +368,9 @@ async function main() {
     const lastTables = minutes[minutes.length - 1].tablesMb as Record<string, number>;
     console.log(`\n## summary: mean of the first ${k} minutes against the last ${k} (ratio last/first)`);
     for (const [name, s] of Object.entries({ ...summary, ...Object.fromEntries(Object.entries(p99ByKind).map(([kind, v]) => [`p99 ${kind}`, v])) })) console.log(`${name.padEnd(18)} ${fmt(s.first).padStart(9)} -> ${fmt(s.last).padStart(9)}  (x${fmt(s.ratio, 2)})`);
-    console.log(`tables MB, minute 1 -> minute ${minutes.length}: ${Object.keys(lastTables).map((t) => `${t} ${fmt(firstTables[t] ?? 0)} -> ${fmt(lastTables[t])}`).join(', ')}`);
+    // The ten largest, and any other table over 1 MB that grew more than threefold (hot rows' dead versions).
+    const shown = Object.keys(lastTables).filter((t, n) => n < 10 || (lastTables[t] > 1 && lastTables[t] > 3 * (firstTables[t] ?? 0)));
+    console.log(`tables MB, minute 1 -> minute ${minutes.length}: ${shown.map((t) => `${t} ${fmt(firstTables[t] ?? 0)} -> ${fmt(lastTables[t])}`).join(', ')}`);
     console.log(`requests: ${i} sent in ${fmt(soakSeconds, 0)} s; not 2xx: ${JSON.stringify(codes)}`);
     console.log(`webhooks: ${deliveries} deliveries received, ${events} events written to the hooked workspaces (ramp included)`);
     console.log(`ledger invariant: ${inv.ok ? 'holds' : `BROKEN ${JSON.stringify({ ...inv, total: inv.total.toString() })}`}`);
@@ -367,6 +379,7 @@ async function main() {
       at: new Date().toISOString(),
       minutes: MINUTES,
       rate,
+      vacuumEachMinute: vacuum,
       ramp,
       perMinute: minutes,
       summary,
@@ -408,7 +421,7 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
   const tables = (
     await pg.query(
       `SELECT relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 2 DESC LIMIT 6`,
+        WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 2 DESC`,
     )
   ).rows.map((r) => [r.name as string, Number(r.bytes) / 2 ** 20] as const);
   const dbMb = Number((await pg.query('SELECT pg_database_size(current_database()) AS b')).rows[0].b) / 2 ** 20;
@@ -429,9 +442,10 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
     dbMb,
     tablesMb: Object.fromEntries(tables),
     webhooksPerSecond: delivered / 60,
+    vacuumMs: undefined as number | undefined,
   };
   const kinds = Object.entries(row.byKind).map(([k, n]) => `${k} ${n}`).join(' ');
-  const tbl = tables.map(([n, mb]) => `${n} ${fmt(mb)}`).join(', ');
+  const tbl = tables.slice(0, 6).map(([n, mb]) => `${n} ${fmt(mb)}`).join(', ');
   console.log(
     `| ${minute} | ${fmt(row.opsPerSecond)} | ${kinds} | ${w.client4xx} | ${w.server5xx} | ${row.networkOrShed} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.tradeP99)} | ${fmt(row.rssMb.api)} | ${fmt(row.rssMb.worker)} | ${fmt(redisMb)} | ${fmt(dbMb)} | ${tbl} | ${fmt(row.webhooksPerSecond)} |`,
   );
