@@ -1,6 +1,8 @@
+import { Client } from 'pg';
 import { buildWorkspace, joinWorkspace, registerAgent, type TestWorkspace } from '../helpers/factories';
 import { workspaceClient } from '../helpers/metricClient';
 import { useTestApp, uniqueName, type TestApp } from '../helpers/harness';
+import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 
 let app: TestApp;
 useTestApp((a) => (app = a));
@@ -539,5 +541,50 @@ describe('uniqueness under concurrency', () => {
     const name = uniqueName('race');
     const [r1, r2] = await Promise.all([as(ws).post('/metrics', { name, timePreference: null }), as(ws).post('/metrics', { name, timePreference: null })]);
     expect([r1.status, r2.status].sort()).toEqual([201, 409]);
+  });
+});
+
+describe('a burst of readings on one workspace (Issue 26)', () => {
+  it('queues in process: at most one backend waits on the metric lock, every reading lands, a trade goes through', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    const target = await create(ws, { name: uniqueName('burst'), value: 0 });
+    const booked = await createMetric(app, ws, { value: 500 });
+    const [market] = await marketsOf(app, ws, booked.id);
+    const t = await trader(app, ws, 100);
+    const [{ n: before }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM metric_readings WHERE metric_id = $1`, [target.id]);
+
+    // Sampled on a connection of its own, outside the app's pool (size 10 in tests).
+    const probe = new Client({ connectionString: app.deps.config.databaseUrl });
+    await probe.connect();
+    const [{ db }] = await app.deps.ds.query(`SELECT current_database() AS db`);
+    let sampling = true;
+    let maxWaiting = 0;
+    let samples = 0;
+    const sampler = (async () => {
+      while (sampling) {
+        const { rows } = await probe.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock(7101%'`,
+          [db],
+        );
+        maxWaiting = Math.max(maxWaiting, rows[0].n);
+        samples += 1;
+      }
+    })();
+    try {
+      const readings = Array.from({ length: 30 }, (_, i) => as(ws).put(`/metrics/${target.id}`, { value: i + 1 }));
+      const traded = trade(app, ws, t, { marketId: market.id, direction: 'higher', amount: 5 });
+      const [res, tradeRes] = await Promise.all([Promise.all(readings), traded]);
+      expect(res.map((r) => r.status)).toEqual(Array(30).fill(200));
+      expect(tradeRes.status).toBe(200);
+    } finally {
+      sampling = false;
+      await sampler;
+      await probe.end();
+    }
+    expect(samples).toBeGreaterThan(0);
+    expect(maxWaiting).toBeLessThanOrEqual(1);
+    const [{ n: after }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM metric_readings WHERE metric_id = $1`, [target.id]);
+    expect(after - before).toBe(30);
   });
 });

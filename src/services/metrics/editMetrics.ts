@@ -1,4 +1,7 @@
-/** Creating, updating, renaming, deleting and reordering metrics, each in the caller's transaction. */
+/**
+ * Creating, updating, renaming, deleting and reordering metrics, each in the caller's transaction,
+ * which must hold the workspace's metric lock: run them through writeWorkspaceMetrics (metricLock.ts).
+ */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { pgCode } from '../../db/tx';
@@ -12,7 +15,7 @@ import { openBooksForNewMetric, refuseIfTraded, respawnBooksAfterChange, retireB
 import type { BookCost, UnfundedBook } from '../books';
 import { accountId, balanceOf } from '../ledger';
 import { insertReadings, type NewReading, type ResetPeriod } from './readings';
-import { DEFAULT_TIME_PREFERENCE, getMetricRow, loadGraph, lockWorkspaceMetrics, requireMetric, UUID_RE, type MetricRow } from './metricRows';
+import { DEFAULT_TIME_PREFERENCE, getMetricRow, loadGraph, requireMetric, UUID_RE, type MetricRow } from './metricRows';
 import { dependantReadings, emitTotalChanges, recalculate, refreshStructure } from './recalculateTotals';
 
 // ---------------------------------------------------------------------------
@@ -81,7 +84,6 @@ export interface CreatedMetric {
 }
 
 export async function createMetric(m: EntityManager, workspaceId: string, input: CreateMetricInput, actor: Actor): Promise<CreatedMetric> {
-  await lockWorkspaceMetrics(m, workspaceId);
   const g = await loadGraph(m, workspaceId);
   const name = input.name.trim();
   nameTaken(g, name, null);
@@ -141,7 +143,6 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
   const now = actor.clock.now();
   if (input.asOf && input.asOf > now) throw badRequest(`asOf ${input.asOf.toISOString()} is in the future; a reading describes a moment that has happened.`);
 
-  await lockWorkspaceMetrics(m, workspaceId);
   const row = await requireMetric(m, workspaceId, idOrName);
   const g = await loadGraph(m, workspaceId);
   const node = g.nodes.get(row.id)!;
@@ -255,7 +256,6 @@ export async function writeRevision(m: EntityManager, row: MetricRow, field: 'na
 }
 
 export async function deleteMetric(m: EntityManager, workspaceId: string, idOrName: string, now: Date): Promise<void> {
-  await lockWorkspaceMetrics(m, workspaceId);
   const row = await requireMetric(m, workspaceId, idOrName);
   const g = await loadGraph(m, workspaceId);
   const users = g.usersOf(row.id);
@@ -276,7 +276,6 @@ export async function reorderMetrics(m: EntityManager, workspaceId: string, ids:
   const unique = [...new Set(ids.filter((id) => UUID_RE.test(id)).map((id) => id.toLowerCase()))];
   const positions = unique.map((id) => ids.findIndex((x) => x.toLowerCase() === id) + 1);
   if (!unique.length) return 0;
-  await lockWorkspaceMetrics(m, workspaceId);
   const [, updated]: [unknown, number] = await m.query(
     `UPDATE metrics SET sort_order = x.pos, updated_at = now() FROM unnest($2::uuid[], $3::int[]) AS x(id, pos)
       WHERE metrics.id = x.id AND metrics.workspace_id = $1`,
@@ -287,7 +286,6 @@ export async function reorderMetrics(m: EntityManager, workspaceId: string, ids:
 
 /** Idempotent repair: leaf typing and depths recomputed from the formulas as stored. */
 export async function migrateLeafTypes(m: EntityManager, workspaceId: string): Promise<number> {
-  await lockWorkspaceMetrics(m, workspaceId);
   const g = await loadGraph(m, workspaceId);
   return refreshStructure(m, g);
 }

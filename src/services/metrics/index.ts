@@ -1,4 +1,5 @@
 export * from './metricRows';
+export * from './metricLock';
 export * from './recalculateTotals';
 export * from './editMetrics';
 export * from './metricHistory';

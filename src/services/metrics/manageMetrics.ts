@@ -1,13 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
-import { inTransaction } from '../../db/tx';
 import { createMetric, deleteMetric, migrateLeafTypes, reorderMetrics, updateMetric } from './editMetrics';
 import { backfillMetric, purgeMetricLogs } from './metricHistory';
-import { rolledBack } from '../../db/dryRun';
+import { writeWorkspaceMetrics } from './metricLock';
 
 /*
  * The metric-editing use cases of a workspace, each in its own transaction (retried on
- * serialization failures); `agentId` is who acts (null for the master key), recorded on revisions.
+ * serialization failures) queued behind the workspace's metric lock (metricLock.ts); `agentId` is
+ * who acts (null for the master key), recorded on revisions.
  */
 
 /**
@@ -16,33 +16,33 @@ import { rolledBack } from '../../db/dryRun';
  */
 export async function addMetric(deps: Deps, workspaceId: string, input: Parameters<typeof createMetric>[2], agentId: string | null, opts: { dryRun?: boolean } = {}): ReturnType<typeof createMetric> {
   const run = (m: EntityManager) => createMetric(m, workspaceId, input, { agentId, clock: deps.clock });
-  return opts.dryRun ? rolledBack(deps.ds, run) : inTransaction(deps.ds, run);
+  return writeWorkspaceMetrics(deps.ds, workspaceId, run, opts);
 }
 
 export async function editMetric(deps: Deps, workspaceId: string, idOrName: string, input: Parameters<typeof updateMetric>[3], agentId: string | null): ReturnType<typeof updateMetric> {
-  return inTransaction(deps.ds, (m) => updateMetric(m, workspaceId, idOrName, input, { agentId, clock: deps.clock }));
+  return writeWorkspaceMetrics(deps.ds, workspaceId, (m) => updateMetric(m, workspaceId, idOrName, input, { agentId, clock: deps.clock }));
 }
 
 export async function removeMetric(deps: Deps, workspaceId: string, idOrName: string): Promise<void> {
-  await inTransaction(deps.ds, (m) => deleteMetric(m, workspaceId, idOrName, deps.clock.now()));
+  await writeWorkspaceMetrics(deps.ds, workspaceId, (m) => deleteMetric(m, workspaceId, idOrName, deps.clock.now()));
 }
 
 /** Order is 1-based by index; ids outside the workspace are ignored. Returns how many moved. */
 export async function reorderWorkspaceMetrics(deps: Deps, workspaceId: string, ids: string[]): ReturnType<typeof reorderMetrics> {
-  return inTransaction(deps.ds, (m) => reorderMetrics(m, workspaceId, ids));
+  return writeWorkspaceMetrics(deps.ds, workspaceId, (m) => reorderMetrics(m, workspaceId, ids));
 }
 
 /** Idempotent repair of leaf versus computed typing (and depths) from the stored formulas. */
 export async function repairLeafTypes(deps: Deps, workspaceId: string): ReturnType<typeof migrateLeafTypes> {
-  return inTransaction(deps.ds, (m) => migrateLeafTypes(m, workspaceId));
+  return writeWorkspaceMetrics(deps.ds, workspaceId, (m) => migrateLeafTypes(m, workspaceId));
 }
 
 /** Delete the readings of one metric (id or name), or of every metric of the workspace (null). */
 export async function purgeReadingLogs(deps: Deps, workspaceId: string, metric: string | null): ReturnType<typeof purgeMetricLogs> {
-  return inTransaction(deps.ds, (m) => purgeMetricLogs(m, workspaceId, metric));
+  return writeWorkspaceMetrics(deps.ds, workspaceId, (m) => purgeMetricLogs(m, workspaceId, metric));
 }
 
 /** Older readings written under a metric's history; the current value does not move. */
 export async function backfillMetricHistory(deps: Deps, workspaceId: string, idOrName: string, readings: Parameters<typeof backfillMetric>[3]): ReturnType<typeof backfillMetric> {
-  return inTransaction(deps.ds, (m) => backfillMetric(m, workspaceId, idOrName, readings, deps.clock));
+  return writeWorkspaceMetrics(deps.ds, workspaceId, (m) => backfillMetric(m, workspaceId, idOrName, readings, deps.clock));
 }

@@ -3,20 +3,18 @@ import type { EntityManager } from 'typeorm';
 import type { Clock, Deps } from '../../deps';
 import { refuseBackfillAfterResolution } from '../lifecycle';
 import { backfillReadings, purgeReadings } from './readings';
-import { lockWorkspaceMetrics, num, requireMetric } from './metricRows';
+import { num, requireMetric } from './metricRows';
 
 // ---------------------------------------------------------------------------
-// Readings and history
+// Readings and history (writers run through writeWorkspaceMetrics, metricLock.ts)
 
 export async function backfillMetric(m: EntityManager, workspaceId: string, idOrName: string, readings: Array<{ at: string; value: number }>, clock: Clock) {
-  await lockWorkspaceMetrics(m, workspaceId);
   const row = await requireMetric(m, workspaceId, idOrName);
   await refuseBackfillAfterResolution(m, row.id);
   return backfillReadings(m, row, readings, clock);
 }
 
 export async function purgeMetricLogs(m: EntityManager, workspaceId: string, metricIdOrName: string | null) {
-  await lockWorkspaceMetrics(m, workspaceId);
   const row = metricIdOrName === null ? null : await requireMetric(m, workspaceId, metricIdOrName);
   const deleted = await purgeReadings(m, workspaceId, row?.id ?? null);
   return row ? { deleted, scope: 'metric' as const, metricId: row.id } : { deleted, scope: 'workspace' as const };

@@ -1,4 +1,4 @@
-/** A workspace's metric rows: mapping, lookups, the workspace lock, and its dependency graph loaded from them. */
+/** A workspace's metric rows: mapping, lookups, and its dependency graph loaded from them. */
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import type { TimePreference } from '../../domain/horizons';
@@ -97,10 +97,6 @@ export async function metricsOfWorkspace(deps: Deps, workspaceId: string): Promi
   return rows.map(rowToMetric);
 }
 
-/** Metric writes of one workspace run one at a time, so recalculation never reads a stale total. */
-export async function lockWorkspaceMetrics(m: EntityManager, workspaceId: string): Promise<void> {
-  await m.query(`SELECT pg_advisory_xact_lock(7101, hashtext($1))`, [workspaceId]);
-}
 
 // ---------------------------------------------------------------------------
 // The dependency graph of one workspace (pure: src/domain/metricGraph.ts)

@@ -1,8 +1,8 @@
 import type { Deps } from '../../deps';
-import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
 import { liveMarketIdsOfMetric, runOnLane } from '../lifecycle';
 import { updateMetric } from './editMetrics';
+import { writeWorkspaceMetrics } from './metricLock';
 import { getMetricRow } from './metricRows';
 import { fileReading } from './readings';
 
@@ -33,7 +33,7 @@ export interface SettleMetricResult {
  */
 export async function settleMetric(deps: Deps, input: SettleMetricInput): Promise<SettleMetricResult> {
   const { workspaceId, value, reason, asOf } = input;
-  const { metric, marketIds, readingId } = await inTransaction(deps.ds, async (m) => {
+  const { metric, marketIds, readingId } = await writeWorkspaceMetrics(deps.ds, workspaceId, async (m) => {
     const metric = await getMetricRow(m, workspaceId, input.metric);
     if (!metric) throw new DomainError('not_found', `Metric "${input.metric}" was not found in this workspace.`);
     let readingId: string;

@@ -26,6 +26,7 @@ export function resolveTemplate(id: string): WorkspaceTemplate {
 /**
  * Fill a new workspace from a template, inside the caller's transaction: its metrics (in order; no
  * books) and its starter proposal by the owner with liquidity 0 (discussion branches anyone may fund).
+ * No metric lock (metricLock.ts): the workspace is uncommitted, so no other writer can reach its metrics.
  */
 export async function applyTemplate(
   deps: Deps,
