@@ -59,6 +59,6 @@ describe('the cron table', () => {
       await hub.close();
       await dropQueueData(app.deps, prefix);
     }
-    expect(cronTable.map((e) => e.name).sort()).toEqual(['expire-orders', 'horizons-hourly', 'horizons-minute', 'outbox-relay', 'purge-events', 'purge-requests', 'purge-telemetry', 'resolve-due', 'standings-sweep']);
+    expect(cronTable.map((e) => e.name).sort()).toEqual(['deletions-sweep', 'expire-orders', 'horizons-hourly', 'horizons-minute', 'outbox-relay', 'purge-events', 'purge-requests', 'purge-telemetry', 'resolve-due', 'standings-sweep']);
   });
 });
