@@ -213,6 +213,8 @@ async function main() {
         marketId = id;
         body = { marketId: id, direction: p.direction, sellShares: Math.max(0.000001, Math.floor(p.shares * (Math.random() < 0.3 ? 1 : 0.5) * 1e6) / 1e6) };
       } else {
+        // Every book settled and no replacement made yet (its creation timed out): nothing to buy now.
+        if (!live.size) return;
         marketId = pick([...live.keys()]);
         body = { marketId, direction: Math.random() < 0.5 ? 'higher' : 'lower', amount: round2(0.5 + Math.random() * 5) };
       }
