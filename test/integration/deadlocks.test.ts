@@ -60,16 +60,20 @@ async function laneBatchIn(inWs: TestWorkspace, marketId: string, traders: TestA
   return r.result.outcomes;
 }
 
-/** Backends waiting on any of `pids`. */
-async function waitingOn(monitor: Client, pids: number[]): Promise<number[]> {
-  return (await monitor.query(`SELECT pid FROM pg_stat_activity WHERE pg_blocking_pids(pid) && $1::int[]`, [pids])).rows.map((r) => r.pid as number);
+/** Backends waiting on any of `pids`, with the statement each waits in. */
+async function blockedBy(monitor: Client, pids: number[]): Promise<Array<{ pid: number; query: string }>> {
+  return (await monitor.query(`SELECT pid, query FROM pg_stat_activity WHERE pg_blocking_pids(pid) && $1::int[]`, [pids])).rows;
 }
 
 /**
  * Hold a row lock from outside (`lockSql`) while `run` starts the contenders and releases it, then
  * check that the database saw no deadlock meanwhile.
  */
-async function whileHolding(lockSql: string, params: unknown[], run: (h: { pid: number; waitingOn: (pids: number[]) => Promise<number[]>; release: () => Promise<unknown> }) => Promise<void>): Promise<void> {
+async function whileHolding(
+  lockSql: string,
+  params: unknown[],
+  run: (h: { pid: number; waitingOn: (pids: number[]) => Promise<number[]>; blockedQueries: (pids: number[]) => Promise<string[]>; release: () => Promise<unknown> }) => Promise<void>,
+): Promise<void> {
   const holder = new Client({ connectionString: process.env.DATABASE_URL });
   const monitor = new Client({ connectionString: process.env.DATABASE_URL });
   await holder.connect();
@@ -79,7 +83,12 @@ async function whileHolding(lockSql: string, params: unknown[], run: (h: { pid: 
     await holder.query('BEGIN');
     await holder.query(lockSql, params);
     const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
-    await run({ pid, waitingOn: (pids) => waitingOn(monitor, pids), release: () => holder.query('ROLLBACK') });
+    await run({
+      pid,
+      waitingOn: async (pids) => (await blockedBy(monitor, pids)).map((r) => r.pid),
+      blockedQueries: async (pids) => (await blockedBy(monitor, pids)).map((r) => r.query),
+      release: () => holder.query('ROLLBACK'),
+    });
     await new Promise((r) => setTimeout(r, 1100)); // backends report their counters at most once a second
     expect((await deadlocks()) - before).toBe(0);
   } finally {
@@ -118,31 +127,17 @@ describe('account locks across lanes', () => {
     expect((await trade(app, ws, owner, { marketId, direction: 'lower', amount: 1 })).status).toBe(200);
     const placed = await app.http.post('/api/predictions/orders').set('X-Agent-Key', owner.key).set('X-Workspace-Id', ws.id).send({ marketId, direction: 'higher', limit: 400, shares: 10 });
     expect(placed.status).toBe(200);
-    const holder = new Client({ connectionString: process.env.DATABASE_URL });
-    const monitor = new Client({ connectionString: process.env.DATABASE_URL });
-    await holder.connect();
-    await monitor.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [`agent:${owner.id}`]);
-      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
+    await whileHolding('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [`agent:${owner.id}`], async (h) => {
       const done = trade(app, ws, taker, { marketId, direction: 'lower', amount: 40, limit: 400 }).then((r) => r);
-      const waiting: string = await waitFor('the batch to wait on the owner', async () => {
-        const r = await monitor.query(`SELECT query FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [pid]);
-        return r.rows[0]?.query;
-      });
+      const waiting: string = await waitFor('the batch to wait on the owner', async () => (await h.blockedQueries([h.pid]))[0]);
       // The batch's account lock statement, not a ledger write (the fills' or the trade's).
       expect(waiting).toMatch(/JOIN ids ON ids\.id = a\.id ORDER BY a\.id FOR UPDATE OF a/);
       expect(waiting).not.toMatch(/ledger_lock|INSERT|UPDATE accounts/);
-      await holder.query('ROLLBACK');
+      await h.release();
       const res = await done;
       expect(res.status).toBe(200);
       expect(res.body.limitFills).toHaveLength(1);
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-      await monitor.end();
-    }
+    });
   });
 
   it('a proposal decision and a lane batch over the same accounts never deadlock: the decision takes its accounts in one sorted statement, last', async () => {
