@@ -19,15 +19,16 @@ import { logger } from '../../logger';
  */
 export type Bucket = 'signup' | 'waitlist' | 'request' | 'proposal';
 
-interface BucketShape {
-  points: number;
-  duration: number;
-}
+/** Per bucket, in one place: its allowance (from config), its window and how a refusal names it. */
+const BUCKETS: Record<Bucket, { points: (c: Deps['config']) => number; duration: number; what: (points: number) => string }> = {
+  request: { points: (c) => c.RATE_LIMIT_KEY_PER_MINUTE, duration: 60, what: (n) => `${n} requests a minute` },
+  signup: { points: (c) => c.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600, what: (n) => `${n} sign-ups an hour` },
+  waitlist: { points: (c) => c.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600, what: (n) => `${n} waitlist entries an hour` },
+  proposal: { points: (c) => c.RATE_LIMIT_PROPOSALS_PER_HOUR, duration: 3600, what: (n) => `${n} proposals an hour per participant` },
+};
 
-function shapeOf(deps: Deps, bucket: Bucket): BucketShape {
-  if (bucket === 'request') return { points: deps.config.RATE_LIMIT_KEY_PER_MINUTE, duration: 60 };
-  if (bucket === 'proposal') return { points: deps.config.RATE_LIMIT_PROPOSALS_PER_HOUR, duration: 3600 };
-  return { points: deps.config.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600 };
+function shapeOf(deps: Deps, bucket: Bucket): { points: number; duration: number } {
+  return { points: BUCKETS[bucket].points(deps.config), duration: BUCKETS[bucket].duration };
 }
 
 /**
@@ -36,13 +37,6 @@ function shapeOf(deps: Deps, bucket: Bucket): BucketShape {
  * only the store's count starts the block (rate-limiter-flexible's in-memory block).
  */
 const SPENT_IN_MEMORY = (points: number) => ({ inMemoryBlockOnConsumed: points });
-
-const WHAT: Record<Bucket, (points: number) => string> = {
-  request: (n) => `${n} requests a minute`,
-  signup: (n) => `${n} sign-ups an hour`,
-  waitlist: (n) => `${n} waitlist entries an hour`,
-  proposal: (n) => `${n} proposals an hour per participant`,
-};
 
 const limiters = new WeakMap<Deps, Map<Bucket, Promise<RateLimiterAbstract>>>();
 
@@ -92,7 +86,7 @@ export async function consumePoint(deps: Deps, bucket: Bucket, key: string): Pro
     if (err instanceof RateLimiterRes) {
       const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
       const retryAt = new Date(Date.now() + retryAfter * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
-      throw new DomainError('rate_limited', `Too many requests: the limit is ${WHAT[bucket](points)}; the next one frees in ${retryAfter} seconds (at ${retryAt}).`, {
+      throw new DomainError('rate_limited', `Too many requests: the limit is ${BUCKETS[bucket].what(points)}; the next one frees in ${retryAfter} seconds (at ${retryAt}).`, {
         retryAfter,
         limit: points,
         windowSeconds: duration,
