@@ -20,10 +20,13 @@ export async function dropDatabase(name: string): Promise<void> {
 }
 
 /** Start `npm start`'s entry as a child process and wait until it answers. */
-export async function startServer(env: Record<string, string>, port: number, role?: 'api' | 'worker'): Promise<ChildProcess> {
+export async function startServer(env: Record<string, string>, port: number, role?: 'api' | 'worker', nodeArgs: string[] = []): Promise<ChildProcess> {
   // BENCH_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof', profiles the server.
-  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'src/main.ts', ...(role ? [`--role=${role}`] : [])], {
+  const extra = [...nodeArgs, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  // BENCH_SERVER=dist runs the compiled service as `npm start` does (run `npm run build` first);
+  // otherwise the sources through tsx (its loader thread adds memory, not per-request work).
+  const entry = process.env.BENCH_SERVER === 'dist' ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  const child = spawn(process.execPath, [...extra, ...entry, ...(role ? [`--role=${role}`] : [])], {
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

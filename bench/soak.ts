@@ -14,7 +14,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -33,6 +35,7 @@ const DB = 'mpps_bench_soak';
 const TRADERS = 32;
 const METRICS = 20;
 const WORKSPACES = 4;
+const WS_METRICS = Number(process.env.SOAK_WS_METRICS) || 25;
 const MAX_INFLIGHT = 256;
 const base = `http://127.0.0.1:${PORT}/api`;
 const call = apiCaller(base);
@@ -127,8 +130,20 @@ async function main() {
   const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   const procs: Record<string, ChildProcess> = {};
-  procs.api = await startServer({ ...env, SCHEDULER: 'false' }, PORT, 'api');
-  procs.worker = await startServer({ ...env, SCHEDULER: 'true' }, PORT, 'worker');
+  // Each server writes its heap figures beside RSS (bench/memprobe.cjs): growth in RSS with a flat
+  // live heap is memory kept outside it, growth in both is objects kept.
+  const probeDir = mkdtempSync(join(tmpdir(), 'soak-mem-'));
+  const probe = (role: string) => ({ MEMPROBE_FILE: join(probeDir, `${role}.json`) });
+  const probeArgs = ['--require', resolve('bench/memprobe.cjs')];
+  procs.api = await startServer({ ...env, ...probe('api'), SCHEDULER: 'false' }, PORT, 'api', probeArgs);
+  procs.worker = await startServer({ ...env, ...probe('worker'), SCHEDULER: 'true' }, PORT, 'worker', probeArgs);
+  const heapOf = (role: string): Record<string, any> | null => {
+    try {
+      return JSON.parse(readFileSync(join(probeDir, `${role}.json`), 'utf8'));
+    } catch {
+      return null;
+    }
+  };
   const pg = new Client({ connectionString: dbUrl });
   await pg.connect();
   const redis = new Redis(`redis://127.0.0.1:${REDIS_PORT}`);
@@ -158,6 +173,29 @@ async function main() {
     const booksOf = new Map<string, { ws: string; books: string[] }>();
     const live = new Map<string, string>(); // book -> workspace
     let metricSeq = 0;
+    // A settled metric stays in its workspace, and every write of a workspace's metrics loads them all
+    // (bench/metrics measures that cost by size). So that the soak measures the service over time and not
+    // a workspace growing by ~25 metrics a minute, a workspace takes at most SOAK_WS_METRICS metrics; the
+    // next replacement opens a fresh workspace (hooked, every trader joined) that takes its place.
+    const metricsIn = new Map<string, number>();
+    const successor = new Map<string, Promise<string>>();
+    let wsSeq = WORKSPACES;
+    const openTradingWorkspace = async () => {
+      const w = (await call('POST', '/workspaces', { name: `soak trading ${wsSeq++}`, public: true, defaultLiquidityCredits: 1000 }, ownerKey)).id as string;
+      await call('POST', '/hooks', { url: hookUrl, events: HOOK_EVENTS }, asOwnerIn(w));
+      for (const t of traders) await call('POST', `/marketplace/${w}/join`, undefined, { 'x-agent-key': t.key });
+      return w;
+    };
+    const homeFor = async (w: string): Promise<string> => {
+      const n = metricsIn.get(w) ?? 0;
+      if (n < WS_METRICS) {
+        metricsIn.set(w, n + 1);
+        return w;
+      }
+      let next = successor.get(w);
+      if (!next) successor.set(w, (next = openTradingWorkspace()));
+      return homeFor(await next);
+    };
     const addMetric = async (w: string) => {
       const m = await call('POST', '/metrics', { name: `soak-m${metricSeq++}`, value: 500 }, asOwnerIn(w));
       const id = (m.metric ?? m).id as string;
@@ -166,7 +204,7 @@ async function main() {
       for (const b of books) live.set(b.id, w);
       return id;
     };
-    for (let i = 0; i < METRICS; i++) await addMetric(tradingWs[i % WORKSPACES]);
+    for (let i = 0; i < METRICS; i++) await addMetric(await homeFor(tradingWs[i % WORKSPACES]));
     const propMetrics: string[] = [];
     for (let i = 0; i < 2; i++) {
       const m = await call('POST', '/metrics', { name: `soak-p${i}`, value: 500 }, asOwnerP);
@@ -252,7 +290,7 @@ async function main() {
         booksOf.delete(id);
         for (const b of books) live.delete(b);
         await send('settle', 'POST', `/metrics/${id}/settle`, { ...master, 'x-workspace-id': ws }, { value: Math.round(200 + Math.random() * 600), reason: 'soak settles early' });
-        await addMetric(ws).catch((err: Error) => void window.record('settle', 0, 0, `replacement metric: ${err.message.slice(0, 80)}`));
+        await homeFor(ws).then(addMetric).catch((err: Error) => void window.record('settle', 0, 0, `replacement metric: ${err.message.slice(0, 80)}`));
       },
     };
     const drawKind = (): Kind => {
@@ -295,8 +333,8 @@ async function main() {
     await new Promise((r) => setTimeout(r, 5000)); // let the ramp's backlog (webhooks, jobs) drain
 
     // ---- step 2: open loop at `rate`, one line a minute
-    console.log('\n| min | ops/s | 2xx by kind (per minute) | 4xx | 5xx | net/shed | p50 ms | p99 ms | trade p99 | RSS api MB | RSS worker MB | Redis MB | db MB | largest tables MB | webhooks/s |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    console.log('\n| min | ops/s | 2xx by kind (per minute) | 4xx | 5xx | net/shed | p50 ms | p99 ms | trade p99 | RSS api MB | heap api used (min of the minute)/reserved MB | RSS worker MB | heap worker used (min)/reserved MB | Redis MB | db MB | largest tables MB | webhooks/s |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     const minutes: any[] = [];
     const codes: Record<string, number> = {};
     const all = new Set<Promise<void>>();
@@ -322,7 +360,7 @@ async function main() {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const w = window;
       window = new Window();
-      const row = await sample(minute, w, pg, redis, procs, deliveries - deliveriesAtMinute);
+      const row = await sample(minute, w, pg, redis, procs, deliveries - deliveriesAtMinute, heapOf);
       if (vacuum) {
         const t0 = performance.now();
         await pg.query('VACUUM');
@@ -348,9 +386,20 @@ async function main() {
     const inv = await checkLedgerInvariant(ds);
     await ds.destroy();
     const k = Math.min(5, Math.floor(minutes.length / 2)) || 1;
+    // Garbage collection per minute (the probe's counters are cumulative): pause time and collections.
+    minutes.forEach((r, n) => {
+      for (const role of Object.keys(procs)) {
+        const now = r.heapMb[role]?.gcs;
+        const before = n ? minutes[n - 1].heapMb[role]?.gcs : undefined;
+        r.gcPerMinute = { ...r.gcPerMinute, [role]: now && before ? { count: now.count - before.count, ms: now.ms - before.ms } : null };
+      }
+    });
     const first = minutes.slice(0, k);
     const lastK = minutes.slice(-k);
-    const mean = (rows: any[], f: (r: any) => number) => rows.reduce((s, r) => s + f(r), 0) / rows.length;
+    const mean = (rows: any[], f: (r: any) => number) => {
+      const xs = rows.map(f).filter((x) => !Number.isNaN(x));
+      return xs.reduce((s, x) => s + x, 0) / xs.length;
+    };
     const compare = (f: (r: any) => number) => {
       const a = mean(first, f);
       const b = mean(lastK, f);
@@ -363,6 +412,13 @@ async function main() {
       tradeP99: compare((r) => r.tradeP99),
       rssApiMb: compare((r) => r.rssMb.api),
       rssWorkerMb: compare((r) => r.rssMb.worker),
+      heapMinUsedApiMb: compare((r) => r.heapMb.api?.usedMin ?? NaN),
+      heapReservedApiMb: compare((r) => r.heapMb.api?.total ?? NaN),
+      externalApiMb: compare((r) => r.heapMb.api?.external ?? NaN),
+      gcMsPerMinApi: compare((r) => r.gcPerMinute?.api?.ms ?? NaN),
+      gcCountPerMinApi: compare((r) => r.gcPerMinute?.api?.count ?? NaN),
+      heapMinUsedWorkerMb: compare((r) => r.heapMb.worker?.usedMin ?? NaN),
+      heapReservedWorkerMb: compare((r) => r.heapMb.worker?.total ?? NaN),
       redisMb: compare((r) => r.redisMb),
       dbMb: compare((r) => r.dbMb),
       webhooksPerSecond: compare((r) => r.webhooksPerSecond),
@@ -420,7 +476,7 @@ function rssMb(pid: number | undefined): number {
 }
 
 /** One minute's line: load figures from `w`, the processes' RSS, Redis memory and the largest tables. */
-async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs: Record<string, ChildProcess>, delivered: number) {
+async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs: Record<string, ChildProcess>, delivered: number, heapOf: (role: string) => Record<string, any> | null) {
   w.lat.sort((a, b) => a - b);
   w.tradeLat.sort((a, b) => a - b);
   const tables = (
@@ -443,6 +499,15 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
     tradeP99: percentile(w.tradeLat, 99),
     p99ByKind: Object.fromEntries(Object.entries(w.byKindLat).map(([k, xs]) => [k, percentile(xs.sort((a, b) => a - b), 99)])),
     rssMb: Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, rssMb(p.pid)])),
+    // MB: V8's heap (used now, the last minute's smallest and largest used, reserved), Buffers and other
+    // memory outside it, and the process's own malloc arena use by V8; GC count and pause so far.
+    heapMb: Object.fromEntries(
+      Object.keys(procs).map((k) => {
+        const h = heapOf(k);
+        const mb = (n: number | undefined) => (n === undefined ? NaN : n / 2 ** 20);
+        return [k, h ? { used: mb(h.heapUsed), usedMin: mb(h.minHeapUsed), usedMax: mb(h.maxHeapUsed), total: mb(h.heapTotal), external: mb(h.external), arrayBuffers: mb(h.arrayBuffers), malloced: mb(h.mallocedMemory), maxRss: mb(h.maxRss), gcs: h.gcs } : null];
+      }),
+    ) as Record<string, { used: number; usedMin: number; usedMax: number; total: number; external: number; arrayBuffers: number; malloced: number; maxRss: number; gcs: Record<string, number> } | null>,
     redisMb,
     dbMb,
     tablesMb: Object.fromEntries(tables),
@@ -451,8 +516,12 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
   };
   const kinds = Object.entries(row.byKind).map(([k, n]) => `${k} ${n}`).join(' ');
   const tbl = tables.slice(0, 6).map(([n, mb]) => `${n} ${fmt(mb)}`).join(', ');
+  const heap = (k: string) => {
+    const h = row.heapMb[k];
+    return h ? `${fmt(h.usedMin)}/${fmt(h.total)} ext ${fmt(h.external)}` : '-';
+  };
   console.log(
-    `| ${minute} | ${fmt(row.opsPerSecond)} | ${kinds} | ${w.client4xx} | ${w.server5xx} | ${row.networkOrShed} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.tradeP99)} | ${fmt(row.rssMb.api)} | ${fmt(row.rssMb.worker)} | ${fmt(redisMb)} | ${fmt(dbMb)} | ${tbl} | ${fmt(row.webhooksPerSecond)} |`,
+    `| ${minute} | ${fmt(row.opsPerSecond)} | ${kinds} | ${w.client4xx} | ${w.server5xx} | ${row.networkOrShed} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.tradeP99)} | ${fmt(row.rssMb.api)} | ${heap('api')} | ${fmt(row.rssMb.worker)} | ${heap('worker')} | ${fmt(redisMb)} | ${fmt(dbMb)} | ${tbl} | ${fmt(row.webhooksPerSecond)} |`,
   );
   return row;
 }
