@@ -22,7 +22,8 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Redis } from 'ioredis';
 import { checkLedgerInvariant } from '../src/services/ledger';
-import { startPrivateRedis } from './cpu';
+import { cpuSnapshot, startPrivateRedis } from './cpu';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { apiCaller, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer } from './lib';
 
 const MINUTES = Number(process.env.SOAK_MINUTES) || 30;
@@ -111,14 +112,21 @@ async function main() {
     WEBHOOK_ALLOW_HTTP: '1',
     WEBHOOK_ALLOW_PRIVATE: '1',
   };
-  // Webhook receiver: counts deliveries (by webhook-id, so a retry of one delivery counts once).
-  const seen = new Set<string>();
+  // Webhook receiver: counts deliveries (by webhook-id, so a retry of one delivery counts once). The ids
+  // of the last two minutes are kept (a retry comes within seconds): a set of every id ever seen would
+  // grow this process's heap all run long, and its collections would show up as everyone's latency.
+  let seen = new Set<string>();
+  let seenBefore = new Set<string>();
+  const forgetOldIds = setInterval(() => {
+    seenBefore = seen;
+    seen = new Set();
+  }, 60_000);
   let deliveries = 0;
   const receiver = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       const id = String(req.headers['webhook-id'] ?? randomUUID());
-      if (!seen.has(id)) {
+      if (!seen.has(id) && !seenBefore.has(id)) {
         seen.add(id);
         deliveries++;
       }
@@ -182,6 +190,7 @@ async function main() {
     let wsSeq = WORKSPACES;
     const openTradingWorkspace = async () => {
       const w = (await call('POST', '/workspaces', { name: `soak trading ${wsSeq++}`, public: true, defaultLiquidityCredits: 1000 }, ownerKey)).id as string;
+      allWs.push(w); // hooked: its events count at the end
       await call('POST', '/hooks', { url: hookUrl, events: HOOK_EVENTS }, asOwnerIn(w));
       for (const t of traders) await call('POST', `/marketplace/${w}/join`, undefined, { 'x-agent-key': t.key });
       return w;
@@ -289,6 +298,9 @@ async function main() {
         const [id, { ws, books }] = booksOf.entries().next().value!;
         booksOf.delete(id);
         for (const b of books) live.delete(b);
+        // A retired book's positions are of no further use to the mix: keeping them would make every
+        // sell's scan of a trader's positions grow all run long (the load client's cost, not the service's).
+        for (const t of traders) for (const b of books) t.positions.delete(b);
         await send('settle', 'POST', `/metrics/${id}/settle`, { ...master, 'x-workspace-id': ws }, { value: Math.round(200 + Math.random() * 600), reason: 'soak settles early' });
         await homeFor(ws).then(addMetric).catch((err: Error) => void window.record('settle', 0, 0, `replacement metric: ${err.message.slice(0, 80)}`));
       },
@@ -340,6 +352,10 @@ async function main() {
     const all = new Set<Promise<void>>();
     const soakStart = performance.now();
     let deliveriesAtMinute = deliveries;
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    let cpuBefore: Record<string, number> = { ...cpuSnapshot({ servers: { api: procs.api.pid!, worker: procs.worker.pid! }, db: DB, redisPid: redisProc.pid }), machine: machineBusySeconds() };
+    let lastVacuumMs = 0;
     let i = 0;
     window = new Window();
     for (let minute = 1; minute <= MINUTES; minute++) {
@@ -361,10 +377,18 @@ async function main() {
       const w = window;
       window = new Window();
       const row = await sample(minute, w, pg, redis, procs, deliveries - deliveriesAtMinute, heapOf);
+      // Where the machine's CPU went this minute (seconds per minute), and this load client's own event-loop
+      // delay: if the client stalls, every kind's latency rises together and it is not the service.
+      const cpuNow = { ...cpuSnapshot({ servers: { api: procs.api.pid!, worker: procs.worker.pid! }, db: DB, redisPid: redisProc.pid }), machine: machineBusySeconds() };
+      row.cpuSecondsPerMinute = Object.fromEntries(Object.entries(cpuNow).map(([k, v]) => [k, v - (cpuBefore[k] ?? 0)]));
+      cpuBefore = cpuNow;
+      row.clientLoopDelayMs = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
+      loopDelay.reset();
+      console.log(`   cpu s/min: ${Object.entries(row.cpuSecondsPerMinute).map(([k, v]) => `${k} ${fmt(v as number)}`).join(', ')}; client loop delay p99 ${fmt(row.clientLoopDelayMs.p99)} ms, max ${fmt(row.clientLoopDelayMs.max)} ms; previous VACUUM ${fmt(lastVacuumMs)} ms`);
       if (vacuum) {
         const t0 = performance.now();
         await pg.query('VACUUM');
-        row.vacuumMs = performance.now() - t0;
+        row.vacuumMs = lastVacuumMs = performance.now() - t0;
       }
       deliveriesAtMinute = deliveries;
       for (const [k, n] of Object.entries(w.codes)) codes[k] = (codes[k] ?? 0) + n;
@@ -422,6 +446,13 @@ async function main() {
       redisMb: compare((r) => r.redisMb),
       dbMb: compare((r) => r.dbMb),
       webhooksPerSecond: compare((r) => r.webhooksPerSecond),
+      cpuApiSPerMin: compare((r) => r.cpuSecondsPerMinute.api ?? NaN),
+      cpuWorkerSPerMin: compare((r) => r.cpuSecondsPerMinute.worker ?? NaN),
+      cpuRedisSPerMin: compare((r) => r.cpuSecondsPerMinute.redis ?? NaN),
+      cpuClientSPerMin: compare((r) => r.cpuSecondsPerMinute.client ?? NaN),
+      cpuMachineSPerMin: compare((r) => r.cpuSecondsPerMinute.machine ?? NaN),
+      clientLoopDelayP99: compare((r) => r.clientLoopDelayMs.p99),
+      vacuumMs: compare((r) => r.vacuumMs ?? NaN),
     };
     const kinds = MIX.map(([kind]) => kind);
     const p99ByKind = Object.fromEntries(kinds.map((kind) => [kind, compare((r) => r.p99ByKind[kind] ?? NaN)]));
@@ -461,6 +492,7 @@ async function main() {
     redis.disconnect();
     for (const p of Object.values(procs)) await stopServer(p);
     receiver.close();
+    clearInterval(forgetOldIds);
     redisProc.kill('SIGTERM');
     if (!process.env.BENCH_KEEP) await dropDatabase(DB);
   }
@@ -513,6 +545,8 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
     tablesMb: Object.fromEntries(tables),
     webhooksPerSecond: delivered / 60,
     vacuumMs: undefined as number | undefined,
+    cpuSecondsPerMinute: {} as Record<string, number>,
+    clientLoopDelayMs: { p99: NaN, max: NaN },
   };
   const kinds = Object.entries(row.byKind).map(([k, n]) => `${k} ${n}`).join(' ');
   const tbl = tables.slice(0, 6).map(([n, mb]) => `${n} ${fmt(mb)}`).join(', ');
@@ -524,6 +558,13 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
     `| ${minute} | ${fmt(row.opsPerSecond)} | ${kinds} | ${w.client4xx} | ${w.server5xx} | ${row.networkOrShed} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.tradeP99)} | ${fmt(row.rssMb.api)} | ${heap('api')} | ${fmt(row.rssMb.worker)} | ${heap('worker')} | ${fmt(redisMb)} | ${fmt(dbMb)} | ${tbl} | ${fmt(row.webhooksPerSecond)} |`,
   );
   return row;
+}
+
+/** Seconds the machine's CPUs were busy since boot (/proc/stat: all but idle and iowait). */
+function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+  return (user + nice + system + irq + softirq + steal) / 100;
 }
 
 function loadavg(): string {

@@ -162,7 +162,7 @@ export class TradeRequest {
   @Column({ type: 'text' }) status!: 'pending' | 'done' | 'failed';
   @Column({ type: 'jsonb', nullable: true }) response!: unknown;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
-  /** The job that applies this request, kept so a lost job can be enqueued again. */
+  /** The job that applies this request, kept while it is pending so a lost job can be enqueued again (cleared once it is applied). */
   @Column({ type: 'jsonb', nullable: true }) job!: unknown;
   @Column({ type: 'timestamptz', name: 'recovered_at', nullable: true }) recoveredAt!: Date | null;
 }

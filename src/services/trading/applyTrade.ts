@@ -313,7 +313,7 @@ class TradeBatch {
        rq AS (
          INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
          SELECT * FROM unnest($34::text[], $35::text[], $36::uuid[], $37::text[], $38::jsonb[]) WHERE ${ledger.ok}
-         ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response
+         ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response, job = NULL
           WHERE EXCLUDED.status = 'done' OR trade_requests.status <> 'done'),
        ${outbox.cte}
        SELECT ${ledger.outcome}`,
