@@ -240,6 +240,27 @@ describe('idempotency', () => {
     expect(theirs.body.idempotentReplay).toBe(false);
   });
 
+  it('the journal keeps a request job only while it is pending: applied and refused rows drop it, and the replay still answers', async () => {
+    const { market } = await freshBook();
+    const t = await trader(app, ws, 10);
+    const key = randomUUID();
+    const ok = await trade(app, ws, t, { marketId: market.id, direction: 'higher', amount: 2 }, key);
+    const refused = await trade(app, ws, t, { marketId: market.id, direction: 'lower', amount: 500 }, randomUUID());
+    expect(ok.status).toBe(200);
+    expect(refused.body.code).toBe('insufficient_balance');
+    const rows: Array<{ status: string; has_job: boolean; has_response: boolean }> = await app.deps.ds.query(
+      `SELECT status, job IS NOT NULL AS has_job, response IS NOT NULL AS has_response FROM trade_requests WHERE agent_id = $1 ORDER BY created_at`,
+      [t.id],
+    );
+    expect(rows).toEqual([
+      { status: 'done', has_job: false, has_response: true },
+      { status: 'failed', has_job: false, has_response: true },
+    ]);
+    const replay = await trade(app, ws, t, { marketId: market.id, direction: 'higher', amount: 2 }, key);
+    expect(replay.body).toEqual({ ...ok.body, idempotentReplay: true });
+    await expectLedgerSound(app);
+  });
+
   it('a failed call does not consume its key', async () => {
     const { market } = await freshBook();
     const t = await trader(app, ws, 1);
