@@ -356,6 +356,7 @@ async function main() {
     loopDelay.enable();
     let cpuBefore: Record<string, number> = { ...cpuSnapshot({ servers: { api: procs.api.pid!, worker: procs.worker.pid! }, db: DB, redisPid: redisProc.pid }), machine: machineBusySeconds() };
     let lastVacuumMs = 0;
+    let ioBefore = await pgIo(pg);
     let i = 0;
     window = new Window();
     for (let minute = 1; minute <= MINUTES; minute++) {
@@ -382,8 +383,14 @@ async function main() {
       const cpuNow = { ...cpuSnapshot({ servers: { api: procs.api.pid!, worker: procs.worker.pid! }, db: DB, redisPid: redisProc.pid }), machine: machineBusySeconds() };
       row.cpuSecondsPerMinute = Object.fromEntries(Object.entries(cpuNow).map(([k, v]) => [k, v - (cpuBefore[k] ?? 0)]));
       cpuBefore = cpuNow;
+      // Postgres's own writes and reads this minute: checkpoints (timed or forced by WAL volume), pages the
+      // backends had to write out themselves to find a free buffer, and reads that missed shared_buffers.
+      const ioNow = await pgIo(pg);
+      row.pgPerMinute = Object.fromEntries(Object.entries(ioNow).map(([k, v]) => [k, v - (ioBefore[k] ?? 0)]));
+      ioBefore = ioNow;
       row.clientLoopDelayMs = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
       loopDelay.reset();
+      console.log(`   postgres this minute: ${Object.entries(row.pgPerMinute).map(([k, v]) => `${k} ${v}`).join(', ')}`);
       console.log(`   cpu s/min: ${Object.entries(row.cpuSecondsPerMinute).map(([k, v]) => `${k} ${fmt(v as number)}`).join(', ')}; client loop delay p99 ${fmt(row.clientLoopDelayMs.p99)} ms, max ${fmt(row.clientLoopDelayMs.max)} ms; previous VACUUM ${fmt(lastVacuumMs)} ms`);
       if (vacuum) {
         const t0 = performance.now();
@@ -453,6 +460,10 @@ async function main() {
       cpuMachineSPerMin: compare((r) => r.cpuSecondsPerMinute.machine ?? NaN),
       clientLoopDelayP99: compare((r) => r.clientLoopDelayMs.p99),
       vacuumMs: compare((r) => r.vacuumMs ?? NaN),
+      pgBackendWritesPerMin: compare((r) => r.pgPerMinute.buffers_backend ?? NaN),
+      pgCheckpointWritesPerMin: compare((r) => r.pgPerMinute.buffers_checkpoint ?? NaN),
+      pgBlockReadsPerMin: compare((r) => r.pgPerMinute.blks_read ?? NaN),
+      pgForcedCheckpointsPerMin: compare((r) => r.pgPerMinute.forced_checkpoints ?? NaN),
     };
     const kinds = MIX.map(([kind]) => kind);
     const p99ByKind = Object.fromEntries(kinds.map((kind) => [kind, compare((r) => r.p99ByKind[kind] ?? NaN)]));
@@ -546,6 +557,7 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
     webhooksPerSecond: delivered / 60,
     vacuumMs: undefined as number | undefined,
     cpuSecondsPerMinute: {} as Record<string, number>,
+    pgPerMinute: {} as Record<string, number>,
     clientLoopDelayMs: { p99: NaN, max: NaN },
   };
   const kinds = Object.entries(row.byKind).map(([k, n]) => `${k} ${n}`).join(' ');
@@ -560,10 +572,20 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
   return row;
 }
 
+/** Postgres counters (cumulative): the server's checkpoints and buffer writes, and this database's block reads and hits. */
+async function pgIo(pg: Client): Promise<Record<string, number>> {
+  const [b] = (
+    await pg.query(`SELECT checkpoints_timed + checkpoints_req AS checkpoints, checkpoints_req AS forced_checkpoints, buffers_checkpoint, buffers_clean,
+                           buffers_backend, (SELECT blks_read FROM pg_stat_database WHERE datname = current_database()) AS blks_read,
+                           (SELECT blks_hit FROM pg_stat_database WHERE datname = current_database()) AS blks_hit FROM pg_stat_bgwriter`)
+  ).rows;
+  return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, Number(v)]));
+}
+
 /** Seconds the machine's CPUs were busy since boot (/proc/stat: all but idle and iowait). */
 function machineBusySeconds(): number {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+  const [user, nice, system, , , irq, softirq, steal] = f; // idle and iowait left out
   return (user + nice + system + irq + softirq + steal) / 100;
 }
 

@@ -258,7 +258,7 @@ describe('idempotency', () => {
     ]);
     const replay = await trade(app, ws, t, { marketId: market.id, direction: 'higher', amount: 2 }, key);
     expect(replay.body).toEqual({ ...ok.body, idempotentReplay: true });
-    await expectLedgerSound(app);
+    await expectLedgerSound(app.deps);
   });
 
   it('a failed call does not consume its key', async () => {
