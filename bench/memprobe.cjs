@@ -8,7 +8,6 @@
  */
 const { writeFileSync, renameSync } = require('node:fs');
 const v8 = require('node:v8');
-const { PerformanceObserver } = require('node:perf_hooks');
 
 const { isMainThread } = require('node:worker_threads');
 
