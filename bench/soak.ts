@@ -354,7 +354,8 @@ async function main() {
     let deliveriesAtMinute = deliveries;
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
-    let cpuBefore: Record<string, number> = { ...cpuSnapshot({ servers: { api: procs.api.pid!, worker: procs.worker.pid! }, db: DB, redisPid: redisProc.pid }), machine: machineBusySeconds() };
+    const cpuNow = () => ({ ...cpuSnapshot({ servers: { api: procs.api.pid!, worker: procs.worker.pid! }, db: DB, redisPid: redisProc.pid }), machine: machineBusySeconds() });
+    let cpuBefore: Record<string, number> = cpuNow();
     let lastVacuumMs = 0;
     let ioBefore = await pgIo(pg);
     let i = 0;
@@ -380,13 +381,13 @@ async function main() {
       const row = await sample(minute, w, pg, redis, procs, deliveries - deliveriesAtMinute, heapOf);
       // Where the machine's CPU went this minute (seconds per minute), and this load client's own event-loop
       // delay: if the client stalls, every kind's latency rises together and it is not the service.
-      const cpuNow = { ...cpuSnapshot({ servers: { api: procs.api.pid!, worker: procs.worker.pid! }, db: DB, redisPid: redisProc.pid }), machine: machineBusySeconds() };
-      row.cpuSecondsPerMinute = Object.fromEntries(Object.entries(cpuNow).map(([k, v]) => [k, v - (cpuBefore[k] ?? 0)]));
-      cpuBefore = cpuNow;
+      const cpu = cpuNow();
+      row.cpuSecondsPerMinute = delta(cpu, cpuBefore);
+      cpuBefore = cpu;
       // Postgres's own writes and reads this minute: checkpoints (timed or forced by WAL volume), pages the
       // backends had to write out themselves to find a free buffer, and reads that missed shared_buffers.
       const ioNow = await pgIo(pg);
-      row.pgPerMinute = Object.fromEntries(Object.entries(ioNow).map(([k, v]) => [k, v - (ioBefore[k] ?? 0)]));
+      row.pgPerMinute = delta(ioNow, ioBefore);
       ioBefore = ioNow;
       row.clientLoopDelayMs = { p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 };
       loopDelay.reset();
@@ -422,7 +423,7 @@ async function main() {
       for (const role of Object.keys(procs)) {
         const now = r.heapMb[role]?.gcs;
         const before = n ? minutes[n - 1].heapMb[role]?.gcs : undefined;
-        r.gcPerMinute = { ...r.gcPerMinute, [role]: now && before ? { count: now.count - before.count, ms: now.ms - before.ms } : null };
+        r.gcPerMinute = { ...r.gcPerMinute, [role]: now && before ? delta(now, before) : null };
       }
     });
     const first = minutes.slice(0, k);
@@ -572,12 +573,17 @@ async function sample(minute: number, w: Window, pg: Client, redis: Redis, procs
   return row;
 }
 
+/** What each cumulative counter gained since `before`. */
+function delta(now: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+}
+
 /** Postgres counters (cumulative): the server's checkpoints and buffer writes, and this database's block reads and hits. */
 async function pgIo(pg: Client): Promise<Record<string, number>> {
   const [b] = (
     await pg.query(`SELECT checkpoints_timed + checkpoints_req AS checkpoints, checkpoints_req AS forced_checkpoints, buffers_checkpoint, buffers_clean,
-                           buffers_backend, (SELECT blks_read FROM pg_stat_database WHERE datname = current_database()) AS blks_read,
-                           (SELECT blks_hit FROM pg_stat_database WHERE datname = current_database()) AS blks_hit FROM pg_stat_bgwriter`)
+                           buffers_backend, d.blks_read, d.blks_hit
+                      FROM pg_stat_bgwriter, pg_stat_database d WHERE d.datname = current_database()`)
   ).rows;
   return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, Number(v)]));
 }

@@ -83,7 +83,7 @@ export async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<Tra
   await m.query(
     `INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
      VALUES ($1, $2, $3, 'failed', $4)
-     ON CONFLICT (request_id) DO UPDATE SET status = 'failed', response = $4 WHERE trade_requests.status <> 'done'`,
+     ON CONFLICT (request_id) DO UPDATE SET status = 'failed', response = $4, job = NULL WHERE trade_requests.status <> 'done'`,
     [job.requestId, job.agentId, job.workspaceId, JSON.stringify(outcome.body)],
   );
   return outcome;
