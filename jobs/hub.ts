@@ -2,6 +2,7 @@ import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, t
 import { Cluster, Redis } from 'ioredis';
 import type { ZodType } from 'zod';
 import { logger } from '../src/logger';
+import { signalWithin } from '../src/signals';
 import { queueFamilies, queueSchema, resultSchema, type JobName, type JobPayload, type JobResult, type QueueFamilyName } from './definitions';
 
 /**
@@ -320,6 +321,11 @@ export class JobHub {
     return e;
   }
 
+  /** Whether this process reads a queue's event stream (tests: trades are answered without it). */
+  readsEventsOf(name: string): boolean {
+    return this.events.has(name);
+  }
+
   private link(name: string): QueueLink {
     let l = this.links.get(name);
     if (!l) this.links.set(name, (l = { up: true, giveUp: new Set(), back: new Set() }));
@@ -370,16 +376,7 @@ export class JobHub {
   whenConnected(name: string, ms: number): Promise<boolean> {
     const l = this.pg ? undefined : this.links.get(name);
     if (!l || l.up) return Promise.resolve(true);
-    return new Promise((res) => {
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        l.back.delete(onBack);
-        res(ok);
-      };
-      const onBack = () => done(true);
-      const timer = setTimeout(() => done(false), ms);
-      l.back.add(onBack);
-    });
+    return signalWithin(l.back, ms);
   }
 
   queueFor(family: QueueFamilyName, laneKey?: string): string {
@@ -408,12 +405,14 @@ export class JobHub {
    * journalled read the outcome from Postgres), or, logged as an error, when its result does not
    * match its schema. `interrupted`: given up because the queue's Redis connection dropped or came
    * back (the job may have been erased with Redis: whenConnected says when to enqueue it again).
+   * `ended`: the job's end as its caller hears it (a notice its own transaction commits) in place of
+   * the queue's completion events: no event-stream reads; a rejection is `finished: false`.
    */
   async enqueueAndWait<F extends QueueFamilyName, J extends JobName<F>>(
     family: F,
     job: J,
     payload: JobPayload<F, J>,
-    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean },
+    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean; ended?: Promise<unknown> },
   ): Promise<{ finished: true; result: JobResult<F, J> } | Unfinished> {
     const end = await this.enqueueAndWaitRaw(family, job, payload, opts);
     if (!end.finished) return end;
@@ -427,22 +426,22 @@ export class JobHub {
     family: F,
     job: J,
     payload: JobPayload<F, J>,
-    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean },
+    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean; ended?: Promise<unknown> },
   ): Promise<{ finished: true; result: unknown } | Unfinished> {
-    const { waitMs, freshId, ...jobOpts } = opts;
+    const { waitMs, freshId, ended, ...jobOpts } = opts;
     const queueName = this.queueFor(family, jobOpts.laneKey);
     if (this.pg) {
       const q = this.queue(queueName);
       try {
         const added = await withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
-        return { finished: true, result: await this.pg.completions.wait(q, added.id!, waitMs) };
+        return { finished: true, result: await (ended ? withTimeout(ended, waitMs) : this.pg.completions.wait(q, added.id!, waitMs)) };
       } catch {
         return { finished: false };
       }
     }
     const link = this.connectionChange(queueName);
     try {
-      return await this.waitOnRedis(family, job, payload, jobOpts, { queueName, waitMs, freshId, changed: link.changed });
+      return await this.waitOnRedis(family, job, payload, jobOpts, { queueName, waitMs, freshId, ended, changed: link.changed });
     } finally {
       link.dispose();
     }
@@ -453,36 +452,41 @@ export class JobHub {
     job: J,
     payload: JobPayload<F, J>,
     jobOpts: JobsOptions & { laneKey?: string },
-    w: { queueName: string; waitMs: number; freshId?: boolean; changed: Promise<'interrupted'> },
+    w: { queueName: string; waitMs: number; freshId?: boolean; ended?: Promise<unknown>; changed: Promise<'interrupted'> },
   ): Promise<{ finished: true; result: unknown } | Unfinished> {
     const { queueName, waitMs, changed } = w;
-    const events = this.queueEvents(queueName);
     const interrupted = { finished: false, interrupted: true } as const;
-    // A job id never used before (`freshId`) cannot have ended before its waiter is registered, so
-    // once this queue's events flow no "already finished?" script is needed: the one listener
-    // settles it. Otherwise BullMQ's own wait (which asks Redis once) is used.
-    if (w.freshId && jobOpts.jobId && this.flowing.has(queueName)) {
-      const jobId = jobOpts.jobId;
+    // The end comes from the caller's own notice, or, for a job id never used before (`freshId`),
+    // from this queue's one completion listener once its events flow (it cannot have ended before
+    // its waiter is registered, so no "already finished?" script is needed). Otherwise BullMQ's own
+    // wait (which asks Redis once) is used.
+    const jobId = jobOpts.jobId;
+    let heard: Promise<{ ok: true; value: unknown } | { ok: false }> | undefined;
+    let forget = () => {};
+    if (w.ended) heard = w.ended.then((value) => ({ ok: true as const, value }), () => ({ ok: false as const }));
+    else if (w.freshId && jobId && this.flowing.has(queueName)) {
       const waiting = this.waiters.get(queueName)!;
+      heard = new Promise((res) => waiting.set(jobId, res));
+      forget = () => waiting.delete(jobId);
+    }
+    if (heard) {
       let timer: NodeJS.Timeout | undefined;
-      const ended = new Promise<{ ok: true; value: unknown } | { ok: false }>((res) => {
-        waiting.set(jobId, res);
-        timer = setTimeout(() => res({ ok: false }), waitMs);
-      });
+      const timedOut = new Promise<{ ok: false }>((res) => (timer = setTimeout(() => res({ ok: false }), waitMs)));
       try {
         const added = withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
         added.catch(() => undefined); // given up on: its late failure is nobody's
         if ((await Promise.race([added, changed])) === 'interrupted') return interrupted;
-        const end = await Promise.race([ended, changed]);
+        const end = await Promise.race([heard, timedOut, changed]);
         if (end === 'interrupted') return interrupted;
         return end.ok ? { finished: true, result: end.value } : { finished: false };
       } catch {
         return { finished: false };
       } finally {
         clearTimeout(timer);
-        waiting.delete(jobId);
+        forget();
       }
     }
+    const events = this.queueEvents(queueName);
     try {
       // While Redis is away an enqueue waits for it: bounded like the wait for the result.
       const ended = withTimeout(

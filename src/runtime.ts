@@ -7,6 +7,7 @@ import { systemClock, type Clock, type Deps } from './deps';
 import { wireAreas } from './services/wireAreas';
 import { closeCallerCache } from './services/access/callerCache';
 import { closeAccountSystem } from './services/accounts';
+import { closeNotices } from './db/notices';
 
 /** Connect Postgres (creating and migrating it) and, on the Redis layout, Redis; the same for every role and for tests. */
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
@@ -27,6 +28,7 @@ export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?
 export async function closeDeps(deps: Deps): Promise<void> {
   await closeCallerCache(deps);
   await closeAccountSystem(deps);
+  await closeNotices(deps);
   await deps.hub.close();
   deps.redis?.disconnect();
   if (deps.ds.isInitialized) await deps.ds.destroy();

@@ -1,11 +1,28 @@
 import { createHash } from 'node:crypto';
-import { QueryFailedError, type EntityManager } from 'typeorm';
+import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
 
 interface PgClient {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 const names = new Map<string, string>();
+
+function nameOf(text: string): string {
+  let name = names.get(text);
+  if (!name) {
+    name = `prep_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    if (names.size < 64) names.set(text, name);
+  }
+  return name;
+}
+
+async function run<T>(client: PgClient, text: string, values: unknown[]): Promise<T[]> {
+  try {
+    return (await client.query({ name: nameOf(text), text, values })).rows as T[];
+  } catch (err) {
+    throw new QueryFailedError(text, values, err as Error);
+  }
+}
 
 /**
  * Run a hot statement as a named prepared statement on the transaction's connection: Postgres parses
@@ -17,15 +34,13 @@ const names = new Map<string, string>();
 export async function queryPrepared<T = Record<string, unknown>>(m: EntityManager, text: string, values: unknown[]): Promise<T[]> {
   const qr = m.queryRunner;
   if (!qr || qr.isReleased || !qr.isTransactionActive) return m.query(text, values);
-  let name = names.get(text);
-  if (!name) {
-    name = `prep_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
-    if (names.size < 64) names.set(text, name);
-  }
-  const client = (await qr.connect()) as PgClient;
-  try {
-    return (await client.query({ name, text, values })).rows as T[];
-  } catch (err) {
-    throw new QueryFailedError(text, values, err as Error);
-  }
+  return run<T>((await qr.connect()) as PgClient, text, values);
+}
+
+/**
+ * The same for a hot statement that stands alone (the trade journal's INSERT, once per batch on the
+ * API): prepared on whichever pool connection runs it, each preparing it once.
+ */
+export async function poolPrepared<T = Record<string, unknown>>(ds: DataSource, text: string, values: unknown[]): Promise<T[]> {
+  return run<T>((ds.driver as unknown as { master: PgClient }).master, text, values);
 }

@@ -1,5 +1,6 @@
 import { Client, type Notification } from 'pg';
 import { AUTH_CHANNEL, callerCache, CallerCache } from '../../src/services/access';
+import { PgNotices } from '../../src/db/notices';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { buildWorkspace, registerAgent } from '../helpers/factories';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
@@ -35,7 +36,8 @@ async function serving(): Promise<void> {
 
 describe('caller cache (issue 17)', () => {
   it('serves a lookup from memory until a change is notified', async () => {
-    const cache = new CallerCache(app.deps.config.databaseUrl, 60_000);
+    const notices = new PgNotices(app.deps.config.databaseUrl);
+    const cache = new CallerCache(notices, 60_000);
     try {
       let loads = 0;
       const load = async () => ++loads;
@@ -58,6 +60,7 @@ describe('caller cache (issue 17)', () => {
       expect(loads).toBe(before + 2);
     } finally {
       await cache.close();
+      await notices.close();
     }
   });
 

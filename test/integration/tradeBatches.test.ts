@@ -1,5 +1,7 @@
-import { Client } from 'pg';
+import { Client, type Notification } from 'pg';
+import { pgNotices } from '../../src/db/notices';
 import { laneBatches } from '../../src/services/trading';
+import { outcomeEar, TRADE_OUTCOMES_CHANNEL } from '../../src/services/trading/outcomeNotices';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, freshBookId, trade, trader } from '../helpers/markets';
@@ -117,5 +119,59 @@ describe('trade batches on a lane', () => {
     expect(await balanceOf(app, poor)).toBeCloseTo(5, 9);
     expect(await expectChained(marketId)).toBe(2);
     expect(await largestBatch(marketId)).toBe(2);
+  });
+});
+
+/**
+ * Issue 29: a lane batch announces its outcomes with a pg_notify inside its own write (delivered at
+ * commit), and the API answers from that notice instead of reading the queue's event stream.
+ */
+describe('trade outcome notices', () => {
+  it("a trade is answered from its batch's notice, which carries the journal's outcome, and the API reads no lane events", async () => {
+    const marketId = await freshBookId(app, ws);
+    const t = await trader(app, ws);
+    const listener = new Client({ connectionString: app.deps.config.databaseUrl });
+    await listener.connect();
+    const heard: Array<[string, { ok: boolean; body: Record<string, unknown> } | null]> = [];
+    try {
+      listener.on('notification', (n: Notification) => {
+        if (n.channel === TRADE_OUTCOMES_CHANNEL) heard.push(...JSON.parse(n.payload ?? '[]'));
+      });
+      await listener.query(`LISTEN ${TRADE_OUTCOMES_CHANNEL}`);
+      const res = await trade(app, ws, t, { marketId, direction: 'higher', amount: 5 }, `notice-${marketId}`);
+      expect(res.status).toBe(200);
+      const [row] = (await app.deps.ds.query(`SELECT request_id, status, response FROM trade_requests WHERE agent_id = $1 AND idempotency_key = $2`, [t.id, `notice-${marketId}`])) as Array<{
+        request_id: string;
+        status: string;
+        response: Record<string, unknown>;
+      }>;
+      expect(row.status).toBe('done');
+      await waitFor('the notice', async () => heard.some(([id]) => id === row.request_id));
+      const [, outcome] = heard.find(([id]) => id === row.request_id)!;
+      expect(outcome).toEqual({ ok: true, body: row.response });
+      expect(outcome!.body.tradeId).toBe(res.body.tradeId);
+      expect(app.deps.hub.readsEventsOf(app.deps.hub.queueFor('trade', marketId))).toBe(false);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('with its LISTEN connection cut, the API answers from the journal, and hears notices again once it is back', async () => {
+    const marketId = await freshBookId(app, ws);
+    const t = await trader(app, ws);
+    const mine = `mpps-notices-${process.pid}`;
+    // A request waiting for a notice when the connection goes is told at once (it reads the journal).
+    const waiting = await outcomeEar(app.deps).watch([`never-${marketId}`]);
+    const cut = await app.deps.ds.query(`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1`, [mine]);
+    expect(cut.length).toBeGreaterThan(0);
+    await expect(waiting.ended).rejects.toThrow('not heard');
+    waiting.dispose();
+    const during = await trade(app, ws, t, { marketId, direction: 'higher', amount: 3 });
+    expect(during.status).toBe(200);
+    await waitFor('the LISTEN connection back', async () => pgNotices(app.deps).isLive(TRADE_OUTCOMES_CHANNEL));
+    const after = await trade(app, ws, t, { marketId, direction: 'lower', amount: 3 });
+    expect(after.status).toBe(200);
+    const trades = await app.deps.ds.query(`SELECT count(*)::int AS n FROM trades WHERE market_id = $1 AND agent_id = $2`, [marketId, t.id]);
+    expect(trades[0].n).toBeGreaterThanOrEqual(2);
   });
 });

@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
-import { Client } from 'pg';
 import type { Deps } from '../../deps';
+import { pgNotices } from '../../db/notices';
 import { logger } from '../../logger';
 import { logHead, readFeed, type FeedEvent, type FeedScope } from './feed';
 import { EVENTS_CHANNEL } from './sequencer';
@@ -9,13 +9,13 @@ import { EVENTS_CHANNEL } from './sequencer';
 const FALLBACK_POLL_MS = 1000;
 
 /**
- * Per process: one LISTEN connection wakes every open stream when the sequencer extends the log
- * (Postgres, not Redis: nothing is lost when Redis restarts); a slow timer is the fallback.
+ * Per process: the process's LISTEN connection wakes every open stream when the sequencer extends
+ * the log (Postgres, not Redis: nothing is lost when Redis restarts); a slow timer is the fallback.
  */
 class LogWaker {
   private readonly listeners = new Set<() => void>();
-  private client: Client | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
   constructor(private readonly deps: Deps) {}
 
   subscribe(wake: () => void): () => void {
@@ -34,25 +34,14 @@ class LogWaker {
   private open(): void {
     this.timer = setInterval(this.wakeAll, FALLBACK_POLL_MS);
     this.timer.unref();
-    const client = new Client({ connectionString: this.deps.config.databaseUrl });
-    this.client = client;
-    client.on('error', (err) => {
-      logger.warn({ err }, 'event stream LISTEN connection lost; polling until a stream reopens it');
-      if (this.client === client) this.client = null;
-    });
-    client.on('notification', this.wakeAll);
-    client
-      .connect()
-      .then(() => client.query(`LISTEN ${EVENTS_CHANNEL}`))
-      .catch((err) => logger.warn({ err }, 'event stream LISTEN failed; polling'));
+    this.unsubscribe = pgNotices(this.deps).subscribe(EVENTS_CHANNEL, { notice: this.wakeAll });
   }
 
   private close(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    const c = this.client;
-    this.client = null;
-    c?.end().catch(() => undefined);
+    this.unsubscribe?.();
+    this.unsubscribe = null;
   }
 }
 

@@ -290,11 +290,24 @@ export async function withOneLedgerWrite<T>(
  * itself (`withOneLedgerWrite`).
  */
 export async function lockAccounts(m: EntityManager, ids: readonly string[], also?: { sql: string; params: unknown[] }): Promise<Array<{ id: string; kind: string; balance: bigint }>> {
-  const rows = await queryPrepared<{ id: string; kind: string; balance: string }>(
-    m,
-    `WITH ids AS (SELECT unnest($1::text[]) AS id${also ? ` UNION ${also.sql}` : ''})
-     SELECT a.id, a.kind, a.balance::text AS balance FROM accounts a JOIN ids ON ids.id = a.id ORDER BY a.id FOR UPDATE OF a`,
-    [ids, ...(also?.params ?? [])],
-  );
+  const rows = await queryPrepared<{ id: string; kind: string; balance: string }>(m, `WITH ${lockAccountsCte('$1', also?.sql)} SELECT * FROM locked_accounts`, [
+    ids,
+    ...(also?.params ?? []),
+  ]);
+  return lockedAccounts(rows);
+}
+
+/**
+ * lockAccounts as a CTE (`locked_accounts`: id, kind, balance as text), for a statement that also
+ * reads what the locks protect (a lane batch's one read): every lock in it is an account lock, taken
+ * in id order, so it keeps the global order (books first, in the statement before).
+ */
+export function lockAccountsCte(idsParam: string, also?: string): string {
+  return `ids AS (SELECT unnest(${idsParam}::text[]) AS id${also ? ` UNION ${also}` : ''}),
+     locked_accounts AS MATERIALIZED (SELECT a.id, a.kind, a.balance::text AS balance FROM accounts a JOIN ids ON ids.id = a.id ORDER BY a.id FOR UPDATE OF a)`;
+}
+
+/** The rows of `locked_accounts`, balances as bigint. */
+export function lockedAccounts(rows: ReadonlyArray<{ id: string; kind: string; balance: string }>): Array<{ id: string; kind: string; balance: bigint }> {
   return rows.map((a) => ({ id: a.id, kind: a.kind, balance: BigInt(a.balance) }));
 }

@@ -5,18 +5,19 @@ import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { queryPrepared } from '../../db/prepared';
 import { checkTradable, planTrade, type Holding } from '../../domain/trading';
-import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccounts } from '../ledger';
+import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccountsCte, lockedAccounts } from '../ledger';
 import { outboxFragment, type PendingEvent } from '../events';
 import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
 import { deserializeSpec, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
+import { outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
 
 /**
  * The lane worker's entry: a batch of trade requests (one or more, in arrival order) applied in one
  * transaction, so one commit (one WAL flush) serves them all. Set-based (issue 29): the batch takes
- * every lock it can need up front (`lockBatch`), reads everything its trades can read in one
- * statement (positions, stored outcomes, the books' open orders), prices every trade in memory in
+ * every lock it can need up front (`lockBooks`, then the account locks in its one read, BATCH_OPEN),
+ * reads everything its trades can read in that statement (positions, stored outcomes, the books' open orders), prices every trade in memory in
  * order (domain/trading and domain/lmsr, as one by one, each trade seeing the ones before it), and
  * writes the lot in ONE statement: trades, ledger legs, book moves, positions, order fills,
  * outcomes and events, each a multi-row write from arrays, whatever the batch's size. A refusal
@@ -39,7 +40,8 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
         out[i] = batch.refuse(jobs[i], err);
       }
     }
-    await batch.write(m);
+    // The outcomes are announced by the write itself (delivered at commit): the API hears them there.
+    await batch.write(m, outcomeNotices(jobs.map((j) => j.requestId), out));
     return out;
   });
 }
@@ -67,26 +69,30 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
  * ledger writer locks accounts). Accounts: each trader's, each book's pool, and, for a book with open
  * orders, its reserve and the orders' owners (`fillAccountsSql`: exact, since no order of a locked
  * book can be placed or closed by anyone else), so a fill's refund or redemption to an owner waits on
- * nothing new either. The accounts come back with their balances: the batch decides every ledger
- * write on them (nobody else can move a locked balance).
+ * nothing new either. The accounts are locked by the batch's one read (BATCH_OPEN), which returns
+ * their balances: the batch decides every ledger write on them (nobody else can move a locked balance).
  */
-async function lockBatch(m: EntityManager, jobs: readonly TradeJobData[]) {
-  const markets = [...new Set(jobs.map((j) => j.marketId))].sort();
-  const books = (await queryPrepared(m, `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [markets])).map(rowToMarket);
-  const ids = [...new Set([...jobs.map((j) => accountId.agent(j.agentId)), ...markets.map((id) => accountId.pool(id))])];
-  const accounts = await lockAccounts(m, ids, { sql: fillAccountsSql('$2'), params: [markets] });
-  return { markets, books, accounts };
+async function lockBooks(m: EntityManager, markets: readonly string[]): Promise<MarketRow[]> {
+  return (await queryPrepared(m, `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [markets])).map(rowToMarket);
 }
 
-/** What a batch reads once its locks are held: the positions its trades and fills can touch, stored outcomes, open orders. */
-const BATCH_READ = `SELECT
+/**
+ * A batch's one statement after its book locks: the account locks (sorted, with balances), then
+ * what the locks protect: the positions its trades and fills can touch, stored outcomes, open orders.
+ * Its snapshot may predate a wait for an account lock, and that is sound: every row it reads belongs
+ * to a book this transaction already holds, and only a holder of the book's lock changes them (a
+ * locked account row itself is read at its latest version).
+ */
+const BATCH_OPEN = `WITH ${lockAccountsCte('$1', fillAccountsSql('$2'))}
+  SELECT
+   (SELECT coalesce(json_agg(json_build_object('id', id, 'kind', kind, 'balance', balance)), '[]'::json) FROM locked_accounts) AS accounts,
    (SELECT coalesce(json_agg(json_build_object('m', p.market_id, 'a', p.agent_id, 'h', p.shares_higher::text, 'l', p.shares_lower::text)), '[]'::json)
       FROM positions p
-     WHERE p.market_id = ANY($1::uuid[])
-       AND (p.agent_id = ANY($2::text[]) OR p.agent_id IN (SELECT agent_id FROM limit_orders WHERE market_id = ANY($1::uuid[]) AND status = 'open'))) AS positions,
+     WHERE p.market_id = ANY($2::uuid[])
+       AND (p.agent_id = ANY($3::text[]) OR p.agent_id IN (SELECT agent_id FROM limit_orders WHERE market_id = ANY($2::uuid[]) AND status = 'open'))) AS positions,
    (SELECT coalesce(json_agg(json_build_object('r', request_id, 's', status, 'b', response)), '[]'::json)
-      FROM trade_requests WHERE request_id = ANY($3::text[]) AND status <> 'pending') AS priors,
-   ${openOrdersSql('$1')} AS orders`;
+      FROM trade_requests WHERE request_id = ANY($4::text[]) AND status <> 'pending') AS priors,
+   ${openOrdersSql('$2')} AS orders`;
 
 interface PositionState {
   marketId: string;
@@ -126,13 +132,17 @@ class TradeBatch {
   ) {}
 
   static async open(m: EntityManager, jobs: readonly TradeJobData[]): Promise<TradeBatch> {
-    const { markets, books, accounts } = await lockBatch(m, jobs);
+    const markets = [...new Set(jobs.map((j) => j.marketId))].sort();
+    const books = await lockBooks(m, markets);
     const agents = [...new Set(jobs.map((j) => j.agentId))];
-    const [r] = await queryPrepared<{ positions: Array<{ m: string; a: string; h: string; l: string }>; priors: Array<{ r: string; s: string; b: Record<string, unknown> }>; orders: unknown }>(
-      m,
-      BATCH_READ,
-      [markets, agents, jobs.map((j) => j.requestId)],
-    );
+    const accountIds = [...new Set([...agents.map(accountId.agent), ...markets.map(accountId.pool)])];
+    const [r] = await queryPrepared<{
+      accounts: Array<{ id: string; kind: string; balance: string }>;
+      positions: Array<{ m: string; a: string; h: string; l: string }>;
+      priors: Array<{ r: string; s: string; b: Record<string, unknown> }>;
+      orders: unknown;
+    }>(m, BATCH_OPEN, [accountIds, markets, agents, jobs.map((j) => j.requestId)]);
+    const accounts = lockedAccounts(r.accounts);
     const positions = new Map<string, PositionState>();
     for (const p of r.positions) positions.set(`${p.m}|${p.a}`, { marketId: p.m, agentId: p.a, workspaceId: '', holding: { higher: BigInt(p.h), lower: BigInt(p.l) }, netCost: 0n, at: null });
     const orders = new Map<string, OpenOrder[]>(markets.map((id) => [id, []]));
@@ -238,8 +248,12 @@ class TradeBatch {
   }
 
   /** The batch's one write: every row of every accepted trade and every outcome, gated on the ledger's own check. */
-  async write(m: EntityManager): Promise<void> {
-    if (!this.requests.size) return;
+  async write(m: EntityManager, notices: string[] = []): Promise<void> {
+    if (!this.requests.size) {
+      // Every request had its outcome already (a batch run again): only the announcement is left.
+      if (notices.length) await queryPrepared(m, `SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($1::text[]) AS n`, [notices]);
+      return;
+    }
     const moves = [...this.moves];
     const orders = [...this.touchedOrders].map(([id, at]) => ({ o: [...this.orders.values()].flat().find((x) => x.id === id)!, at }));
     const positions = [...this.positions.values()].filter((p) => p.at);
@@ -289,6 +303,8 @@ class TradeBatch {
     params.push(...ledger.params);
     const outbox = outboxFragment(this.events, params.length + 1, ledger.ok);
     params.push(...outbox.params);
+    params.push(notices);
+    const noticesAt = params.length;
     const [row] = await queryPrepared<{ ledger: { ok: boolean; before: Record<string, string> | null } }>(
       m,
       `WITH ${ledger.ctes},
@@ -316,7 +332,7 @@ class TradeBatch {
          ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response, job = NULL
           WHERE EXCLUDED.status = 'done' OR trade_requests.status <> 'done'),
        ${outbox.cte}
-       SELECT ${ledger.outcome}`,
+       SELECT ${ledger.outcome}, (SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($${noticesAt}::text[]) AS n) AS notices`,
       params,
     );
     ledgerOutcome(ledger, row, 'internal'); // decided in memory on the locked balances: a refusal here is a bug

@@ -1,8 +1,10 @@
 import { tradeRequest } from '../../../jobs/definitions';
+import { poolPrepared } from '../../db/prepared';
 import type { Deps } from '../../deps';
 import { logger } from '../../logger';
 import type { TradeJobData } from './tradeRequests';
 import type { TradeOutcome } from '../../domain/outcomes';
+import { outcomeEar } from './outcomeNotices';
 
 /** Job options of every trade job. A job's id is its first request's id, so an enqueue is idempotent. */
 export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
@@ -36,7 +38,7 @@ interface Lane {
  * TRADE_BATCH_INFLIGHT of this process's batches in flight; otherwise it waits for one to finish
  * and goes with the others that arrived meanwhile (up to TRADE_BATCH_MAX). A batch is journalled
  * in one INSERT (pending rows carrying their jobs, so none can be lost), carried by one lane job and
- * answered by one completion: the queue's and the journal's costs are paid per batch, not per
+ * answered by one notice (committed by the batch's own write, heard on this process's LISTEN): the queue's and the journal's costs are paid per batch, not per
  * trade, and at one trader nothing waits. Arrival order per market is kept: a lane's batches are
  * enqueued in the order they form, and a lane runs one job at a time.
  */
@@ -79,7 +81,8 @@ class LaneBatches {
     const col = <T>(f: (w: Waiting) => T) => batch.map(f);
     // ON CONFLICT DO NOTHING: a request whose key is taken (by an earlier call or a twin in this
     // very INSERT) is left out and answered 'taken'; the caller replays or waits for the holder.
-    const rows: Array<{ request_id: string }> = await this.deps.ds.query(
+    const rows = await poolPrepared<{ request_id: string }>(
+      this.deps.ds,
       `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job)
        SELECT r, a, w, k, h, 'pending', j FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[]) AS x(r, a, w, k, h, j)
        ON CONFLICT DO NOTHING RETURNING request_id`,
@@ -101,12 +104,16 @@ class LaneBatches {
     for (const w of batch) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
     if (!go.length) return;
     const first = go[0].job;
-    const waited = await this.deps.hub.enqueueAndWait(
-      'trade',
-      'trade',
-      { trades: go.map((w) => w.job) },
-      { jobId: first.requestId, laneKey: first.marketId, ...TRADE_JOB_OPTS, waitMs: this.deps.config.TRADE_WAIT_MS, freshId: true },
-    );
+    // The outcomes come in the notice of the batch's own commit (registered before the enqueue).
+    const heard = await outcomeEar(this.deps).watch(go.map((w) => w.job.requestId));
+    const waited = await this.deps.hub
+      .enqueueAndWait(
+        'trade',
+        'trade',
+        { trades: go.map((w) => w.job) },
+        { jobId: first.requestId, laneKey: first.marketId, ...TRADE_JOB_OPTS, waitMs: this.deps.config.TRADE_WAIT_MS, ended: heard.ended },
+      )
+      .finally(heard.dispose);
     const outcomes = waited.finished ? waited.result.outcomes : undefined;
     go.forEach((w, i) => w.resolve(outcomes?.[i] ? { kind: 'outcome', outcome: outcomes[i] } : { kind: 'unknown', requestId: w.job.requestId }));
     // The queue's connection dropped or came back: the batch's job may be gone with Redis. Once

@@ -1,0 +1,109 @@
+import type { Deps } from '../../deps';
+import { pgNotices } from '../../db/notices';
+import type { TradeOutcome } from '../../domain/outcomes';
+import { signalWithin } from '../../signals';
+
+/** Where a lane batch's write announces its outcomes (pg_notify inside the batch's transaction). */
+export const TRADE_OUTCOMES_CHANNEL = 'trade_outcomes';
+/** Postgres refuses a notice payload of 8000 bytes or more. */
+const MAX_NOTICE_BYTES = 7900;
+/** How long a first trade waits for the LISTEN to take effect before it relies on polling instead. */
+const LIVE_WITHIN_MS = 2000;
+
+type Pair = [requestId: string, outcome: TradeOutcome | null];
+
+/**
+ * The notices of a batch's outcomes: JSON arrays of [requestId, outcome] pairs, each under Postgres'
+ * payload limit. An outcome too large for any notice is announced as null (its waiter reads the journal).
+ */
+export function outcomeNotices(requestIds: readonly string[], outcomes: readonly TradeOutcome[]): string[] {
+  const out: string[] = [];
+  let chunk: string[] = [];
+  let bytes = 2;
+  const flush = () => {
+    if (chunk.length) out.push(`[${chunk.join(',')}]`);
+    chunk = [];
+    bytes = 2;
+  };
+  requestIds.forEach((id, i) => {
+    let pair = JSON.stringify([id, outcomes[i]] satisfies Pair);
+    if (Buffer.byteLength(pair) + 2 > MAX_NOTICE_BYTES) pair = JSON.stringify([id, null] satisfies Pair);
+    const size = Buffer.byteLength(pair) + 1;
+    if (bytes + size > MAX_NOTICE_BYTES) flush();
+    chunk.push(pair);
+    bytes += size;
+  });
+  flush();
+  return out;
+}
+
+/**
+ * The API's ear for lane batches: each request waits for its outcome in the notice its batch's own
+ * transaction commits (no event-stream reads per batch). Nothing heard is not nothing done: a waiter
+ * whose notice cannot come (the LISTEN is down or was lost, an outcome too large for a notice) is
+ * told at once, and its caller reads the journal, which has the truth.
+ */
+class OutcomeEar {
+  private readonly waiting = new Map<string, (o: TradeOutcome | null) => void>();
+  private live = false;
+  private readonly onLive = new Set<() => void>();
+
+  constructor(deps: Deps) {
+    pgNotices(deps).subscribe(TRADE_OUTCOMES_CHANNEL, {
+      notice: (payload) => this.heard(payload),
+      live: (up) => {
+        this.live = up;
+        if (up) for (const f of [...this.onLive]) f();
+        else for (const id of [...this.waiting.keys()]) this.settle(id, null);
+      },
+    });
+  }
+
+  private heard(payload: string): void {
+    let pairs: Pair[];
+    try {
+      pairs = JSON.parse(payload) as Pair[];
+    } catch {
+      return;
+    }
+    for (const [id, outcome] of pairs) this.settle(id, outcome);
+  }
+
+  private settle(id: string, outcome: TradeOutcome | null): void {
+    const w = this.waiting.get(id);
+    if (!w) return; // another process's request, or one given up on
+    this.waiting.delete(id);
+    w(outcome);
+  }
+
+  private whenLive(): Promise<boolean> {
+    return this.live ? Promise.resolve(true) : signalWithin(this.onLive, LIVE_WITHIN_MS);
+  }
+
+  /**
+   * Registers the requests before their job is enqueued (so no notice can come first). `ended`
+   * resolves with every outcome in order, or rejects when one cannot be heard; `dispose` forgets them.
+   */
+  async watch(requestIds: readonly string[]): Promise<{ ended: Promise<{ outcomes: TradeOutcome[] }>; dispose(): void }> {
+    const live = await this.whenLive();
+    const each = requestIds.map(
+      (id) =>
+        new Promise<TradeOutcome>((res, rej) => {
+          if (!live) return rej(new Error('trade outcome notices are not heard now'));
+          this.waiting.set(id, (o) => (o ? res(o) : rej(new Error('the outcome was not heard in a notice'))));
+        }),
+    );
+    const ended = Promise.all(each).then((outcomes) => ({ outcomes }));
+    ended.catch(() => undefined); // a caller given up on it does not handle its rejection
+    return { ended, dispose: () => requestIds.forEach((id) => this.waiting.delete(id)) };
+  }
+}
+
+const ears = new WeakMap<Deps, OutcomeEar>();
+
+/** This process's ear for trade outcome notices (one per deps). */
+export function outcomeEar(deps: Deps): OutcomeEar {
+  let e = ears.get(deps);
+  if (!e) ears.set(deps, (e = new OutcomeEar(deps)));
+  return e;
+}
