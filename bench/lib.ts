@@ -132,13 +132,19 @@ export async function openLoop(rate: number, seconds: number, send: (i: number) 
   return { tps: ok / elapsed, p50: percentile(lat, 50), p99: percentile(lat, 99), ok, failed };
 }
 
+/** pgbench against the Postgres the bench uses (BENCH_PG_BASE's host and port). */
+const pgbenchConn = () => {
+  const u = new URL(PG_BASE);
+  return ['-h', u.hostname, '-p', u.port || '5432', '-U', u.username || 'postgres'];
+};
+
 export function pgbenchInit(scale: number, db: string): void {
-  const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', '-i', '-q', '-s', String(scale), db], { encoding: 'utf8' });
+  const r = spawnSync('pgbench', [...pgbenchConn(), '-i', '-q', '-s', String(scale), db], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`pgbench -i failed: ${r.stderr}`);
 }
 
 export function pgbench(args: string[], db: string): number {
-  const r = spawnSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', ...args, db], { encoding: 'utf8' });
+  const r = spawnSync('pgbench', [...pgbenchConn(), ...args, db], { encoding: 'utf8' });
   const m = /tps = ([\d.]+)/.exec(r.stdout);
   if (!m) throw new Error(`pgbench failed: ${r.stderr || r.stdout}`);
   return Number(m[1]);

@@ -34,8 +34,17 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
     for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, h);
     const all: any[] = await call('GET', '/predictions/markets?limit=200', undefined, h);
     const ids = all.slice(0, markets).map((m) => m.id);
+    // Trades spread over 16 traders, as bench:trades spreads its own: one trader for all would make
+    // every lane's batch wait on that trader's account lock, and the lanes run one at a time.
+    const traders: Array<Record<string, string>> = [];
+    for (let i = 0; i < 16; i++) {
+      const t = await call('POST', '/agents/register', { name: `t${i}x${Date.now() % 1e6}` }, {});
+      await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e7 }, { 'x-api-key': MASTER });
+      await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
+      traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
+    }
     const send = async (i: number) => {
-      const r = await fetch(`${base}/predictions/trade`, { method: 'POST', headers: h, body: JSON.stringify({ marketId: ids[i % ids.length], direction: i % 2 ? 'higher' : 'lower', amount: 1 }) });
+      const r = await fetch(`${base}/predictions/trade`, { method: 'POST', headers: traders[i % traders.length], body: JSON.stringify({ marketId: ids[i % ids.length], direction: i % 2 ? 'higher' : 'lower', amount: 1 }) });
       await r.arrayBuffer();
       return r.status === 200;
     };
