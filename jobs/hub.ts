@@ -230,10 +230,6 @@ export class JobHub {
   private readonly pg?: ReturnType<typeof sharedPostgresFactory>;
   /** On a Redis Cluster: one Cluster client the queues share (workers and event readers duplicate it for their blocking reads). */
   private cluster?: Cluster;
-  /** Per queue: callers waiting for a job's end, by job id (one completion listener per queue, not one per job). */
-  private readonly waiters = new Map<string, Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>>();
-  /** Queues whose events reader has delivered an event: it reads on from there, so it misses no later job's end. */
-  private readonly flowing = new Set<string>();
   private readonly links = new Map<string, QueueLink>();
   constructor(readonly opts: HubOptions) {
     if (opts.backend.kind === 'postgres') this.pg = sharedPostgresFactory(opts.backend.url, queueSchema(opts.prefix));
@@ -303,19 +299,6 @@ export class JobHub {
       e.setMaxListeners(0); // one completion listener per waiting request
       e.on('error', (err) => logger.warn({ queue: name, err }, 'queue events connection error'));
       if (!this.pg) this.follow(name, [e.getBackend().client, e.getBackend().blockingClient], false);
-      const waiting = new Map<string, (end: { ok: true; value: unknown } | { ok: false }) => void>();
-      this.waiters.set(name, waiting);
-      const settle = (jobId: string, end: { ok: true; value: unknown } | { ok: false }) => {
-        this.flowing.add(name);
-        const w = waiting.get(jobId);
-        if (w) {
-          waiting.delete(jobId);
-          w(end);
-        }
-      };
-      e.on('added', () => this.flowing.add(name));
-      e.on('completed', ({ jobId, returnvalue }) => settle(jobId, { ok: true, value: returnvalue }));
-      e.on('failed', ({ jobId }) => settle(jobId, { ok: false }));
       this.events.set(name, e);
     }
     return e;
@@ -412,7 +395,7 @@ export class JobHub {
     family: F,
     job: J,
     payload: JobPayload<F, J>,
-    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean; ended?: Promise<unknown> },
+    opts: JobsOptions & { laneKey?: string; waitMs: number; ended?: Promise<unknown> },
   ): Promise<{ finished: true; result: JobResult<F, J> } | Unfinished> {
     const end = await this.enqueueAndWaitRaw(family, job, payload, opts);
     if (!end.finished) return end;
@@ -426,9 +409,9 @@ export class JobHub {
     family: F,
     job: J,
     payload: JobPayload<F, J>,
-    opts: JobsOptions & { laneKey?: string; waitMs: number; freshId?: boolean; ended?: Promise<unknown> },
+    opts: JobsOptions & { laneKey?: string; waitMs: number; ended?: Promise<unknown> },
   ): Promise<{ finished: true; result: unknown } | Unfinished> {
-    const { waitMs, freshId, ended, ...jobOpts } = opts;
+    const { waitMs, ended, ...jobOpts } = opts;
     const queueName = this.queueFor(family, jobOpts.laneKey);
     if (this.pg) {
       const q = this.queue(queueName);
@@ -441,7 +424,7 @@ export class JobHub {
     }
     const link = this.connectionChange(queueName);
     try {
-      return await this.waitOnRedis(family, job, payload, jobOpts, { queueName, waitMs, freshId, ended, changed: link.changed });
+      return await this.waitOnRedis(family, job, payload, jobOpts, { queueName, waitMs, ended, changed: link.changed });
     } finally {
       link.dispose();
     }
@@ -452,38 +435,25 @@ export class JobHub {
     job: J,
     payload: JobPayload<F, J>,
     jobOpts: JobsOptions & { laneKey?: string },
-    w: { queueName: string; waitMs: number; freshId?: boolean; ended?: Promise<unknown>; changed: Promise<'interrupted'> },
+    w: { queueName: string; waitMs: number; ended?: Promise<unknown>; changed: Promise<'interrupted'> },
   ): Promise<{ finished: true; result: unknown } | Unfinished> {
     const { queueName, waitMs, changed } = w;
     const interrupted = { finished: false, interrupted: true } as const;
-    // The end comes from the caller's own notice, or, for a job id never used before (`freshId`),
-    // from this queue's one completion listener once its events flow (it cannot have ended before
-    // its waiter is registered, so no "already finished?" script is needed). Otherwise BullMQ's own
-    // wait (which asks Redis once) is used.
-    const jobId = jobOpts.jobId;
-    let heard: Promise<{ ok: true; value: unknown } | { ok: false }> | undefined;
-    let forget = () => {};
-    if (w.ended) heard = w.ended.then((value) => ({ ok: true as const, value }), () => ({ ok: false as const }));
-    else if (w.freshId && jobId && this.flowing.has(queueName)) {
-      const waiting = this.waiters.get(queueName)!;
-      heard = new Promise((res) => waiting.set(jobId, res));
-      forget = () => waiting.delete(jobId);
-    }
-    if (heard) {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<{ ok: false }>((res) => (timer = setTimeout(() => res({ ok: false }), waitMs)));
+    // The end comes from the caller's own notice (no event-stream reads), or else from BullMQ's own
+    // wait on the queue's events (which asks Redis once whether the job already ended).
+    if (w.ended) {
+      const heard = withTimeout(w.ended, waitMs).then(
+        (result) => ({ finished: true as const, result }),
+        () => ({ finished: false as const }),
+      );
       try {
         const added = withTimeout(this.enqueue(family, job, payload, jobOpts), waitMs);
         added.catch(() => undefined); // given up on: its late failure is nobody's
         if ((await Promise.race([added, changed])) === 'interrupted') return interrupted;
-        const end = await Promise.race([heard, timedOut, changed]);
-        if (end === 'interrupted') return interrupted;
-        return end.ok ? { finished: true, result: end.value } : { finished: false };
+        const end = await Promise.race([heard, changed]);
+        return end === 'interrupted' ? interrupted : end;
       } catch {
         return { finished: false };
-      } finally {
-        clearTimeout(timer);
-        forget();
       }
     }
     const events = this.queueEvents(queueName);
@@ -501,9 +471,6 @@ export class JobHub {
   }
 
   async close(): Promise<void> {
-    for (const waiting of this.waiters.values()) for (const w of waiting.values()) w({ ok: false });
-    this.waiters.clear();
-    this.flowing.clear();
     await Promise.all([...this.events.values()].map((e) => e.close()));
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.events.clear();

@@ -41,7 +41,7 @@ export class PgNotices {
       set.delete(sub);
       if (set.size) return;
       this.subs.delete(channel);
-      if (!this.subs.size) this.stop();
+      if (!this.subs.size) void this.stop();
     };
   }
 
@@ -105,18 +105,16 @@ export class PgNotices {
     for (const channel of was) for (const s of this.subs.get(channel) ?? []) s.live?.(false);
   }
 
-  private stop(): void {
+  private stop(): Promise<void> {
     const c = this.client;
     this.drop();
-    c?.end().catch(() => undefined);
+    return c ? c.end().catch(() => undefined) : Promise.resolve();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    const c = this.client;
-    this.drop();
-    await c?.end().catch(() => undefined);
+    await this.stop();
   }
 }
 

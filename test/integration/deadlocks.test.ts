@@ -55,7 +55,7 @@ async function laneBatchIn(inWs: TestWorkspace, marketId: string, traders: TestA
     marketId,
     spec: { mode: 'buy', direction: (i + round) % 2 ? 'higher' : 'lower', amount: '1000000000' },
   }));
-  const r = await app.deps.hub.enqueueAndWait('trade', 'trade', { trades }, { jobId: trades[0].requestId, laneKey: marketId, ...TRADE_JOB_OPTS, waitMs: 60_000, freshId: true });
+  const r = await app.deps.hub.enqueueAndWait('trade', 'trade', { trades }, { jobId: trades[0].requestId, laneKey: marketId, ...TRADE_JOB_OPTS, waitMs: 60_000 });
   if (!r.finished) throw new Error('a lane batch did not finish');
   return r.result.outcomes;
 }

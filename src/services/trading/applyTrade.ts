@@ -17,8 +17,9 @@ import { outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
  * The lane worker's entry: a batch of trade requests (one or more, in arrival order) applied in one
  * transaction, so one commit (one WAL flush) serves them all. Set-based (issue 29): the batch takes
  * every lock it can need up front (`lockBooks`, then the account locks in its one read, BATCH_OPEN),
- * reads everything its trades can read in that statement (positions, stored outcomes, the books' open orders), prices every trade in memory in
- * order (domain/trading and domain/lmsr, as one by one, each trade seeing the ones before it), and
+ * reads everything its trades can read in that statement (positions, stored outcomes, the books'
+ * open orders), prices every trade in memory in order (domain/trading and domain/lmsr, as one by
+ * one, each trade seeing the ones before it), and
  * writes the lot in ONE statement: trades, ledger legs, book moves, positions, order fills,
  * outcomes and events, each a multi-row write from arrays, whatever the batch's size. A refusal
  * (recorded as an outcome) refuses only its own trade: its fills and legs are taken back in memory

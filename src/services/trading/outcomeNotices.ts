@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps';
-import { pgNotices } from '../../db/notices';
+import { pgNotices, type PgNotices } from '../../db/notices';
 import type { TradeOutcome } from '../../domain/outcomes';
 import { signalWithin } from '../../signals';
 
@@ -45,14 +45,14 @@ export function outcomeNotices(requestIds: readonly string[], outcomes: readonly
  */
 class OutcomeEar {
   private readonly waiting = new Map<string, (o: TradeOutcome | null) => void>();
-  private live = false;
   private readonly onLive = new Set<() => void>();
+  private readonly notices: PgNotices;
 
   constructor(deps: Deps) {
-    pgNotices(deps).subscribe(TRADE_OUTCOMES_CHANNEL, {
+    this.notices = pgNotices(deps);
+    this.notices.subscribe(TRADE_OUTCOMES_CHANNEL, {
       notice: (payload) => this.heard(payload),
       live: (up) => {
-        this.live = up;
         if (up) for (const f of [...this.onLive]) f();
         else for (const id of [...this.waiting.keys()]) this.settle(id, null);
       },
@@ -77,7 +77,7 @@ class OutcomeEar {
   }
 
   private whenLive(): Promise<boolean> {
-    return this.live ? Promise.resolve(true) : signalWithin(this.onLive, LIVE_WITHIN_MS);
+    return this.notices.isLive(TRADE_OUTCOMES_CHANNEL) ? Promise.resolve(true) : signalWithin(this.onLive, LIVE_WITHIN_MS);
   }
 
   /**

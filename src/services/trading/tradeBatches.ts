@@ -38,8 +38,8 @@ interface Lane {
  * TRADE_BATCH_INFLIGHT of this process's batches in flight; otherwise it waits for one to finish
  * and goes with the others that arrived meanwhile (up to TRADE_BATCH_MAX). A batch is journalled
  * in one INSERT (pending rows carrying their jobs, so none can be lost), carried by one lane job and
- * answered by one notice (committed by the batch's own write, heard on this process's LISTEN): the queue's and the journal's costs are paid per batch, not per
- * trade, and at one trader nothing waits. Arrival order per market is kept: a lane's batches are
+ * answered by one notice (committed by the batch's own write, heard on this process's LISTEN): the
+ * queue's and the journal's costs are paid per batch, not per trade, and at one trader nothing waits. Arrival order per market is kept: a lane's batches are
  * enqueued in the order they form, and a lane runs one job at a time.
  */
 class LaneBatches {
