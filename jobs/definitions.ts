@@ -43,6 +43,11 @@ const resolveOutcome = z.object({
 });
 /** A job run for its effect only (nothing waits for its result; BullMQ stores undefined as null). */
 const none = z.union([z.void(), z.null()]);
+/**
+ * A lane batch's outcomes, one per request in the batch's order, as its callers hear them: in the
+ * notices the batch's own write commits (services/trading/outcomeNotices), not over the queue.
+ */
+export const tradeOutcomes = z.object({ outcomes: z.array(outcome<TradeResult>()) });
 
 /**
  * Each family's `jobs` (payload schemas) and, beside them, `results`: what each job's processor
@@ -83,8 +88,9 @@ export const queueFamilies = {
       expireOrder: z.object({ orderId: z.string().uuid(), marketId: z.string().uuid() }),
     },
     results: {
-      // One outcome per request, in the batch's order.
-      trade: z.object({ outcomes: z.array(outcome<TradeResult>()) }),
+      // Nothing: the outcomes travel in the batch's commit notices (tradeOutcomes), and a job result
+      // would be serialised again, stored with the kept job and copied into the queue's event stream.
+      trade: none,
       resolve: z.object({ outcomes: z.array(resolveOutcome) }),
       settle: z.object({ marketId: z.string(), settled: z.boolean(), payout: bigintText }),
       void: z.object({ marketId: z.string(), voided: z.boolean(), refunded: bigintText }),

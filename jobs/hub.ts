@@ -388,14 +388,12 @@ export class JobHub {
    * journalled read the outcome from Postgres), or, logged as an error, when its result does not
    * match its schema. `interrupted`: given up because the queue's Redis connection dropped or came
    * back (the job may have been erased with Redis: whenConnected says when to enqueue it again).
-   * `ended`: the job's end as its caller hears it (a notice its own transaction commits) in place of
-   * the queue's completion events: no event-stream reads; a rejection is `finished: false`.
    */
   async enqueueAndWait<F extends QueueFamilyName, J extends JobName<F>>(
     family: F,
     job: J,
     payload: JobPayload<F, J>,
-    opts: JobsOptions & { laneKey?: string; waitMs: number; ended?: Promise<unknown> },
+    opts: JobsOptions & { laneKey?: string; waitMs: number },
   ): Promise<{ finished: true; result: JobResult<F, J> } | Unfinished> {
     const end = await this.enqueueAndWaitRaw(family, job, payload, opts);
     if (!end.finished) return end;
@@ -403,6 +401,20 @@ export class JobHub {
     if (parsed.success) return { finished: true, result: parsed.data as JobResult<F, J> };
     logger.error({ family, job, jobId: opts.jobId, issues: parsed.error.issues }, 'job result does not match its schema');
     return { finished: false };
+  }
+
+  /**
+   * The same wait, but the job's end is what its caller hears (`ended`: a notice its own transaction
+   * commits, already decoded) in place of the queue's completion events and the job's result: no
+   * event-stream reads. A rejection of `ended` is `finished: false`, as is a drop of the connection.
+   */
+  async enqueueAndHear<F extends QueueFamilyName, J extends JobName<F>, T>(
+    family: F,
+    job: J,
+    payload: JobPayload<F, J>,
+    opts: JobsOptions & { laneKey?: string; waitMs: number; ended: Promise<T> },
+  ): Promise<{ finished: true; result: T } | Unfinished> {
+    return (await this.enqueueAndWaitRaw(family, job, payload, opts)) as { finished: true; result: T } | Unfinished;
   }
 
   private async enqueueAndWaitRaw<F extends QueueFamilyName, J extends JobName<F>>(

@@ -5,8 +5,10 @@ import type { Processors } from './types';
 
 /** trade-<k> lanes: everything that touches a book, in arrival order per market. */
 export const tradeProcessors = (deps: Deps): Processors<'trade'> => ({
-  // A batch of requests the API gathered for this lane; outcomes in the same order.
-  trade: async (data) => ({ outcomes: await applyTradeBatch(deps, data.trades) }),
+  // A batch of requests the API gathered for this lane; its outcomes go out in its commit's notices.
+  trade: async (data) => {
+    await applyTradeBatch(deps, data.trades);
+  },
   resolve: async (data) => ({ outcomes: await resolveDueBooks(deps, data.marketIds) }),
   settle: async (data) => settleBookNow(deps, data.marketId, data.value, data.reason),
   void: async (data) => voidBookNow(deps, data.marketId, data.reason),

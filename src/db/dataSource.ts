@@ -26,7 +26,9 @@ export function makeDataSource(url: string, poolSize = 20): DataSource {
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { max: poolSize, Client: ListeningClient },
+    // Named statements (the hot ones, db/prepared.ts) keep one generic plan: the planner's custom plans
+    // for array parameters cost more to make than to run, and `auto` kept re-planning some of them.
+    extra: { max: poolSize, Client: ListeningClient, options: '-c plan_cache_mode=force_generic_plan' },
   });
 }
 

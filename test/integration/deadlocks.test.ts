@@ -57,7 +57,12 @@ async function laneBatchIn(inWs: TestWorkspace, marketId: string, traders: TestA
   }));
   const r = await app.deps.hub.enqueueAndWait('trade', 'trade', { trades }, { jobId: trades[0].requestId, laneKey: marketId, ...TRADE_JOB_OPTS, waitMs: 60_000 });
   if (!r.finished) throw new Error('a lane batch did not finish');
-  return r.result.outcomes;
+  // The job returns nothing (its outcomes go out in its commit's notices): read them from the journal.
+  const rows: Array<{ request_id: string; status: string }> = await app.deps.ds.query(`SELECT request_id, status FROM trade_requests WHERE request_id = ANY($1::text[])`, [
+    trades.map((t) => t.requestId),
+  ]);
+  const byId = new Map(rows.map((row) => [row.request_id, row.status]));
+  return trades.map((t) => ({ ok: byId.get(t.requestId) === 'done' }));
 }
 
 /** Backends waiting on any of `pids`, with the statement each waits in. */

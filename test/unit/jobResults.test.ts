@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { queueFamilies, resultSchema, type QueueFamilyName } from '../../jobs/definitions';
+import { queueFamilies, resultSchema, tradeOutcomes, type QueueFamilyName } from '../../jobs/definitions';
 
 /** What the queue does to a result: JSON both ways (BullMQ stores returnvalue as JSON). */
 const overTheQueue = (family: QueueFamilyName, job: string, value: unknown) => resultSchema(family, job)!.parse(JSON.parse(JSON.stringify(z.encode(resultSchema(family, job)!, value) ?? null)));
@@ -19,9 +19,13 @@ describe('job results', () => {
     expect(overTheQueue('trade', 'resolve', resolve)).toEqual(resolve);
   });
 
-  it('a trade outcome keeps its whole body; a job run for its effect comes back as null', () => {
+  it('a trade outcome keeps its whole body in its notice; a job run for its effect comes back as null', () => {
     const trade = { outcomes: [{ ok: true, body: { tradeId: 't', shares: 1.5, nested: { a: [1] } } }, { ok: false, body: { code: 'price_moved' } }] };
-    expect(overTheQueue('trade', 'trade', trade)).toEqual(trade);
+    expect(tradeOutcomes.parse(JSON.parse(JSON.stringify(trade)))).toEqual(trade);
+    expect(tradeOutcomes.safeParse({ outcomes: [{ ok: true, body: 'x' }] }).success).toBe(false);
+    // The trade job itself returns nothing: its outcomes go out in its commit's notices.
+    expect(overTheQueue('trade', 'trade', undefined)).toBeNull();
+    expect(() => z.encode(queueFamilies.trade.results.trade, trade as never)).toThrow();
     expect(overTheQueue('chain', 'verifyDeposit', undefined)).toBeNull();
   });
 

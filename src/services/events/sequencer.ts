@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps';
+import { poolPrepared, queryPrepared } from '../../db/prepared';
 import { inTransaction } from '../../db/tx';
 
 /** One sequencer at a time, whatever the number of processes (a transaction-scoped advisory lock). */
@@ -23,13 +24,14 @@ export interface SequencedPass {
 export async function sequenceEvents(deps: Deps, batch = 2000): Promise<SequencedPass> {
   const none: SequencedPass = { sequenced: 0, lastSeq: null, workspaceIds: [] };
   // Idle passes are one index probe, with no transaction and no write.
-  const [pending] = await deps.ds.query(`SELECT 1 AS x FROM outbox WHERE published_at IS NULL LIMIT 1`);
+  const [pending] = await poolPrepared(deps.ds, `SELECT 1 AS x FROM outbox WHERE published_at IS NULL LIMIT 1`, []);
   if (!pending) return none;
   return inTransaction(deps.ds, async (m) => {
-    const [{ got }] = await m.query(`SELECT pg_try_advisory_xact_lock($1) AS got`, [SEQUENCER_LOCK]);
+    const [{ got }] = await queryPrepared<{ got: boolean }>(m, `SELECT pg_try_advisory_xact_lock($1) AS got`, [SEQUENCER_LOCK]);
     if (!got) return none;
     // A fresh statement: its snapshot sees everything the previous pass committed.
-    const rows: Array<{ seq: string; workspace_id: string | null }> = await m.query(
+    const rows = await queryPrepared<{ seq: string; workspace_id: string | null }>(
+      m,
       `WITH c AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1),
             s AS (UPDATE event_sequencer SET last_seq = last_seq + (SELECT count(*) FROM c) WHERE id = 1
                   RETURNING last_seq - (SELECT count(*) FROM c) AS base),
@@ -78,7 +80,8 @@ export async function purgeEvents(deps: Deps, retentionDays: number): Promise<{ 
  * them (another process's pass): a process kicks its own endpoints from this, not from its own passes.
  */
 export async function logAdvance(deps: Deps, after: string): Promise<{ head: string; workspaceIds: string[] }> {
-  const [r] = await deps.ds.query(
+  const [r] = await poolPrepared<{ head: string | null; ws: string[] | null }>(
+    deps.ds,
     `WITH h AS (SELECT last_seq FROM event_sequencer WHERE id = 1)
      SELECT (SELECT last_seq::text FROM h) AS head,
             CASE WHEN (SELECT last_seq FROM h) > $1::bigint

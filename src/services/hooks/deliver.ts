@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
+import { poolPrepared } from '../../db/prepared';
 import { classifyAnswer, eventMatches, nextRetryDelay, retryAfterMs, switchesOf, type AnswerClass, type Subscription } from '../../domain/webhooks';
 import type { Hook } from '../../entities/hooks';
 import { logger } from '../../logger';
@@ -313,7 +314,8 @@ async function disable(deps: Deps, hook: HookRow, reason: string, last?: { attem
  */
 export async function kickHooks(deps: Deps, workspaceIds: string[], tag: string): Promise<number> {
   if (!workspaceIds.length) return 0;
-  const rows: Array<{ id: string }> = await deps.ds.query(
+  const rows = await poolPrepared<{ id: string }>(
+    deps.ds,
     `SELECT id FROM hooks WHERE workspace_id = ANY($1::uuid[]) AND instance = $2 AND disabled_at IS NULL
         AND (lease_until IS NULL OR lease_until < now()) AND (next_attempt_at IS NULL OR next_attempt_at <= now())`,
     [workspaceIds, deps.config.QUEUE_PREFIX],

@@ -1,3 +1,4 @@
+import { tradeOutcomes } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { pgNotices, type PgNotices } from '../../db/notices';
 import type { TradeOutcome } from '../../domain/outcomes';
@@ -93,7 +94,8 @@ class OutcomeEar {
           this.waiting.set(id, (o) => (o ? res(o) : rej(new Error('the outcome was not heard in a notice'))));
         }),
     );
-    const ended = Promise.all(each).then((outcomes) => ({ outcomes }));
+    // Checked as a job result was (each an ok flag and a body): a notice is our own JSON, but it crossed a wire.
+    const ended = Promise.all(each).then((outcomes) => tradeOutcomes.parse({ outcomes }));
     ended.catch(() => undefined); // a caller given up on it does not handle its rejection
     return { ended, dispose: () => requestIds.forEach((id) => this.waiting.delete(id)) };
   }

@@ -7,7 +7,9 @@ import type { TradeOutcome } from '../../domain/outcomes';
 import { outcomeEar } from './outcomeNotices';
 
 /** Job options of every trade job. A job's id is its first request's id, so an enqueue is idempotent. */
-export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 } } as const;
+// A finished trade job is not kept: nothing reads it (the outcomes are in the journal and the notice),
+// and a request still pending whose job is gone is enqueued again by the watchdog (a no-op if applied).
+export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: true } as const;
 
 /** How long a batch cut off by a Redis drop waits for Redis to re-enqueue itself; after that the watchdog does. */
 const REQUEUE_WITHIN_MS = 60_000;
@@ -107,7 +109,7 @@ class LaneBatches {
     // The outcomes come in the notice of the batch's own commit (registered before the enqueue).
     const heard = await outcomeEar(this.deps).watch(go.map((w) => w.job.requestId));
     const waited = await this.deps.hub
-      .enqueueAndWait(
+      .enqueueAndHear(
         'trade',
         'trade',
         { trades: go.map((w) => w.job) },
