@@ -1,19 +1,32 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** A free TCP port on loopback (asked of the kernel, then released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
+/**
+ * A port free now and likely to stay free until the caller listens on it: taken below the kernel's
+ * ephemeral range, so an outgoing connection made meanwhile (a cluster's own links) cannot be given
+ * it as its local port (a port from listen(0) could, and the later listen failed EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  let low = 32768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // not Linux: the usual low bound
+  }
+  const from = Math.max(1024, low - 12_000);
+  for (let attempt = 0; ; attempt++) {
+    const port = from + Math.floor(Math.random() * (low - from));
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+    if (attempt > 50) throw new Error('no free port found below the ephemeral range');
+  }
 }
 
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 20_000, every = 50): Promise<T> {
