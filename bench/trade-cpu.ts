@@ -2,7 +2,7 @@
  * CPU cost of one trade per process (server processes, the bench database's Postgres backends, a
  * private Redis, the load client) from /proc over a closed loop: what bounds throughput on this
  * machine. Both layouts: one process (npm start) and split roles (npm run api + npm run worker).
- *   npx tsx bench/trade-cpu.ts [--seconds 10] [--layout all|split|both] [--markets 100]
+ *   npx tsx bench/trade-cpu.ts [--seconds 10] [--layout all|split|both] [--markets 100] [--clients 8]
  * Figures go to bench/results/trade-cpu-latest.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ const arg = (name: string) => (process.argv.includes(name) ? process.argv[proces
 const SECONDS = Number(arg('--seconds')) || 10;
 const LAYOUT = arg('--layout') ?? 'both';
 const MARKETS = Number(arg('--markets')) || 100;
+const CLIENTS = Number(arg('--clients')) || 8;
 const PORT = Number(process.env.BENCH_PORT) || 3933;
 const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6393;
 const MASTER = 'bench-master-key-0123456789';
@@ -21,7 +22,7 @@ const DB = `mpps_bench_cpu${process.env.BENCH_DB_SUFFIX ?? ''}`;
 
 const call = apiCaller(base);
 
-export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number) {
+export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number, clients = 8) {
   const url = await recreateDatabase(DB);
   const redis = await startPrivateRedis(REDIS_PORT);
   const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
@@ -34,10 +35,10 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
     for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, h);
     const all: any[] = await call('GET', '/predictions/markets?limit=200', undefined, h);
     const ids = all.slice(0, markets).map((m) => m.id);
-    // Trades spread over 16 traders, as bench:trades spreads its own: one trader for all would make
-    // every lane's batch wait on that trader's account lock, and the lanes run one at a time.
+    // Trades spread over 16 traders (64 from 64 clients, as bench:trades), so lanes rarely wait on
+    // each other's account locks: one trader for all would make the lanes run one at a time.
     const traders: Array<Record<string, string>> = [];
-    for (let i = 0; i < 16; i++) {
+    for (let i = 0; i < Math.max(16, Math.min(64, clients)); i++) {
       const t = await call('POST', '/agents/register', { name: `t${i}x${Date.now() % 1e6}` }, {});
       await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e7 }, { 'x-api-key': MASTER });
       await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
@@ -48,7 +49,7 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
       await r.arrayBuffer();
       return r.status === 200;
     };
-    await closedLoop(8, 2, send); // warm-up (and, split, waits for the worker)
+    await closedLoop(clients, 2, send); // warm-up (and, split, waits for the worker)
     const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));
     // What the idle service burns (blocking queue reads, timers, the recovery pass) is taken off,
     // so the figure is the trades' own cost whatever rate this busy machine allows.
@@ -58,13 +59,13 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
     await new Promise((res) => setTimeout(res, IDLE_S * 1000));
     const idle1 = snap();
     const before = snap();
-    const r = await closedLoop(8, seconds, send);
+    const r = await closedLoop(clients, seconds, send);
     const after = snap();
     const raw = cpuPerTrade(before, after, r.ok);
     const idleMsPerS = cpuPerTrade(idle0, idle1, IDLE_S);
     const elapsed = r.ok / r.tps;
     const net = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - (idleMsPerS[k] * elapsed) / r.ok)]));
-    return { layout, markets: ids.length, concurrency: 8, trades: r.ok, failed: r.failed, tps: r.tps, p50: r.p50, p99: r.p99, cpuMsPerTrade: net, rawCpuMsPerTrade: raw, idleCpuMsPerSecond: idleMsPerS };
+    return { layout, markets: ids.length, concurrency: clients, trades: r.ok, failed: r.failed, tps: r.tps, p50: r.p50, p99: r.p99, cpuMsPerTrade: net, rawCpuMsPerTrade: raw, idleCpuMsPerSecond: idleMsPerS };
   } finally {
     for (const p of Object.values(procs)) await stopServer(p);
     redis.kill('SIGTERM');
@@ -73,7 +74,7 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
 }
 
 export function printCpu(m: Awaited<ReturnType<typeof measureTradeCpu>>) {
-  console.log(`${m.layout}: ${m.trades} trades at ${fmt(m.tps)}/s (concurrency ${m.concurrency}, ${m.markets} markets, failed ${m.failed}); CPU ms per trade:`);
+  console.log(`${m.layout}: ${m.trades} trades at ${fmt(m.tps)}/s (concurrency ${m.concurrency}, ${m.markets} markets, failed ${m.failed}; p50 ${fmt(m.p50)} ms, p99 ${fmt(m.p99)} ms); CPU ms per trade:`);
   for (const [k, v] of Object.entries(m.cpuMsPerTrade)) if (k !== 'serverTotal') console.log(`  ${k.padEnd(9)} ${fmt(v, 2)}`);
   console.log(`  (idle cost taken off: ${fmt(m.idleCpuMsPerSecond.serverTotal, 1)} CPU-ms/s; raw servers total ${fmt(m.rawCpuMsPerTrade.serverTotal, 2)})`);
   console.log(`  servers   ${fmt(m.cpuMsPerTrade.serverTotal, 2)}  (API, workers, Postgres, Redis; 2 cores => ceiling ~${fmt(2000 / m.cpuMsPerTrade.serverTotal, 0)} trades/s)`);
@@ -82,7 +83,7 @@ export function printCpu(m: Awaited<ReturnType<typeof measureTradeCpu>>) {
 async function main() {
   const out = [];
   for (const layout of LAYOUT === 'both' ? (['all', 'split'] as const) : [LAYOUT as 'all' | 'split']) {
-    const m = await measureTradeCpu(layout, SECONDS, MARKETS);
+    const m = await measureTradeCpu(layout, SECONDS, MARKETS, CLIENTS);
     printCpu(m);
     out.push(m);
   }

@@ -26,7 +26,7 @@ const schema = z.object({
   MASTER_API_KEY: z.string().min(16, 'MASTER_API_KEY must be at least 16 characters').optional(),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/, 'QUEUE_PREFIX may hold letters, digits, _ and - only').default('mpps'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  TRADE_LANES: z.coerce.number().int().min(1).max(256).default(4),
+  TRADE_LANES: z.coerce.number().int().min(1).max(256).default(2),
   TRADE_WAIT_MS: z.coerce.number().int().min(100).max(60000).default(10000),
   // Per lane and API process: batches enqueued and not yet finished; trades arriving meanwhile wait and go as the next batch.
   TRADE_BATCH_INFLIGHT: z.coerce.number().int().min(1).max(64).default(1),

@@ -198,6 +198,8 @@ export interface LockedAccount {
 export class LedgerDraft {
   private readonly balances: Map<string, LockedAccount>;
   private readonly accepted: Transfer[] = [];
+  /** Each balance change with the balance it replaced, so a rollback costs what it undoes (not a copy of every balance per trade). */
+  private readonly undo: Array<[LockedAccount, bigint]> = [];
   constructor(accounts: Iterable<LockedAccount>) {
     this.balances = new Map([...accounts].map((a) => [a.id, { ...a }]));
   }
@@ -217,19 +219,26 @@ export class LedgerDraft {
       return !acc || ((acc.kind === 'participant' || acc.kind === 'pool') && acc.balance + plan.nets[i] < 0n);
     };
     if (plan.accounts.some(short)) throw refusal(plan, before, opts.shortfall ?? 'refuse');
-    plan.accounts.forEach((a, i) => (this.balances.get(a)!.balance += plan.nets[i]));
+    plan.accounts.forEach((a, i) => {
+      const acc = this.balances.get(a)!;
+      this.undo.push([acc, acc.balance]);
+      acc.balance += plan.nets[i];
+    });
     this.accepted.push(...transfers);
     return new Map(plan.accounts.map((a) => [a, this.balances.get(a)!.balance]));
   }
 
   /** A point to come back to (`rollback`): a trade whose fills went in but whose own legs were refused. */
-  mark(): { transfers: number; balances: Map<string, bigint> } {
-    return { transfers: this.accepted.length, balances: new Map([...this.balances].map(([id, a]) => [id, a.balance])) };
+  mark(): { transfers: number; changes: number } {
+    return { transfers: this.accepted.length, changes: this.undo.length };
   }
 
-  rollback(to: { transfers: number; balances: Map<string, bigint> }): void {
+  rollback(to: { transfers: number; changes: number }): void {
     this.accepted.length = to.transfers;
-    for (const [id, b] of to.balances) this.balances.get(id)!.balance = b;
+    while (this.undo.length > to.changes) {
+      const [acc, balance] = this.undo.pop()!;
+      acc.balance = balance;
+    }
   }
 
   /** Every accepted transfer as one fragment (see `ledgerFragment`); read it back with `ledgerOutcome(f, row, 'internal')`. */
