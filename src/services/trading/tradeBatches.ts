@@ -6,9 +6,12 @@ import type { TradeJobData } from './tradeRequests';
 import type { TradeOutcome } from '../../domain/outcomes';
 import { outcomeEar } from './outcomeNotices';
 
-/** Job options of every trade job. A job's id is its first request's id, so an enqueue is idempotent. */
-// A finished trade job is not kept: nothing reads it (the outcomes are in the journal and the notice),
-// and a request still pending whose job is gone is enqueued again by the watchdog (a no-op if applied).
+/**
+ * Job options of every trade job. A job's id is its first request's id, so enqueueing it again while
+ * it waits or runs adds nothing. A finished trade job is not kept: nothing reads it (the outcomes are
+ * in the journal and the notice); a job enqueued again after it finished applies nothing twice (its
+ * requests have their outcomes), and a pending request whose job is gone is enqueued again by the watchdog.
+ */
 export const TRADE_JOB_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 50 }, removeOnComplete: true } as const;
 
 /** How long a batch cut off by a Redis drop waits for Redis to re-enqueue itself; after that the watchdog does. */
