@@ -2,6 +2,7 @@ import { tradeOutcomes } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { pgNotices, type PgNotices } from '../../db/notices';
 import type { TradeOutcome } from '../../domain/outcomes';
+import { logger } from '../../logger';
 import { signalWithin } from '../../signals';
 
 /** Where a lane batch's write announces its outcomes (pg_notify inside the batch's transaction). */
@@ -94,8 +95,14 @@ class OutcomeEar {
           this.waiting.set(id, (o) => (o ? res(o) : rej(new Error('the outcome was not heard in a notice'))));
         }),
     );
-    // Checked as a job result was (each an ok flag and a body): a notice is our own JSON, but it crossed a wire.
-    const ended = Promise.all(each).then((outcomes) => tradeOutcomes.parse({ outcomes }));
+    // Checked, and a mismatch logged, as the job result was (each an ok flag and a body): a notice is
+    // our own JSON, but it crossed a wire. A mismatch rejects: the caller reads the journal.
+    const ended = Promise.all(each).then((outcomes) => {
+      const parsed = tradeOutcomes.safeParse({ outcomes });
+      if (parsed.success) return parsed.data;
+      logger.error({ requestIds, issues: parsed.error.issues }, 'trade outcome notice does not match its schema');
+      throw new Error('trade outcome notice does not match its schema');
+    });
     ended.catch(() => undefined); // a caller given up on it does not handle its rejection
     return { ended, dispose: () => requestIds.forEach((id) => this.waiting.delete(id)) };
   }
