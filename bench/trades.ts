@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, startPrivateRedis } from './cpu';
+import { judgeTargets, targetsTable, type Step } from './targets';
 import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -121,7 +122,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
       return { ...r, deadlocks: (await deadlocks()) - d0 };
     };
     const rows: string[] = [];
-    const steps: Array<Record<string, number>> = [];
+    const steps: Array<Step & Record<string, number>> = [];
     let bestHot = 0;
     let bestSpread = 0;
     for (const c of (process.env.BENCH_CLIENTS ?? '1,8,16,64,256').split(',').map(Number)) {
@@ -151,7 +152,16 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     const load = await closedLoop(8, SECONDS, spread);
     const raw = cpuPerTrade(before, snap(), load.ok);
     const cpu = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - (idle[k] * (load.ok / load.tps)) / load.ok)]));
-    console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')} (target serverTotal <= 2.0)`);
+    console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
+    // And at saturation (the target's condition): 100 markets at the concurrency that gave the most trades/s.
+    const satClients = steps.reduce((b, s) => (s.spreadTps > b.spreadTps ? s : b), steps[0]).concurrency;
+    const satBefore = snap();
+    const sat = await closedLoop(satClients, SECONDS, spread);
+    const satRaw = cpuPerTrade(satBefore, snap(), sat.ok);
+    const cpuSat = Object.fromEntries(Object.entries(satRaw).map(([k, v]) => [k, Math.max(0, v - (idle[k] * (sat.ok / sat.tps)) / sat.ok)]));
+    console.log(`CPU ms per trade at saturation (100 markets, ${satClients} clients, ${fmt(sat.tps)}/s): ${Object.entries(cpuSat).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')} (target serverTotal <= 2.0)`);
+    const targets = judgeTargets({ steps, pgbench: ceiling, halfRate: { hot: halfHot, spread: halfSpread }, cpuAtSaturation: cpuSat.serverTotal });
+    console.log(`\nissue 29's targets (${layout}, queues on ${backend}):\n${targetsTable(targets)}`);
     const result: Record<string, unknown> = {
       layout: backend === 'redis' ? layout : `${layout}/postgres-queues`,
       queues: backend,
@@ -161,7 +171,9 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
       halfRate: { hot: { rate: bestHot / 2, p50: halfHot.p50, p99: halfHot.p99 }, spread: { rate: bestSpread / 2, p50: halfSpread.p50, p99: halfSpread.p99 } },
       ratios: { hotVsPgbenchHotRow: bestHot / ceiling.hot, spreadVsPgbenchN: bestSpread / ceiling.simple },
       cpuMsPerTrade: cpu,
+      cpuAtSaturation: { clients: satClients, tps: sat.tps, msPerTrade: cpuSat },
       idleCpuMsPerSecond: idle,
+      targets,
     };
     if (ORDERS > 0) {
       const without = await closedLoop(16, SECONDS, hot);
