@@ -1,4 +1,5 @@
 import { queueSchema } from '../../jobs/definitions';
+import { LEASE_MAX } from '../../src/services/access';
 import { buildWorkspace, registerAgent } from '../helpers/factories';
 import { startTestApp, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { freshBookId, trade, trader } from '../helpers/markets';
@@ -100,11 +101,63 @@ describe('two API processes, one limit', () => {
 
 });
 
+describe('two API processes, one limit, spent by leases', () => {
+  // A limit well above LEASE_SHARE x LEASE_MAX: each process takes points in leases of LEASE_MAX.
+  const LIMIT = 300;
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: String(LIMIT) });
+    b = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: String(LIMIT), QUEUE_PREFIX: a.prefix }, { workers: false });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('never more than the limit across both; at most LEASE_MAX a process left unspent; far fewer store calls than requests', async () => {
+    const agent = await registerAgent(a);
+    const me = (app: TestApp) => app.http.get('/api/agents/me').set('X-Agent-Key', agent.key);
+    const calls = { n: 0 };
+    const spy = (app: TestApp) => {
+      const redis = app.deps.redis;
+      if (!redis) return () => undefined;
+      const send = redis.sendCommand.bind(redis);
+      redis.sendCommand = ((cmd: { name: string }, stream?: unknown) => {
+        if (cmd.name === 'evalsha' || cmd.name === 'eval') calls.n++;
+        return send(cmd as never, stream as never);
+      }) as typeof redis.sendCommand;
+      return () => (redis.sendCommand = send);
+    };
+    const undo = [spy(a), spy(b)];
+    let accepted = 0;
+    let sent = 0;
+    try {
+      // Waves of 8 concurrent requests, alternating processes, well past the limit.
+      for (let wave = 0; wave < 50; wave++) {
+        const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => me(i % 2 ? b : a)));
+        sent += answers.length;
+        accepted += answers.filter((r) => r.status === 200).length;
+        for (const r of answers.filter((x) => x.status !== 200)) expectLimited(r);
+      }
+    } finally {
+      undo.forEach((u) => u());
+    }
+    expect(sent).toBe(400);
+    expect(accepted).toBeLessThanOrEqual(LIMIT);
+    expect(accepted).toBeGreaterThanOrEqual(LIMIT - 2 * LEASE_MAX);
+    if (a.deps.redis) expect(calls.n).toBeLessThan(LIMIT / 4);
+    // Spent on both.
+    expectLimited(await me(a));
+    expectLimited(await me(b));
+  });
+});
+
 describe('Redis on the trade path', () => {
   let a: TestApp;
   useTestApp((x) => (a = x));
 
-  it('a trade request sends one command to Redis from the API (the rate limit); lanes are per batch', async () => {
+  it('trade requests of one key send one command to Redis from the API between them (the rate limit\'s lease); lanes are per batch', async () => {
     const redis = a.deps.redis;
     if (!redis) return; // the Postgres layout has no Redis
     const ws = await buildWorkspace(a, { public: true });
@@ -119,10 +172,14 @@ describe('Redis on the trade path', () => {
       return send(cmd as never, stream as never);
     }) as typeof redis.sendCommand;
     try {
-      for (let i = 0; i < 10; i++) expect((await trade(a, ws, who, { marketId, direction: i % 2 ? 'higher' : 'lower', amount: 1 })).status).toBe(200);
+      for (let i = 0; i < LEASE_MAX + 8; i++) expect((await trade(a, ws, who, { marketId, direction: i % 2 ? 'higher' : 'lower', amount: 1 })).status).toBe(200);
     } finally {
       redis.sendCommand = send;
     }
-    expect(sent).toEqual(Array(10).fill('evalsha'));
+    // The key's earlier requests told this process how many points are left: it takes them in leases
+    // of LEASE_MAX, one call each, and spends them from memory. LEASE_MAX + 8 requests need one or two.
+    expect(sent.length).toBeGreaterThanOrEqual(1);
+    expect(sent.length).toBeLessThanOrEqual(2);
+    expect(new Set(sent)).toEqual(new Set(['evalsha']));
   });
 });

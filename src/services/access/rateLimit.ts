@@ -76,11 +76,84 @@ export interface RateState {
   resetSeconds: number;
 }
 
+/**
+ * Leases (issue 29: a request's one Redis round trip was the rate limit's). A process takes points of
+ * the 'request' bucket from the shared store several at a time and spends them from memory until its
+ * window ends. The store only ever grants points it has (a lease is one `consume` of n points, refused
+ * like any other past the limit), so the processes together never admit more than the limit. A lease
+ * is at most LEASE_MAX and at most 1/LEASE_SHARE of what the store last said was left, so near the
+ * end of a window every request asks the store again, one point at a time, as before. What a lease
+ * can cost is on the other side, and bounded: points a process leased but did not spend before the
+ * window ended (at most LEASE_MAX per process and key), and, when other processes took more than
+ * (LEASE_SHARE - 1)/LEASE_SHARE of what was left during one lease's round trip, that lease's points.
+ */
+export const LEASE_MAX = 32;
+const LEASE_SHARE = 8;
+
+interface Lease {
+  /** Points leased and not yet spent. */
+  points: number;
+  /** What the store said was left after the last lease or point taken. */
+  left: number;
+  /** When the window of those points ends (Date.now() ms). */
+  until: number;
+  /** A lease being taken: requests of the same key wait for it rather than each asking the store. */
+  taking?: Promise<unknown>;
+}
+
+const leasesOf = new WeakMap<Deps, Map<string, Lease>>();
+
+function leases(deps: Deps): Map<string, Lease> {
+  let m = leasesOf.get(deps);
+  if (!m) leasesOf.set(deps, (m = new Map()));
+  if (m.size > 10_000) {
+    const now = Date.now();
+    for (const [k, l] of m) if (l.until <= now && !l.taking) m.delete(k);
+  }
+  return m;
+}
+
+/** Spend a leased point of `key` from memory, if this process holds one in the current window. */
+function spendLeased(l: Lease | undefined, limit: number): RateState | null {
+  const now = Date.now();
+  if (!l || l.points <= 0 || l.until <= now) return null;
+  l.points--;
+  return { limit, remaining: l.left + l.points, resetSeconds: Math.ceil((l.until - now) / 1000) };
+}
+
+/** Spend one point of the 'request' bucket: from this process's lease, else from the store (leasing more when far from the limit). */
+async function consumeLeased(deps: Deps, limiter: RateLimiterAbstract, key: string, limit: number): Promise<RateState> {
+  const map = leases(deps);
+  let l = map.get(key);
+  if (l?.taking) {
+    await l.taking.catch(() => undefined);
+    l = map.get(key);
+  }
+  const local = spendLeased(l, limit);
+  if (local) return local;
+  const want = l && l.until > Date.now() ? Math.max(1, Math.min(LEASE_MAX, Math.floor(l.left / LEASE_SHARE))) : 1;
+  const taking = limiter.consume(key, want);
+  if (want > 1) {
+    if (!l) map.set(key, (l = { points: 0, left: 0, until: 0 }));
+    l.taking = taking;
+  }
+  try {
+    const r = await taking;
+    const next: Lease = { points: want - 1, left: r.remainingPoints, until: Date.now() + r.msBeforeNext };
+    map.set(key, next);
+    return { limit, remaining: next.left + next.points, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
+  } finally {
+    if (l?.taking === taking) l.taking = undefined;
+  }
+}
+
 /** Spend one point of `key` in `bucket`; 429 rate_limited (with retryAfter seconds) when none is left. */
 export async function consumePoint(deps: Deps, bucket: Bucket, key: string): Promise<RateState | null> {
   const { points, duration } = shapeOf(deps, bucket);
   try {
-    const r = await (await limiterFor(deps, bucket)).consume(key, 1);
+    const limiter = await limiterFor(deps, bucket);
+    if (bucket === 'request') return await consumeLeased(deps, limiter, key, points);
+    const r = await limiter.consume(key, 1);
     return { limit: points, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
   } catch (err) {
     if (err instanceof RateLimiterRes) {
