@@ -28,6 +28,7 @@ export function makeDataSource(url: string, poolSize = 20): DataSource {
     logging: false,
     // Named statements (the hot ones, db/prepared.ts) keep one generic plan: the planner's custom plans
     // for array parameters cost more to make than to run, and `auto` kept re-planning some of them.
+    // Each connection drops its plans every PLAN_TTL_MS, so none outlives the table sizes it was made on.
     extra: { max: poolSize, Client: ListeningClient, options: '-c plan_cache_mode=force_generic_plan' },
   });
 }
