@@ -58,6 +58,15 @@ export function cpuPerTrade(before: Record<string, number>, after: Record<string
   return out;
 }
 
+/**
+ * CPU-ms per trade of a load (`raw`, from cpuPerTrade) with what the idle service burns over the same
+ * time taken off (`idleMsPerS`, from cpuPerTrade over an idle spell in seconds): the trades' own cost.
+ */
+export function netOfIdle(raw: Record<string, number>, idleMsPerS: Record<string, number>, load: { ok: number; tps: number }): Record<string, number> {
+  const elapsed = load.ok / load.tps;
+  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - ((idleMsPerS[k] ?? 0) * elapsed) / load.ok)]));
+}
+
 /** A private Redis for the run on `port`, no persistence; stop it with `.kill()`. */
 export async function startPrivateRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { cpuPerTrade, cpuSnapshot, startPrivateRedis } from './cpu';
+import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
 import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
 
@@ -148,17 +148,17 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     const idle0 = snap();
     await new Promise((r) => setTimeout(r, 3000));
     const idle = cpuPerTrade(idle0, snap(), 3);
-    const before = snap();
-    const load = await closedLoop(8, SECONDS, spread);
-    const raw = cpuPerTrade(before, snap(), load.ok);
-    const cpu = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - (idle[k] * (load.ok / load.tps)) / load.ok)]));
+    // CPU per trade of a closed loop on 100 markets, the idle cost taken off.
+    const cpuOf = async (clients: number) => {
+      const before = snap();
+      const load = await closedLoop(clients, SECONDS, spread);
+      return { load, cpu: netOfIdle(cpuPerTrade(before, snap(), load.ok), idle, load) };
+    };
+    const { load, cpu } = await cpuOf(8);
     console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
     // And at saturation (the target's condition): 100 markets at the concurrency that gave the most trades/s.
     const satClients = steps.reduce((b, s) => (s.spreadTps > b.spreadTps ? s : b), steps[0]).concurrency;
-    const satBefore = snap();
-    const sat = await closedLoop(satClients, SECONDS, spread);
-    const satRaw = cpuPerTrade(satBefore, snap(), sat.ok);
-    const cpuSat = Object.fromEntries(Object.entries(satRaw).map(([k, v]) => [k, Math.max(0, v - (idle[k] * (sat.ok / sat.tps)) / sat.ok)]));
+    const { load: sat, cpu: cpuSat } = await cpuOf(satClients);
     console.log(`CPU ms per trade at saturation (100 markets, ${satClients} clients, ${fmt(sat.tps)}/s): ${Object.entries(cpuSat).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')} (target serverTotal <= 2.0)`);
     const targets = judgeTargets({ steps, pgbench: ceiling, halfRate: { hot: halfHot, spread: halfSpread }, cpuAtSaturation: cpuSat.serverTotal });
     console.log(`\nissue 29's targets (${layout}, queues on ${backend}):\n${targetsTable(targets)}`);

@@ -13,6 +13,36 @@ function expectLimited(res: { status: number; body: any; headers: Record<string,
   expect(Number(res.headers['retry-after'])).toBe(res.body.retryAfter);
 }
 
+/**
+ * Two apps with their own deps (connections, limiter objects, caches) on one Redis or Postgres and
+ * one queue prefix, at `limit` requests a minute per key: two API processes as far as the limit can tell.
+ */
+function useTwoProcesses(limit: number): { a: () => TestApp; b: () => TestApp } {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    a = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: String(limit) });
+    b = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: String(limit), QUEUE_PREFIX: a.prefix }, { workers: false });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+  return { a: () => a, b: () => b };
+}
+
+/** Every command the app's own Redis client (the API path's, not the queues') sends goes to `seen`; returns the undo. None on the Postgres layout. */
+function watchRedis(app: TestApp, seen: (name: string) => void): () => void {
+  const redis = app.deps.redis;
+  if (!redis) return () => undefined;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((cmd: { name: string }, stream?: unknown) => {
+    seen(cmd.name);
+    return send(cmd as never, stream as never);
+  }) as typeof redis.sendCommand;
+  return () => (redis.sendCommand = send);
+}
+
 describe('registration and onboarding, per client address', () => {
   let app: TestApp;
   useTestApp((a) => (app = a), { RATE_LIMIT_REGISTER_PER_HOUR: '3', ONBOARDING_OPEN: 'true' });
@@ -75,20 +105,10 @@ describe('general limit, per key', () => {
 });
 
 describe('two API processes, one limit', () => {
-  // Two apps with their own deps (connections, limiter objects, caches) on one Redis or Postgres and
-  // one queue prefix: two API processes as far as the limit can tell.
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    a = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: '6' });
-    b = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: '6', QUEUE_PREFIX: a.prefix }, { workers: false });
-  });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  const apps = useTwoProcesses(6);
 
   it('2N requests of one key split across both: exactly N accepted, then both refuse', async () => {
+    const [a, b] = [apps.a(), apps.b()];
     const agent = await registerAgent(a);
     const me = (app: TestApp) => app.http.get('/api/agents/me').set('X-Agent-Key', agent.key);
     const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => me(i % 2 ? b : a)));
@@ -104,32 +124,17 @@ describe('two API processes, one limit', () => {
 describe('two API processes, one limit, spent by leases', () => {
   // A limit well above LEASE_SHARE x LEASE_MAX: each process takes points in leases of LEASE_MAX.
   const LIMIT = 300;
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    a = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: String(LIMIT) });
-    b = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: String(LIMIT), QUEUE_PREFIX: a.prefix }, { workers: false });
-  });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
+  const apps = useTwoProcesses(LIMIT);
 
   it('never more than the limit across both; at most LEASE_MAX a process left unspent; far fewer store calls than requests', async () => {
+    const [a, b] = [apps.a(), apps.b()];
     const agent = await registerAgent(a);
     const me = (app: TestApp) => app.http.get('/api/agents/me').set('X-Agent-Key', agent.key);
     const calls = { n: 0 };
-    const spy = (app: TestApp) => {
-      const redis = app.deps.redis;
-      if (!redis) return () => undefined;
-      const send = redis.sendCommand.bind(redis);
-      redis.sendCommand = ((cmd: { name: string }, stream?: unknown) => {
-        if (cmd.name === 'evalsha' || cmd.name === 'eval') calls.n++;
-        return send(cmd as never, stream as never);
-      }) as typeof redis.sendCommand;
-      return () => (redis.sendCommand = send);
+    const count = (name: string) => {
+      if (name === 'evalsha' || name === 'eval') calls.n++;
     };
-    const undo = [spy(a), spy(b)];
+    const undo = [watchRedis(a, count), watchRedis(b, count)];
     let accepted = 0;
     let sent = 0;
     try {
@@ -158,23 +163,18 @@ describe('Redis on the trade path', () => {
   useTestApp((x) => (a = x));
 
   it('trade requests of one key send one command to Redis from the API between them (the rate limit\'s lease); lanes are per batch', async () => {
-    const redis = a.deps.redis;
-    if (!redis) return; // the Postgres layout has no Redis
+    if (!a.deps.redis) return; // the Postgres layout has no Redis
     const ws = await buildWorkspace(a, { public: true });
     const who = await trader(a, ws);
     const marketId = await freshBookId(a, ws);
     expect((await trade(a, ws, who, { marketId, direction: 'higher', amount: 1 })).status).toBe(200);
     // The queue's connections are the hub's own; deps.redis is what the API path itself asks.
-    const send = redis.sendCommand.bind(redis);
     const sent: string[] = [];
-    redis.sendCommand = ((cmd: { name: string }, stream?: unknown) => {
-      sent.push(cmd.name);
-      return send(cmd as never, stream as never);
-    }) as typeof redis.sendCommand;
+    const undo = watchRedis(a, (name) => sent.push(name));
     try {
       for (let i = 0; i < LEASE_MAX + 8; i++) expect((await trade(a, ws, who, { marketId, direction: i % 2 ? 'higher' : 'lower', amount: 1 })).status).toBe(200);
     } finally {
-      redis.sendCommand = send;
+      undo();
     }
     // The key's earlier requests told this process how many points are left: it takes them in leases
     // of LEASE_MAX, one call each, and spends them from memory. LEASE_MAX + 8 requests need one or two.

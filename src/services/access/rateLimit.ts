@@ -101,16 +101,18 @@ interface Lease {
   taking?: Promise<unknown>;
 }
 
-const leasesOf = new WeakMap<Deps, Map<string, Lease>>();
+const leasesOf = new WeakMap<Deps, { byKey: Map<string, Lease>; sweptAt: number }>();
 
+/** This process's leases; past 10,000 keys, ended ones are dropped, at most once a second (not on every request). */
 function leases(deps: Deps): Map<string, Lease> {
-  let m = leasesOf.get(deps);
-  if (!m) leasesOf.set(deps, (m = new Map()));
-  if (m.size > 10_000) {
-    const now = Date.now();
-    for (const [k, l] of m) if (l.until <= now && !l.taking) m.delete(k);
+  let st = leasesOf.get(deps);
+  if (!st) leasesOf.set(deps, (st = { byKey: new Map(), sweptAt: 0 }));
+  const now = Date.now();
+  if (st.byKey.size > 10_000 && now - st.sweptAt >= 1000) {
+    st.sweptAt = now;
+    for (const [k, l] of st.byKey) if (l.until <= now && !l.taking) st.byKey.delete(k);
   }
-  return m;
+  return st.byKey;
 }
 
 /** Spend a leased point of `key` from memory, if this process holds one in the current window. */
