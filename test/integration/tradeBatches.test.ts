@@ -24,7 +24,7 @@ afterEach(async () => expectLedgerSound(app.deps));
 const book = () => freshBookId(app, ws);
 
 /** Hold the book, start `first`, wait for its job to be in flight, queue `rest` in order behind it, let go. */
-async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: Array<() => PromiseLike<T>>): Promise<T[]> {
+async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: Array<() => PromiseLike<T>>, whileHeld?: () => Promise<void>): Promise<T[]> {
   const holder = new Client({ connectionString: process.env.DATABASE_URL });
   await holder.connect();
   try {
@@ -36,10 +36,12 @@ async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: 
     await waitFor('the first batch to be in flight', async () => (await q.getActiveCount()) > before);
     // One at a time, so that they queue (and apply) in this order.
     const tail: Array<Promise<T>> = [];
+    const received = laneBatches(app.deps).received();
     for (const f of rest) {
       tail.push(Promise.resolve(f()));
-      await waitFor('the request to wait for the next batch', async () => laneBatches(app.deps).waiting() === tail.length, 20_000, 5);
+      await waitFor('the request to reach its lane', async () => laneBatches(app.deps).received() === received + tail.length, 20_000, 5);
     }
+    await whileHeld?.();
     await holder.query('ROLLBACK');
     return await Promise.all([head, ...tail]);
   } finally {
@@ -127,6 +129,35 @@ describe('trade batches on a lane', () => {
     expect(await balanceOf(app, poor)).toBeCloseTo(5, 9);
     expect(await expectChained(marketId)).toBe(2);
     expect(await largestBatch(marketId)).toBe(2);
+  });
+
+  it("requests are journalled while their lane's batch is in flight, and a keyed retry of one still waiting does not apply it ahead of those before it", async () => {
+    const marketId = await book();
+    const ts: TestAgent[] = [];
+    for (let i = 0; i < 4; i++) ts.push(await trader(app, ws, 100));
+    const key = `ahead-${Date.now()}`;
+    const body = { marketId, direction: 'higher', amount: 2 };
+    const pendingRows = async () =>
+      (await app.deps.ds.query(`SELECT count(*)::int AS n FROM trade_requests WHERE status = 'pending' AND job->>'marketId' = $1`, [marketId]))[0].n as number;
+    const answers = await gathered(
+      marketId,
+      () => trade(app, ws, ts[0], body),
+      [
+        () => trade(app, ws, ts[1], body),
+        () => trade(app, ws, ts[2], body, key),
+        // The same key again while its request waits, journalled, for the lane's next batch.
+        () => trade(app, ws, ts[2], body, key),
+        () => trade(app, ws, ts[3], body),
+      ],
+      // The batch in flight cannot commit (the book is held), yet the requests behind it are in the
+      // journal: the journal's INSERT is not on the lane's cycle. The keyed twin is not journalled.
+      async () => void (await waitFor('the waiting requests journalled', async () => (await pendingRows()) === 4, 20_000, 5)),
+    );
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(answers[3].body.tradeId).toBe(answers[2].body.tradeId);
+    const applied: Array<{ agent_id: string }> = await app.deps.ds.query(`SELECT agent_id FROM trades WHERE market_id = $1 ORDER BY seq`, [marketId]);
+    expect(applied.map((r) => r.agent_id)).toEqual(ts.map((t) => t.id));
+    expect(await expectChained(marketId)).toBe(4);
   });
 });
 

@@ -79,17 +79,21 @@ export async function submitTrade(
     }
     if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request could not be journalled (request id taken)');
     const rows = await deps.ds.query(
-      `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
-      [p.agentId, p.workspaceId, p.idempotencyKey],
+      `SELECT request_id, body_hash, status, response, job,
+              created_at < now() - make_interval(secs => $4::float8 / 1000) AS old
+         FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
+      [p.agentId, p.workspaceId, p.idempotencyKey, deps.config.TRADE_RECOVERY_AFTER_MS],
     );
     if (!rows.length) continue; // freed meanwhile: journal it again
     const r = rows[0];
     if (r.body_hash !== p.hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
     if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
     if (r.status === 'pending') {
-      // The client retries: give the request a live job first, in case its job was lost.
+      // The client retries: give the request a live job first, in case its job was lost. Not while
+      // it is young (as the watchdog): it may be journalled and waiting for its lane's next batch,
+      // and a job of its own would apply it ahead of the requests that came before it.
       const parsed = tradeRequest.safeParse(r.job);
-      if (parsed.success) await ensureTradeJob(deps, parsed.data);
+      if (parsed.success && r.old) await ensureTradeJob(deps, parsed.data);
       const o = await pollOutcome(deps, r.request_id, wait * 2);
       if (!o) throw pending(r.request_id);
       if (o.ok) return replay(o);

@@ -34,43 +34,63 @@ interface Waiting {
 }
 
 interface Lane {
+  /** Arrived, not yet journalled. */
   waiting: Waiting[];
+  /** A journal INSERT of the lane's is under way (one at a time keeps the order). */
+  journalling: boolean;
+  /** Journalled (pending rows carrying their jobs), waiting for the lane's next batch. */
+  ready: Waiting[];
+  /** This process's batches of the lane enqueued and not yet answered. */
   inFlight: number;
 }
 
 /**
- * The API's side of the trade lanes. A request goes out at once when its lane has fewer than
- * TRADE_BATCH_INFLIGHT of this process's batches in flight; otherwise it waits for one to finish
- * and goes with the others that arrived meanwhile (up to TRADE_BATCH_MAX). A batch is journalled
- * in one INSERT (pending rows carrying their jobs, so none can be lost), carried by one lane job and
- * answered by one notice (committed by the batch's own write, heard on this process's LISTEN): the
- * queue's and the journal's costs are paid per batch, not per trade, and at one trader nothing waits. Arrival order per market is kept: a lane's batches are
- * enqueued in the order they form, and a lane runs one job at a time.
+ * The API's side of the trade lanes, two stages per lane. The journal: what arrived is journalled
+ * in one INSERT (pending rows carrying their jobs, so none can be lost; a taken Idempotency-Key is
+ * answered here), one INSERT at a time, and it runs while the lane's batch is in the worker, so its
+ * commit is off the lane's cycle. The batch: what is journalled goes out at once when the lane has
+ * fewer than TRADE_BATCH_INFLIGHT of this process's batches in flight, otherwise with the others
+ * journalled meanwhile (up to TRADE_BATCH_MAX), carried by one lane job and answered by one notice
+ * (committed by the batch's own write, heard on this process's LISTEN): the queue's and the
+ * journal's costs are paid per batch, not per trade, and at one trader nothing waits. Arrival order
+ * per market is kept: each stage takes its lane's requests in order, a lane's batches are enqueued
+ * in the order they form, and a lane runs one job at a time.
  */
 class LaneBatches {
   private readonly lanes = new Map<string, Lane>();
+  private count = 0;
   constructor(private readonly deps: Deps) {}
 
   submit(job: TradeJobData, idempotencyKey: string | undefined, hash: string): Promise<BatchAnswer> {
     const name = this.deps.hub.queueFor('trade', job.marketId);
     let lane = this.lanes.get(name);
-    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0 }));
+    if (!lane) this.lanes.set(name, (lane = { waiting: [], journalling: false, ready: [], inFlight: 0 }));
+    this.count++;
     const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, idempotencyKey, hash, resolve, reject }));
     this.pump(lane);
     return answer;
   }
 
-  /** Requests waiting in this process for their lane's next batch (not yet journalled). */
-  waiting(): number {
-    let n = 0;
-    for (const lane of this.lanes.values()) n += lane.waiting.length;
-    return n;
+  /** Requests handed to this process's lanes so far (the order they were handed in is the order they apply in). */
+  received(): number {
+    return this.count;
   }
 
   private pump(lane: Lane): void {
     const max = this.deps.config.TRADE_BATCH_MAX;
-    while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
-      const batch = lane.waiting.splice(0, max);
+    if (!lane.journalling && lane.waiting.length) {
+      const part = lane.waiting.splice(0, max);
+      lane.journalling = true;
+      this.journal(part)
+        .then((go) => lane.ready.push(...go))
+        .catch((err: unknown) => part.forEach((w) => w.reject(err)))
+        .finally(() => {
+          lane.journalling = false;
+          this.pump(lane);
+        });
+    }
+    while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.ready.length) {
+      const batch = lane.ready.splice(0, max);
       lane.inFlight++;
       this.send(batch)
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
@@ -79,6 +99,13 @@ class LaneBatches {
           this.pump(lane);
         });
     }
+  }
+
+  /** Journals the requests; those whose key is taken are answered so, the rest come back in order. */
+  private async journal(part: Waiting[]): Promise<Waiting[]> {
+    const journalled = await this.insertJournal(part);
+    for (const w of part) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
+    return part.filter((w) => journalled.has(w.job.requestId));
   }
 
   /** One INSERT journals the batch (pending rows carrying their jobs). */
@@ -104,27 +131,23 @@ class LaneBatches {
   }
 
   private async send(batch: Waiting[]): Promise<void> {
-    const journalled = await this.insertJournal(batch);
-    const go = batch.filter((w) => journalled.has(w.job.requestId));
-    for (const w of batch) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
-    if (!go.length) return;
-    const first = go[0].job;
+    const first = batch[0].job;
     // The outcomes come in the notice of the batch's own commit (registered before the enqueue).
-    const heard = await outcomeEar(this.deps).watch(go.map((w) => w.job.requestId));
+    const heard = await outcomeEar(this.deps).watch(batch.map((w) => w.job.requestId));
     const waited = await this.deps.hub
       .enqueueAndHear(
         'trade',
         'trade',
-        { trades: go.map((w) => w.job) },
+        { trades: batch.map((w) => w.job) },
         { jobId: first.requestId, laneKey: first.marketId, ...TRADE_JOB_OPTS, waitMs: this.deps.config.TRADE_WAIT_MS, ended: heard.ended },
       )
       .finally(heard.dispose);
     const outcomes = waited.finished ? waited.result.outcomes : undefined;
-    go.forEach((w, i) => w.resolve(outcomes?.[i] ? { kind: 'outcome', outcome: outcomes[i] } : { kind: 'unknown', requestId: w.job.requestId }));
+    batch.forEach((w, i) => w.resolve(outcomes?.[i] ? { kind: 'outcome', outcome: outcomes[i] } : { kind: 'unknown', requestId: w.job.requestId }));
     // The queue's connection dropped or came back: the batch's job may be gone with Redis. Once
     // Redis answers, its still-pending requests go on the lane again (the callers meanwhile read
     // their outcomes from Postgres), rather than at the watchdog's next pass.
-    if (!waited.finished && waited.interrupted) void this.requeueWhenBack(go.map((w) => w.job));
+    if (!waited.finished && waited.interrupted) void this.requeueWhenBack(batch.map((w) => w.job));
   }
 
   private async requeueWhenBack(jobs: TradeJobData[]): Promise<void> {
