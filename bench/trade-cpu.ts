@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
-import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
+import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 10;
@@ -44,11 +44,7 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
       await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
       traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
     }
-    const send = async (i: number) => {
-      const r = await fetch(`${base}/predictions/trade`, { method: 'POST', headers: traders[i % traders.length], body: JSON.stringify({ marketId: ids[i % ids.length], direction: i % 2 ? 'higher' : 'lower', amount: 1 }) });
-      await r.arrayBuffer();
-      return r.status === 200;
-    };
+    const send = tradeSender(base, traders, (i) => ids[i % ids.length]);
     await closedLoop(clients, 2, send); // warm-up (and, split, waits for the worker)
     const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));
     // What the idle service burns (blocking queue reads, timers, the recovery pass) is taken off,

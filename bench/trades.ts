@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
-import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
+import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 8;
@@ -94,15 +94,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
       await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
       traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
     }
-    const send = (marketOf: (i: number) => string) => async (i: number) => {
-      const r = await fetch(`${base}/predictions/trade`, {
-        method: 'POST',
-        headers: traders[i % traders.length],
-        body: JSON.stringify({ marketId: marketOf(i), direction: i % 2 ? 'higher' : 'lower', amount: 1 }),
-      });
-      await r.arrayBuffer();
-      return r.status === 200;
-    };
+    const send = (marketOf: (i: number) => string) => tradeSender(base, traders, marketOf);
     const hot = send(() => hundred[0]);
     const spread = send((i) => hundred[i % hundred.length]);
     await closedLoop(4, 2, hot); // warm-up
