@@ -151,7 +151,8 @@ describe('trade batches on a lane', () => {
       ],
       // The batch in flight cannot commit (the book is held), yet the requests behind it are in the
       // journal: the journal's INSERT is not on the lane's cycle. The keyed twin is not journalled.
-      async () => void (await waitFor('the waiting requests journalled', async () => (await pendingRows()) === 4, 20_000, 5)),
+      // (Well within TRADE_WAIT_MS, after which the batch in flight would give up waiting.)
+      async () => void (await waitFor('the waiting requests journalled', async () => (await pendingRows()) === 4, 3_000, 5)),
     );
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(answers[3].body.tradeId).toBe(answers[2].body.tradeId);
