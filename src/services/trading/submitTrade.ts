@@ -8,7 +8,7 @@ import { accountId, balanceOf } from '../ledger';
 import { bookOf, findMarket, marketConsensus, openOrdersOf, openOrdersSql, requireMarket, wallQuery, wallsFrom } from '../books';
 import { laneBatches } from './tradeBatches';
 import { ensureTradeJob } from './recoverTrades';
-import { holdingOf, priorOutcome, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
+import { holdingOf, journalledBefore, priorOutcome, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
 import type { TradeOutcome, TradeQuote } from '../../domain/outcomes';
 
 /** The API's side of a trade: a dry run, or a request journalled, batched onto its lane and waited for. */
@@ -80,7 +80,7 @@ export async function submitTrade(
     if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request could not be journalled (request id taken)');
     const rows = await deps.ds.query(
       `SELECT request_id, body_hash, status, response, job,
-              created_at < now() - make_interval(secs => $4::float8 / 1000) AS old
+              ${journalledBefore('$4')} AS old
          FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
       [p.agentId, p.workspaceId, p.idempotencyKey, deps.config.TRADE_RECOVERY_AFTER_MS],
     );

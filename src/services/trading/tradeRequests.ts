@@ -72,6 +72,13 @@ export function tradeFigures(plan: TradePlan, mk: Pick<MarketRow, 'id' | 'rangeM
   return out;
 }
 
+/**
+ * SQL: the journal row is older than the milliseconds in parameter `ms` (TRADE_RECOVERY_AFTER_MS).
+ * Only then may a pending request be given a job of its own: a younger one may still be waiting,
+ * journalled, for its lane's next batch in an API process.
+ */
+export const journalledBefore = (ms: string) => `created_at < now() - make_interval(secs => ${ms}::float8 / 1000)`;
+
 /** The stored outcome of a request id (null while pending or unknown), read without a lock. */
 export async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
   const rows = await deps.ds.query(`SELECT status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
