@@ -94,9 +94,8 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
       await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
       traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
     }
-    const send = (marketOf: (i: number) => string) => tradeSender(base, traders, marketOf);
-    const hot = send(() => hundred[0]);
-    const spread = send((i) => hundred[i % hundred.length]);
+    const hot = tradeSender(base, traders, () => hundred[0]);
+    const spread = tradeSender(base, traders, (i) => hundred[i % hundred.length]);
     await closedLoop(4, 2, hot); // warm-up
     // Deadlocks Postgres broke in this database during each step (issue 29: none by construction).
     const stats = new Client({ connectionString: dbUrl });

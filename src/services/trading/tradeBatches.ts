@@ -101,18 +101,13 @@ class LaneBatches {
     }
   }
 
-  /** Journals the requests; those whose key is taken are answered so, the rest come back in order. */
+  /**
+   * One INSERT journals the requests (pending rows carrying their jobs). ON CONFLICT DO NOTHING: a
+   * request whose key is taken (by an earlier call or a twin in this very INSERT) is left out and
+   * answered 'taken' (the caller replays or waits for the holder); the rest come back in order.
+   */
   private async journal(part: Waiting[]): Promise<Waiting[]> {
-    const journalled = await this.insertJournal(part);
-    for (const w of part) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
-    return part.filter((w) => journalled.has(w.job.requestId));
-  }
-
-  /** One INSERT journals the batch (pending rows carrying their jobs). */
-  private async insertJournal(batch: Waiting[]): Promise<Set<string>> {
-    const col = <T>(f: (w: Waiting) => T) => batch.map(f);
-    // ON CONFLICT DO NOTHING: a request whose key is taken (by an earlier call or a twin in this
-    // very INSERT) is left out and answered 'taken'; the caller replays or waits for the holder.
+    const col = <T>(f: (w: Waiting) => T) => part.map(f);
     const rows = await poolPrepared<{ request_id: string }>(
       this.deps.ds,
       `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job)
@@ -127,7 +122,9 @@ class LaneBatches {
         col((w) => JSON.stringify(w.job)),
       ],
     );
-    return new Set(rows.map((r) => r.request_id));
+    const journalled = new Set(rows.map((r) => r.request_id));
+    for (const w of part) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
+    return part.filter((w) => journalled.has(w.job.requestId));
   }
 
   private async send(batch: Waiting[]): Promise<void> {
