@@ -14,8 +14,19 @@ const tradeSpec = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('sell'), direction, shares: nano, limit: z.number().optional() }),
 ]);
 
-/** One trade request, as journalled in trade_requests.job. */
-export const tradeRequest = z.object({ requestId: z.string(), agentId: z.string(), workspaceId: z.string().uuid(), marketId: z.string().uuid(), spec: tradeSpec });
+/**
+ * One trade request, as its lane job carries it (and trade_requests.job keeps it while it is pending).
+ * `key` and `hash`: its Idempotency-Key and body hash, written with its outcome by the batch's transaction.
+ */
+export const tradeRequest = z.object({
+  requestId: z.string(),
+  agentId: z.string(),
+  workspaceId: z.string().uuid(),
+  marketId: z.string().uuid(),
+  spec: tradeSpec,
+  key: z.string().optional(),
+  hash: z.string().optional(),
+});
 /** Most trade requests one lane job carries (the API batches a lane's requests while its previous batch is in flight). */
 export const TRADE_BATCH_LIMIT = 256;
 

@@ -52,6 +52,25 @@ async function tradeRows(app: TestApp, requestId: string): Promise<number> {
   return r[0].n;
 }
 
+/**
+ * A keyed trade refused for want of credit: its failed row keeps the key until a retry of it frees
+ * the key (a refusal does not consume it) with a DELETE the API sends outside any transaction. A
+ * test holding that row blocks the retry there.
+ */
+async function refusedKey(app: TestApp, s: Awaited<ReturnType<typeof bookSetup>>, key: string): Promise<() => Promise<{ status: number; body: Record<string, unknown>; headers: Record<string, string> }>> {
+  const send = () => trade(app, s.ws, { id: s.traderId, key: s.traderKey, nickname: '' }, { marketId: s.marketId, direction: 'lower', amount: 5000 }, key).then((r) => r);
+  const first = await send();
+  expect(first.body.code).toBe('insufficient_balance');
+  return send;
+}
+
+async function fund(app: TestApp, s: Awaited<ReturnType<typeof bookSetup>>, amount: number): Promise<void> {
+  const r = await app.http.post(`/api/agents/${s.traderId}/credit`).set('X-Agent-Key', s.ws.owner.key).set('X-Workspace-Id', s.ws.id).send({ amount });
+  expect(r.status).toBe(200);
+}
+
+const HOLD_KEY_ROW = `SELECT 1 FROM trade_requests WHERE agent_id = $1 AND idempotency_key = $2 FOR UPDATE`;
+
 async function bookSetup(app: TestApp): Promise<{ ws: TestWorkspace; marketId: string; traderId: string; traderKey: string }> {
   const ws = await buildWorkspace(app, { public: true, ownerCredits: 10_000 });
   const metric = await createMetric(app, ws, { value: 500 });
@@ -198,18 +217,15 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
 
   it('a connection dropped outside a transaction answers 503 service_unavailable with Retry-After, then the retry works', async () => {
     const s = await bookSetup(app);
-    const who = { id: s.traderId, key: s.traderKey, nickname: '' };
     const key = `k-${randomUUID()}`;
+    const send = await refusedKey(app, s, key);
     const holder = await pgClient();
     try {
-      // An uncommitted twin of the request's journal row: the API's insert waits on the unique index.
+      // The refused request's row, held: the retry's DELETE of it (outside a transaction) waits.
       await holder.query('BEGIN');
-      await holder.query(
-        `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status) VALUES ($1, $2, $3, $4, 'x', 'pending')`,
-        [randomUUID(), s.traderId, s.ws.id, key],
-      );
-      const done = trade(app, s.ws, who, { marketId: s.marketId, direction: 'lower', amount: 1 }, key).then((r) => r);
-      const [victim] = await waitFor('the blocked journal insert', async () => {
+      await holder.query(HOLD_KEY_ROW, [s.traderId, key]);
+      const done = send();
+      const [victim] = await waitFor('the blocked delete of the refused row', async () => {
         const pids = await blockedBy(holder, '%trade_requests%');
         return pids.length ? pids : undefined;
       });
@@ -219,7 +235,8 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       expect(res.body.code).toBe('service_unavailable');
       expect(res.headers['retry-after']).toBe('1');
       await holder.query('ROLLBACK');
-      const retry = await trade(app, s.ws, who, { marketId: s.marketId, direction: 'lower', amount: 1 }, key);
+      await fund(app, s, 5000);
+      const retry = await send();
       expect(retry.status).toBe(200);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
@@ -268,11 +285,11 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
     await q.pause();
     const key = `k-${randomUUID()}`;
     const answer = trade(app, s.ws, { id: s.traderId, key: s.traderKey, nickname: '' }, { marketId: s.marketId, direction: 'higher', amount: 1 }, key).then((r) => r);
-    const requestId = await waitFor('the journalled request', async () => {
-      const [r] = await app.deps.ds.query(`SELECT request_id FROM trade_requests WHERE idempotency_key = $1`, [key]);
-      return r?.request_id as string | undefined;
+    // Nothing is journalled before the batch: the request is only in its job, which Redis holds.
+    const requestId = await waitFor('its job in Redis', async () => {
+      const jobs = await q.getWaiting();
+      return jobs.find((j) => (j.data as { trades: Array<{ key?: string }> }).trades.some((t) => t.key === key))?.id;
     });
-    await waitFor('its job in Redis', async () => (await q.getJob(requestId)) !== undefined);
     await redis.restart();
     const back = Date.now();
     const res = await answer;
@@ -300,26 +317,26 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       await api.waitForLine('started', (l) => l.includes('"started"'));
       const base = `http://127.0.0.1:${port}/api`;
       const key = `k-${randomUUID()}`;
-      // A dropped connection while the request waits on a lock: logged as a warning with its error.
-      await holder.query('BEGIN');
-      await holder.query(
-        `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status) VALUES ($1, $2, $3, $4, 'x', 'pending')`,
-        [randomUUID(), s.traderId, s.ws.id, key],
-      );
       const post = () =>
         fetch(`${base}/predictions/trade`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-agent-key': s.traderKey, 'x-workspace-id': s.ws.id, 'idempotency-key': key },
-          body: JSON.stringify({ marketId: s.marketId, direction: 'higher', amount: 1 }),
+          body: JSON.stringify({ marketId: s.marketId, direction: 'lower', amount: 5000 }),
         });
+      expect(((await (await post()).json()) as { code?: string }).code).toBe('insufficient_balance');
+      // A dropped connection while the request waits on a lock (the retry's DELETE of the refused
+      // row): logged as a warning with its error.
+      await holder.query('BEGIN');
+      await holder.query(HOLD_KEY_ROW, [s.traderId, key]);
       const pending = post();
-      const [victim] = await waitFor('blocked insert', async () => {
+      const [victim] = await waitFor('blocked delete', async () => {
         const pids = await blockedBy(holder, '%trade_requests%');
         return pids.length ? pids : undefined;
       });
       await holder.query('SELECT pg_terminate_backend($1)', [victim]);
       await pending; // its status is item 5's business; here only what it logs matters
       await holder.query('ROLLBACK');
+      await fund(app, s, 5000);
       await redis.restart();
       await new Promise((r) => setTimeout(r, 1500));
       expect((await post()).status).toBe(200);
@@ -369,10 +386,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       const keyA = `k-${randomUUID()}`;
       const a = trade(app, s.ws, who, { marketId: s.marketId, direction: 'higher', amount: 1 }, keyA).then((r) => r);
       const q = app.deps.hub.queue(app.deps.hub.queueFor('trade', s.marketId));
-      await waitFor('the worker to hold the job', async () => {
-        const rows = await app.deps.ds.query(`SELECT request_id FROM trade_requests WHERE idempotency_key = $1`, [keyA]);
-        return rows.length && (await q.getJobState(rows[0].request_id)) === 'active';
-      });
+      await waitFor('the worker to hold the job', async () => (await q.getActive()).some((j) => (j.data as { trades: Array<{ key?: string }> }).trades.some((t) => t.key === keyA)));
       await worker.kill('SIGKILL');
       const killedAt = Date.now();
       await app.startWorkers();

@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/services';
 
 /**
  * The API batches a lane's trade requests while one of its batches is in flight (issue 17): one
- * journal INSERT, one job, one transaction. These tests hold the book's row lock so the first trade's
+ * job, one transaction, which writes the requests' journal rows with their trades. These tests hold the book's row lock so the first trade's
  * job stays in flight, let the others gather behind it, then let go.
  */
 let app: TestApp;
@@ -131,34 +131,68 @@ describe('trade batches on a lane', () => {
     expect(await largestBatch(marketId)).toBe(2);
   });
 
-  it("requests are journalled while their lane's batch is in flight, and a keyed retry of one still waiting does not apply it ahead of those before it", async () => {
+  it("nothing is written before a request's batch: its journal row commits with its trade, and a keyed twin in a later batch replays it", async () => {
     const marketId = await book();
     const ts: TestAgent[] = [];
     for (let i = 0; i < 4; i++) ts.push(await trader(app, ws, 100));
-    const key = `ahead-${Date.now()}`;
+    const key = `later-${Date.now()}`;
     const body = { marketId, direction: 'higher', amount: 2 };
-    const pendingRows = async () =>
-      (await app.deps.ds.query(`SELECT count(*)::int AS n FROM trade_requests WHERE status = 'pending' AND job->>'marketId' = $1`, [marketId]))[0].n as number;
+    const rowsOf = async () => (await app.deps.ds.query(`SELECT count(*)::int AS n FROM trade_requests WHERE agent_id = ANY($1::text[])`, [ts.map((t) => t.id)]))[0].n as number;
+    let whileHeld = -1;
     const answers = await gathered(
       marketId,
       () => trade(app, ws, ts[0], body),
-      [
-        () => trade(app, ws, ts[1], body),
-        () => trade(app, ws, ts[2], body, key),
-        // The same key again while its request waits, journalled, for the lane's next batch.
-        () => trade(app, ws, ts[2], body, key),
-        () => trade(app, ws, ts[3], body),
-      ],
-      // The batch in flight cannot commit (the book is held), yet the requests behind it are in the
-      // journal: the journal's INSERT is not on the lane's cycle. The keyed twin is not journalled.
-      // (Well within TRADE_WAIT_MS, after which the batch in flight would give up waiting.)
-      async () => void (await waitFor('the waiting requests journalled', async () => (await pendingRows()) === 4, 3_000, 5)),
+      [() => trade(app, ws, ts[1], body), () => trade(app, ws, ts[2], body, key), () => trade(app, ws, ts[3], body)],
+      // The batch in flight cannot commit (the book is held) and the rest wait behind it: no row yet.
+      async () => void (whileHeld = await rowsOf()),
     );
-    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    expect(answers[3].body.tradeId).toBe(answers[2].body.tradeId);
+    expect(whileHeld).toBe(0);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    // Each request's row was written by the transaction that wrote its trade.
+    const [apart] = await app.deps.ds.query(
+      `SELECT count(*)::int AS n FROM trades t JOIN trade_requests r ON r.request_id = t.request_id WHERE t.market_id = $1 AND r.xmin::text <> t.xmin::text`,
+      [marketId],
+    );
+    expect(apart.n).toBe(0);
+    expect(await rowsOf()).toBe(4);
+    // The key, sent again in a batch of its own: refused by the batch as taken, answered with the first outcome.
+    const again = await trade(app, ws, ts[2], body, key);
+    expect(again.status).toBe(200);
+    expect(again.body.idempotentReplay).toBe(true);
+    expect(again.body.tradeId).toBe(answers[2].body.tradeId);
     const applied: Array<{ agent_id: string }> = await app.deps.ds.query(`SELECT agent_id FROM trades WHERE market_id = $1 ORDER BY seq`, [marketId]);
     expect(applied.map((r) => r.agent_id)).toEqual(ts.map((t) => t.id));
     expect(await expectChained(marketId)).toBe(4);
+  });
+
+  it('one key sent to two markets on two lanes at once: one applies, the other is answered 409 idempotency_key_reuse, and nothing is written twice', async () => {
+    const a = await book();
+    let b = await book();
+    while (app.deps.hub.queueFor('trade', b) === app.deps.hub.queueFor('trade', a)) b = await book();
+    const t = await trader(app, ws, 100);
+    const key = `two-books-${Date.now()}`;
+    // Both batches read the key's holders, then wait on the trader's account: the first to get it
+    // commits the key; the second's write meets the unique index and runs again, reading it taken.
+    const holder = new Client({ connectionString: process.env.DATABASE_URL });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, [`agent:${t.id}`]);
+      const answers = [trade(app, ws, t, { marketId: a, direction: 'higher', amount: 2 }, key).then((r) => r), trade(app, ws, t, { marketId: b, direction: 'higher', amount: 2 }, key).then((r) => r)];
+      await waitFor('both batches waiting on the account', async () => {
+        const [w] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%locked_accounts%'`);
+        return w.n >= 2;
+      });
+      await holder.query('ROLLBACK');
+      const [ra, rb] = await Promise.all(answers);
+      expect([ra.status, rb.status].sort()).toEqual([200, 409]);
+      expect([ra, rb].find((r) => r.status === 409)!.body.code).toBe('idempotency_key_reuse');
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+    const [n] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM trades WHERE agent_id = $1`, [t.id]);
+    expect(n.n).toBe(1);
   });
 });
 

@@ -9,7 +9,7 @@ import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccountsCte, lockedAcco
 import { outboxFragment, type PendingEvent } from '../events';
 import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
-import { deserializeSpec, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
+import { deserializeSpec, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
 import { outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
 
@@ -24,7 +24,10 @@ import { outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
  * outcomes and events, each a multi-row write from arrays, whatever the batch's size. A refusal
  * (recorded as an outcome) refuses only its own trade: its fills and legs are taken back in memory
  * before anything is written. A job that runs twice changes nothing: the read under the locks
- * returns a stored outcome. The batch is taken book by book (a stable sort keeps each book's
+ * returns a stored outcome. The batch writes each request's journal row with its Idempotency-Key
+ * (the API writes none before it): a request whose key another request holds, stored or earlier in
+ * the batch, is answered taken and writes nothing; one key sent to two lanes at once fails the later
+ * batch's write on the key's unique index, and its job's next attempt reads the key taken. The batch is taken book by book (a stable sort keeps each book's
  * arrival order). No deadlock by construction: the locks are taken before any write, in one
  * global order. Business refusals are outcomes, not job failures. Outcomes come back in the order of `jobs`.
  */
@@ -93,7 +96,16 @@ const BATCH_OPEN = `WITH ${lockAccountsCte('$1', fillAccountsSql('$2'))}
        AND (p.agent_id = ANY($3::text[]) OR p.agent_id IN (SELECT agent_id FROM limit_orders WHERE market_id = ANY($2::uuid[]) AND status = 'open'))) AS positions,
    (SELECT coalesce(json_agg(json_build_object('r', request_id, 's', status, 'b', response)), '[]'::json)
       FROM trade_requests WHERE request_id = ANY($4::text[]) AND status <> 'pending') AS priors,
+   (SELECT coalesce(json_agg(json_build_object('k', t.agent_id || '|' || t.workspace_id || '|' || t.idempotency_key, 'r', t.request_id)), '[]'::json)
+      FROM trade_requests t JOIN unnest($5::text[], $6::uuid[], $7::text[]) AS x(a, w, k)
+        ON t.agent_id = x.a AND t.workspace_id = x.w AND t.idempotency_key = x.k) AS holders,
    ${openOrdersSql('$2')} AS orders`;
+
+/** BATCH_OPEN's key parameters: each keyed request's agent, workspace and key. */
+function keyColumns(jobs: readonly TradeJobData[]): [string[], string[], string[]] {
+  const keyed = jobs.filter((j) => j.key);
+  return [keyed.map((j) => j.agentId), keyed.map((j) => j.workspaceId), keyed.map((j) => j.key!)];
+}
 
 interface PositionState {
   marketId: string;
@@ -120,7 +132,7 @@ interface BookMove {
 class TradeBatch {
   private readonly trades: TradeRowData[] = [];
   private readonly events: PendingEvent[] = [];
-  private readonly requests = new Map<string, { agentId: string; workspaceId: string; status: 'done' | 'failed'; response: unknown }>();
+  private readonly requests = new Map<string, { agentId: string; workspaceId: string; key: string | null; hash: string | null; status: 'done' | 'failed'; response: unknown }>();
   private readonly moves = new Map<string, BookMove>();
   private readonly touchedOrders = new Map<string, Date>();
 
@@ -130,6 +142,8 @@ class TradeBatch {
     private readonly positions: Map<string, PositionState>,
     private readonly orders: Map<string, OpenOrder[]>,
     private readonly priors: Map<string, { status: string; response: Record<string, unknown> }>,
+    /** Each Idempotency-Key of the batch's requests (agent|workspace|key) and the request holding it. */
+    private readonly holders: Map<string, string>,
   ) {}
 
   static async open(m: EntityManager, jobs: readonly TradeJobData[]): Promise<TradeBatch> {
@@ -141,8 +155,9 @@ class TradeBatch {
       accounts: Array<{ id: string; kind: string; balance: string }>;
       positions: Array<{ m: string; a: string; h: string; l: string }>;
       priors: Array<{ r: string; s: string; b: Record<string, unknown> }>;
+      holders: Array<{ k: string; r: string }>;
       orders: unknown;
-    }>(m, BATCH_OPEN, [accountIds, markets, agents, jobs.map((j) => j.requestId)]);
+    }>(m, BATCH_OPEN, [accountIds, markets, agents, jobs.map((j) => j.requestId), ...keyColumns(jobs)]);
     const accounts = lockedAccounts(r.accounts);
     const positions = new Map<string, PositionState>();
     for (const p of r.positions) positions.set(`${p.m}|${p.a}`, { marketId: p.m, agentId: p.a, workspaceId: '', holding: { higher: BigInt(p.h), lower: BigInt(p.l) }, netCost: 0n, at: null });
@@ -154,6 +169,7 @@ class TradeBatch {
       positions,
       orders,
       new Map(r.priors.map((p) => [p.r, { status: p.s, response: p.b }])),
+      new Map(r.holders.map((h) => [h.k, h.r])),
     );
   }
 
@@ -169,6 +185,13 @@ class TradeBatch {
   apply(job: TradeJobData, now: Date): TradeOutcome {
     const prior = this.priors.get(job.requestId);
     if (prior && prior.status !== 'pending') return storedOutcome(prior.status, prior.response);
+    if (job.key) {
+      // The key goes to the first request of it (stored, or earlier in this batch), refused or not.
+      const k = `${job.agentId}|${job.workspaceId.toLowerCase()}|${job.key}`;
+      const holder = this.holders.get(k);
+      if (holder && holder !== job.requestId) return keyTakenOutcome();
+      this.holders.set(k, job.requestId);
+    }
     const spec = deserializeSpec(job.spec);
     const mk = this.books.get(job.marketId);
     if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
@@ -244,7 +267,7 @@ class TradeBatch {
   }
 
   private record(job: TradeJobData, status: 'done' | 'failed', response: Record<string, unknown>) {
-    this.requests.set(job.requestId, { agentId: job.agentId, workspaceId: job.workspaceId, status, response });
+    this.requests.set(job.requestId, { agentId: job.agentId, workspaceId: job.workspaceId, key: job.key ?? null, hash: job.key ? (job.hash ?? null) : null, status, response });
     this.priors.set(job.requestId, { status, response: JSON.parse(JSON.stringify(response)) });
   }
 
@@ -298,7 +321,9 @@ class TradeBatch {
       requests.map(([, r]) => r.agentId),
       requests.map(([, r]) => r.workspaceId),
       requests.map(([, r]) => r.status),
-      requests.map(([, r]) => JSON.stringify(r.response)), // 38
+      requests.map(([, r]) => JSON.stringify(r.response)),
+      requests.map(([, r]) => r.key),
+      requests.map(([, r]) => r.hash), // 40
     ];
     const ledger = this.ledger.fragment(params.length + 1);
     params.push(...ledger.params);
@@ -328,8 +353,8 @@ class TradeBatch {
          SELECT * FROM unnest($20::uuid[], $21::text[], $22::uuid[], $23::uuid[], $24::text[], $25::text[], $26::text[], $27::bigint[], $28::bigint[],
                               $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::timestamptz[]) WHERE ${ledger.ok}),
        rq AS (
-         INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response)
-         SELECT * FROM unnest($34::text[], $35::text[], $36::uuid[], $37::text[], $38::jsonb[]) WHERE ${ledger.ok}
+         INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response, idempotency_key, body_hash)
+         SELECT * FROM unnest($34::text[], $35::text[], $36::uuid[], $37::text[], $38::jsonb[], $39::text[], $40::text[]) WHERE ${ledger.ok}
          ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response, job = NULL
           WHERE EXCLUDED.status = 'done' OR trade_requests.status <> 'done'),
        ${outbox.cte}

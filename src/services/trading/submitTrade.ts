@@ -8,7 +8,7 @@ import { accountId, balanceOf } from '../ledger';
 import { bookOf, findMarket, marketConsensus, openOrdersOf, openOrdersSql, requireMarket, wallQuery, wallsFrom } from '../books';
 import { laneBatches } from './tradeBatches';
 import { ensureTradeJob } from './recoverTrades';
-import { holdingOf, journalledBefore, priorOutcome, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
+import { holdingOf, priorOutcome, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
 import type { TradeOutcome, TradeQuote } from '../../domain/outcomes';
 
 /** The API's side of a trade: a dry run, or a request journalled, batched onto its lane and waited for. */
@@ -55,11 +55,12 @@ export type TradeAnswer = TradeOutcome & { replay?: true };
 const replay = (o: TradeOutcome): TradeAnswer => (o.ok ? { ...o, replay: true } : o);
 
 /**
- * The API's side: the request is journalled as pending with its job (so it can never be lost), with
- * its Idempotency-Key when it has one (scoped to participant and workspace), and goes on the
- * market's lane with the other requests batched for it (tradeBatches.ts); the API waits for its
- * outcome (from the batch's completion, else from Postgres). A key already journalled is replayed
- * (done), waited for (pending) or freed and run anew (failed: a refusal does not consume its key).
+ * The API's side: the request goes on the market's lane with the other requests batched for it
+ * (tradeBatches.ts), carrying its Idempotency-Key when it has one (scoped to participant and
+ * workspace); its batch's transaction journals it with its outcome. The API waits for the outcome
+ * (from the batch's notice, else from Postgres, where a request not heard in time is journalled
+ * pending). A key another request holds is replayed (done), waited for (pending) or freed and run
+ * anew (failed: a refusal does not consume its key).
  */
 export async function submitTrade(
   deps: Deps,
@@ -69,7 +70,8 @@ export async function submitTrade(
   const spec = serializeSpec(p.spec);
   for (let attempt = 0; ; attempt++) {
     const requestId = randomUUID();
-    const sent = await laneBatches(deps).submit({ requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec }, p.idempotencyKey, p.hash);
+    const keyed = p.idempotencyKey ? { key: p.idempotencyKey, hash: p.hash } : {};
+    const sent = await laneBatches(deps).submit({ requestId, agentId: p.agentId, workspaceId: p.workspaceId, marketId: p.marketId, spec, ...keyed });
     if (sent.kind === 'outcome') return sent.outcome;
     if (sent.kind === 'unknown') {
       // Lost event, timeout or Redis away: Postgres is the truth (the journal row gets the job to run).
@@ -77,23 +79,20 @@ export async function submitTrade(
       if (!o) throw pending(sent.requestId);
       return o;
     }
-    if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request could not be journalled (request id taken)');
+    if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request was refused as a key twin without a key');
     const rows = await deps.ds.query(
-      `SELECT request_id, body_hash, status, response, job,
-              ${journalledBefore('$4')} AS old
-         FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
-      [p.agentId, p.workspaceId, p.idempotencyKey, deps.config.TRADE_RECOVERY_AFTER_MS],
+      `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
+      [p.agentId, p.workspaceId, p.idempotencyKey],
     );
     if (!rows.length) continue; // freed meanwhile: journal it again
     const r = rows[0];
     if (r.body_hash !== p.hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
     if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
     if (r.status === 'pending') {
-      // The client retries: give the request a live job first, in case its job was lost. Not while
-      // it is young (as the watchdog): it may be journalled and waiting for its lane's next batch,
-      // and a job of its own would apply it ahead of the requests that came before it.
+      // The client retries: give the request a live job first, in case its job was lost (a pending
+      // row is written only after its batch was sent, so this cannot put it ahead of earlier requests).
       const parsed = tradeRequest.safeParse(r.job);
-      if (parsed.success && r.old) await ensureTradeJob(deps, parsed.data);
+      if (parsed.success) await ensureTradeJob(deps, parsed.data);
       const o = await pollOutcome(deps, r.request_id, wait * 2);
       if (!o) throw pending(r.request_id);
       if (o.ok) return replay(o);

@@ -2,7 +2,7 @@ import { tradeRequest } from '../../../jobs/definitions';
 import { poolPrepared } from '../../db/prepared';
 import type { Deps } from '../../deps';
 import { logger } from '../../logger';
-import type { TradeJobData } from './tradeRequests';
+import { isKeyTaken, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome } from '../../domain/outcomes';
 import { outcomeEar } from './outcomeNotices';
 
@@ -20,53 +20,47 @@ const REQUEUE_WITHIN_MS = 60_000;
 /** What became of a request handed to its lane's batch. */
 export type BatchAnswer =
   | { kind: 'outcome'; outcome: TradeOutcome }
-  /** Not journalled: its Idempotency-Key (scoped to participant and workspace) is already taken. */
+  /** Not applied: its Idempotency-Key (scoped to participant and workspace) is held by another request. */
   | { kind: 'taken' }
-  /** Journalled and enqueued, but the outcome did not come back in time (Postgres has the truth). */
+  /** Enqueued, but the outcome did not come back in time: journalled pending (Postgres has the truth). */
   | { kind: 'unknown'; requestId: string };
 
 interface Waiting {
   job: TradeJobData;
-  idempotencyKey?: string;
-  hash: string;
   resolve(a: BatchAnswer): void;
   reject(err: unknown): void;
 }
 
 interface Lane {
-  /** Arrived, not yet journalled. */
+  /** Arrived, waiting for the lane's next batch. */
   waiting: Waiting[];
-  /** A journal INSERT of the lane's is under way (one at a time keeps the order). */
-  journalling: boolean;
-  /** Journalled (pending rows carrying their jobs), waiting for the lane's next batch. */
-  ready: Waiting[];
   /** This process's batches of the lane enqueued and not yet answered. */
   inFlight: number;
 }
 
 /**
- * The API's side of the trade lanes, two stages per lane. The journal: what arrived is journalled
- * in one INSERT (pending rows carrying their jobs, so none can be lost; a taken Idempotency-Key is
- * answered here), one INSERT at a time, and it runs while the lane's batch is in the worker, so its
- * commit is off the lane's cycle. The batch: what is journalled goes out at once when the lane has
+ * The API's side of the trade lanes. What arrives for a lane goes out at once when the lane has
  * fewer than TRADE_BATCH_INFLIGHT of this process's batches in flight, otherwise with the others
- * journalled meanwhile (up to TRADE_BATCH_MAX), carried by one lane job and answered by one notice
- * (committed by the batch's own write, heard on this process's LISTEN): the queue's and the
- * journal's costs are paid per batch, not per trade, and at one trader nothing waits. Arrival order
- * per market is kept: each stage takes its lane's requests in order, a lane's batches are enqueued
- * in the order they form, and a lane runs one job at a time.
+ * that arrive meanwhile (up to TRADE_BATCH_MAX), carried by one lane job and answered by one notice
+ * (committed by the batch's own write, heard on this process's LISTEN): the queue's cost is paid
+ * per batch, not per trade, and at one trader nothing waits. Nothing is written before the batch:
+ * its transaction writes each request's journal row (Idempotency-Key, outcome) with its trade, so a
+ * trade costs one commit. A request whose outcome does not come back in time (the job lost with
+ * Redis, a worker away, a notice missed) is journalled then, pending with its job, and the watchdog
+ * or a keyed retry runs it. Arrival order per market is kept: a lane's batches are enqueued in the
+ * order they form, and a lane runs one job at a time.
  */
 class LaneBatches {
   private readonly lanes = new Map<string, Lane>();
   private count = 0;
   constructor(private readonly deps: Deps) {}
 
-  submit(job: TradeJobData, idempotencyKey: string | undefined, hash: string): Promise<BatchAnswer> {
+  submit(job: TradeJobData): Promise<BatchAnswer> {
     const name = this.deps.hub.queueFor('trade', job.marketId);
     let lane = this.lanes.get(name);
-    if (!lane) this.lanes.set(name, (lane = { waiting: [], journalling: false, ready: [], inFlight: 0 }));
+    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0 }));
     this.count++;
-    const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, idempotencyKey, hash, resolve, reject }));
+    const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, resolve, reject }));
     this.pump(lane);
     return answer;
   }
@@ -77,20 +71,8 @@ class LaneBatches {
   }
 
   private pump(lane: Lane): void {
-    const max = this.deps.config.TRADE_BATCH_MAX;
-    if (!lane.journalling && lane.waiting.length) {
-      const part = lane.waiting.splice(0, max);
-      lane.journalling = true;
-      this.journal(part)
-        .then((go) => lane.ready.push(...go))
-        .catch((err: unknown) => part.forEach((w) => w.reject(err)))
-        .finally(() => {
-          lane.journalling = false;
-          this.pump(lane);
-        });
-    }
-    while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.ready.length) {
-      const batch = lane.ready.splice(0, max);
+    while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
+      const batch = lane.waiting.splice(0, this.deps.config.TRADE_BATCH_MAX);
       lane.inFlight++;
       this.send(batch)
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
@@ -99,32 +81,6 @@ class LaneBatches {
           this.pump(lane);
         });
     }
-  }
-
-  /**
-   * One INSERT journals the requests (pending rows carrying their jobs). ON CONFLICT DO NOTHING: a
-   * request whose key is taken (by an earlier call or a twin in this very INSERT) is left out and
-   * answered 'taken' (the caller replays or waits for the holder); the rest come back in order.
-   */
-  private async journal(part: Waiting[]): Promise<Waiting[]> {
-    const col = <T>(f: (w: Waiting) => T) => part.map(f);
-    const rows = await poolPrepared<{ request_id: string }>(
-      this.deps.ds,
-      `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job)
-       SELECT r, a, w, k, h, 'pending', j FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[]) AS x(r, a, w, k, h, j)
-       ON CONFLICT DO NOTHING RETURNING request_id`,
-      [
-        col((w) => w.job.requestId),
-        col((w) => w.job.agentId),
-        col((w) => w.job.workspaceId),
-        col((w) => w.idempotencyKey ?? null),
-        col((w) => (w.idempotencyKey ? w.hash : null)),
-        col((w) => JSON.stringify(w.job)),
-      ],
-    );
-    const journalled = new Set(rows.map((r) => r.request_id));
-    for (const w of part) if (!journalled.has(w.job.requestId)) w.resolve({ kind: 'taken' });
-    return part.filter((w) => journalled.has(w.job.requestId));
   }
 
   private async send(batch: Waiting[]): Promise<void> {
@@ -139,12 +95,36 @@ class LaneBatches {
         { jobId: first.requestId, laneKey: first.marketId, ...TRADE_JOB_OPTS, waitMs: this.deps.config.TRADE_WAIT_MS, ended: heard.ended },
       )
       .finally(heard.dispose);
-    const outcomes = waited.finished ? waited.result.outcomes : undefined;
-    batch.forEach((w, i) => w.resolve(outcomes?.[i] ? { kind: 'outcome', outcome: outcomes[i] } : { kind: 'unknown', requestId: w.job.requestId }));
+    if (waited.finished) {
+      const outcomes = waited.result.outcomes;
+      batch.forEach((w, i) => w.resolve(isKeyTaken(outcomes[i]) ? { kind: 'taken' } : { kind: 'outcome', outcome: outcomes[i] }));
+      return;
+    }
+    const held = await this.journal(batch.map((w) => w.job));
+    batch.forEach((w) => w.resolve(held.has(w.job.requestId) ? { kind: 'unknown', requestId: w.job.requestId } : { kind: 'taken' }));
     // The queue's connection dropped or came back: the batch's job may be gone with Redis. Once
     // Redis answers, its still-pending requests go on the lane again (the callers meanwhile read
     // their outcomes from Postgres), rather than at the watchdog's next pass.
-    if (!waited.finished && waited.interrupted) void this.requeueWhenBack(batch.map((w) => w.job));
+    if (waited.interrupted) void this.requeueWhenBack(batch.map((w) => w.job));
+  }
+
+  /**
+   * Requests whose outcome was not heard are journalled pending with their jobs (so none is lost
+   * while its job may be), unless their batch wrote them meanwhile. Returns the requests that have a
+   * row now; one without (its key was held by another request's row) was refused by its batch, or will be.
+   */
+  private async journal(jobs: TradeJobData[]): Promise<Set<string>> {
+    const ids = jobs.map((j) => j.requestId);
+    await poolPrepared(
+      this.deps.ds,
+      `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job)
+       SELECT r, a, w, k, h, 'pending', j FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[]) AS x(r, a, w, k, h, j)
+       ON CONFLICT DO NOTHING`,
+      [ids, jobs.map((j) => j.agentId), jobs.map((j) => j.workspaceId), jobs.map((j) => j.key ?? null), jobs.map((j) => (j.key ? (j.hash ?? null) : null)), jobs.map((j) => JSON.stringify(j))],
+    );
+    // A statement of its own: its snapshot sees a batch's row that the INSERT above waited for.
+    const rows = await poolPrepared<{ request_id: string }>(this.deps.ds, `SELECT request_id FROM trade_requests WHERE request_id = ANY($1::text[])`, [ids]);
+    return new Set(rows.map((r) => r.request_id));
   }
 
   private async requeueWhenBack(jobs: TradeJobData[]): Promise<void> {

@@ -73,9 +73,16 @@ export function tradeFigures(plan: TradePlan, mk: Pick<MarketRow, 'id' | 'rangeM
 }
 
 /**
- * SQL: the journal row is older than the milliseconds in parameter `ms` (TRADE_RECOVERY_AFTER_MS).
- * Only then may a pending request be given a job of its own: a younger one may still be waiting,
- * journalled, for its lane's next batch in an API process.
+ * The outcome a batch gives a keyed request whose Idempotency-Key another request holds (applied,
+ * refused or pending): nothing is applied or recorded for it; the API answers from the holder.
+ */
+export const KEY_TAKEN = 'idempotency_key_taken';
+export const keyTakenOutcome = (): TradeOutcome => ({ ok: false, body: { code: KEY_TAKEN } });
+export const isKeyTaken = (o: TradeOutcome): boolean => !o.ok && o.body.code === KEY_TAKEN;
+
+/**
+ * SQL: the journal row is older than the milliseconds in parameter `ms` (TRADE_RECOVERY_AFTER_MS):
+ * the watchdog leaves a younger pending request to its own job (its caller journalled it on giving up).
  */
 export const journalledBefore = (ms: string) => `created_at < now() - make_interval(secs => ${ms}::float8 / 1000)`;
 
