@@ -9,7 +9,7 @@ import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccountsCte, lockedAcco
 import { outboxFragment, type PendingEvent } from '../events';
 import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
-import { deserializeSpec, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
+import { deserializeSpec, keyOfRequest, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
 import { outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
 
@@ -96,7 +96,7 @@ const BATCH_OPEN = `WITH ${lockAccountsCte('$1', fillAccountsSql('$2'))}
        AND (p.agent_id = ANY($3::text[]) OR p.agent_id IN (SELECT agent_id FROM limit_orders WHERE market_id = ANY($2::uuid[]) AND status = 'open'))) AS positions,
    (SELECT coalesce(json_agg(json_build_object('r', request_id, 's', status, 'b', response)), '[]'::json)
       FROM trade_requests WHERE request_id = ANY($4::text[]) AND status <> 'pending') AS priors,
-   (SELECT coalesce(json_agg(json_build_object('k', t.agent_id || '|' || t.workspace_id || '|' || t.idempotency_key, 'r', t.request_id)), '[]'::json)
+   (SELECT coalesce(json_agg(json_build_object('a', t.agent_id, 'w', t.workspace_id, 'k', t.idempotency_key, 'r', t.request_id)), '[]'::json)
       FROM trade_requests t JOIN unnest($5::text[], $6::uuid[], $7::text[]) AS x(a, w, k)
         ON t.agent_id = x.a AND t.workspace_id = x.w AND t.idempotency_key = x.k) AS holders,
    ${openOrdersSql('$2')} AS orders`;
@@ -142,7 +142,7 @@ class TradeBatch {
     private readonly positions: Map<string, PositionState>,
     private readonly orders: Map<string, OpenOrder[]>,
     private readonly priors: Map<string, { status: string; response: Record<string, unknown> }>,
-    /** Each Idempotency-Key of the batch's requests (agent|workspace|key) and the request holding it. */
+    /** Each Idempotency-Key of the batch's requests (keyOfRequest) and the request holding it. */
     private readonly holders: Map<string, string>,
   ) {}
 
@@ -155,7 +155,7 @@ class TradeBatch {
       accounts: Array<{ id: string; kind: string; balance: string }>;
       positions: Array<{ m: string; a: string; h: string; l: string }>;
       priors: Array<{ r: string; s: string; b: Record<string, unknown> }>;
-      holders: Array<{ k: string; r: string }>;
+      holders: Array<{ a: string; w: string; k: string; r: string }>;
       orders: unknown;
     }>(m, BATCH_OPEN, [accountIds, markets, agents, jobs.map((j) => j.requestId), ...keyColumns(jobs)]);
     const accounts = lockedAccounts(r.accounts);
@@ -169,7 +169,7 @@ class TradeBatch {
       positions,
       orders,
       new Map(r.priors.map((p) => [p.r, { status: p.s, response: p.b }])),
-      new Map(r.holders.map((h) => [h.k, h.r])),
+      new Map(r.holders.map((h) => [keyOfRequest(h.a, h.w, h.k), h.r])),
     );
   }
 
@@ -187,7 +187,7 @@ class TradeBatch {
     if (prior && prior.status !== 'pending') return storedOutcome(prior.status, prior.response);
     if (job.key) {
       // The key goes to the first request of it (stored, or earlier in this batch), refused or not.
-      const k = `${job.agentId}|${job.workspaceId.toLowerCase()}|${job.key}`;
+      const k = keyOfRequest(job.agentId, job.workspaceId, job.key);
       const holder = this.holders.get(k);
       if (holder && holder !== job.requestId) return keyTakenOutcome();
       this.holders.set(k, job.requestId);
@@ -267,7 +267,7 @@ class TradeBatch {
   }
 
   private record(job: TradeJobData, status: 'done' | 'failed', response: Record<string, unknown>) {
-    this.requests.set(job.requestId, { agentId: job.agentId, workspaceId: job.workspaceId, key: job.key ?? null, hash: job.key ? (job.hash ?? null) : null, status, response });
+    this.requests.set(job.requestId, { agentId: job.agentId, workspaceId: job.workspaceId, key: job.key ?? null, hash: job.hash ?? null, status, response });
     this.priors.set(job.requestId, { status, response: JSON.parse(JSON.stringify(response)) });
   }
 

@@ -2,7 +2,7 @@ import { tradeRequest } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { TRADE_JOB_OPTS } from './tradeBatches';
-import { journalledBefore, recordFailure, type TradeJobData } from './tradeRequests';
+import { recordFailure, type TradeJobData } from './tradeRequests';
 
 /**
  * Make sure a pending request has a live job: enqueue it again when its job is gone (lost with a
@@ -42,7 +42,7 @@ export interface RecoverySummary {
 export async function recoverPendingTrades(deps: Deps, olderThanMs: number, limit = 500): Promise<RecoverySummary> {
   const rows: Array<{ request_id: string; agent_id: string; workspace_id: string; job: unknown }> = await deps.ds.query(
     `SELECT request_id, agent_id, workspace_id, job FROM trade_requests
-      WHERE status = 'pending' AND ${journalledBefore('$1')}
+      WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1::float8 / 1000)
       ORDER BY created_at LIMIT $2`,
     [olderThanMs, limit],
   );

@@ -79,7 +79,7 @@ export async function submitTrade(
       if (!o) throw pending(sent.requestId);
       return o;
     }
-    if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request was refused as a key twin without a key');
+    if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request was answered "key taken" without a key, or six times over');
     const rows = await deps.ds.query(
       `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
       [p.agentId, p.workspaceId, p.idempotencyKey],

@@ -120,7 +120,7 @@ class LaneBatches {
       `INSERT INTO trade_requests (request_id, agent_id, workspace_id, idempotency_key, body_hash, status, job)
        SELECT r, a, w, k, h, 'pending', j FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::jsonb[]) AS x(r, a, w, k, h, j)
        ON CONFLICT DO NOTHING`,
-      [ids, jobs.map((j) => j.agentId), jobs.map((j) => j.workspaceId), jobs.map((j) => j.key ?? null), jobs.map((j) => (j.key ? (j.hash ?? null) : null)), jobs.map((j) => JSON.stringify(j))],
+      [ids, jobs.map((j) => j.agentId), jobs.map((j) => j.workspaceId), jobs.map((j) => j.key ?? null), jobs.map((j) => j.hash ?? null), jobs.map((j) => JSON.stringify(j))],
     );
     // A statement of its own: its snapshot sees a batch's row that the INSERT above waited for.
     const rows = await poolPrepared<{ request_id: string }>(this.deps.ds, `SELECT request_id FROM trade_requests WHERE request_id = ANY($1::text[])`, [ids]);

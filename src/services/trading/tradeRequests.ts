@@ -76,15 +76,12 @@ export function tradeFigures(plan: TradePlan, mk: Pick<MarketRow, 'id' | 'rangeM
  * The outcome a batch gives a keyed request whose Idempotency-Key another request holds (applied,
  * refused or pending): nothing is applied or recorded for it; the API answers from the holder.
  */
-export const KEY_TAKEN = 'idempotency_key_taken';
+const KEY_TAKEN = 'idempotency_key_taken';
 export const keyTakenOutcome = (): TradeOutcome => ({ ok: false, body: { code: KEY_TAKEN } });
 export const isKeyTaken = (o: TradeOutcome): boolean => !o.ok && o.body.code === KEY_TAKEN;
 
-/**
- * SQL: the journal row is older than the milliseconds in parameter `ms` (TRADE_RECOVERY_AFTER_MS):
- * the watchdog leaves a younger pending request to its own job (its caller journalled it on giving up).
- */
-export const journalledBefore = (ms: string) => `created_at < now() - make_interval(secs => ${ms}::float8 / 1000)`;
+/** An Idempotency-Key's scope and value as one map key (agent, workspace, key): how a batch finds a key's holder. */
+export const keyOfRequest = (agentId: string, workspaceId: string, key: string): string => `${agentId}|${workspaceId.toLowerCase()}|${key}`;
 
 /** The stored outcome of a request id (null while pending or unknown), read without a lock. */
 export async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
