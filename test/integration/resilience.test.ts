@@ -219,6 +219,8 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
     const s = await bookSetup(app);
     const key = `k-${randomUUID()}`;
     const send = await refusedKey(app, s, key);
+    // Funded now, before the blip, so that only the request under test meets it.
+    await fund(app, s, 5000);
     const holder = await pgClient();
     try {
       // The refused request's row, held: the retry's DELETE of it (outside a transaction) waits.
@@ -235,7 +237,6 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       expect(res.body.code).toBe('service_unavailable');
       expect(res.headers['retry-after']).toBe('1');
       await holder.query('ROLLBACK');
-      await fund(app, s, 5000);
       const retry = await send();
       expect(retry.status).toBe(200);
     } finally {
@@ -324,6 +325,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
           body: JSON.stringify({ marketId: s.marketId, direction: 'lower', amount: 5000 }),
         });
       expect(((await (await post()).json()) as { code?: string }).code).toBe('insufficient_balance');
+      await fund(app, s, 5000);
       // A dropped connection while the request waits on a lock (the retry's DELETE of the refused
       // row): logged as a warning with its error.
       await holder.query('BEGIN');
@@ -336,7 +338,6 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       await holder.query('SELECT pg_terminate_backend($1)', [victim]);
       await pending; // its status is item 5's business; here only what it logs matters
       await holder.query('ROLLBACK');
-      await fund(app, s, 5000);
       await redis.restart();
       await new Promise((r) => setTimeout(r, 1500));
       expect((await post()).status).toBe(200);
