@@ -67,17 +67,20 @@ export function netOfIdle(raw: Record<string, number>, idleMsPerS: Record<string
   return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - ((idleMsPerS[k] ?? 0) * elapsed) / load.ok)]));
 }
 
-/** A private Redis for the run on `port`, no persistence; stop it with `.kill()`. */
+/** A private Redis for the run on `port`, no persistence; stop it with stopPrivateRedis. */
 export async function startPrivateRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
   const { Redis } = await import('ioredis');
   for (let i = 0; i < 100; i++) {
+    // A PONG from a server that is not ours (the last run's, still exiting) would leave the service
+    // with no Redis once that one goes (seen once: every trade of a run answered pending after 30 s).
+    if (child.exitCode !== null) throw new Error(`redis-server exited (${child.exitCode}): port ${port} taken?`);
     const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     try {
       await r.connect();
       await r.ping();
       r.disconnect();
-      return child;
+      if (child.exitCode === null) return child;
     } catch {
       r.disconnect();
       await new Promise((res) => setTimeout(res, 50));
@@ -85,4 +88,12 @@ export async function startPrivateRedis(port: number): Promise<ChildProcess> {
   }
   child.kill('SIGKILL');
   throw new Error('private redis did not start');
+}
+
+/** Stop a private Redis and wait until it has exited (and so freed its port for the next run). */
+export async function stopPrivateRedis(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((res) => child.once('exit', res));
+  child.kill('SIGTERM');
+  await exited;
 }

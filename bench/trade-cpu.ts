@@ -6,7 +6,7 @@
  * Figures go to bench/results/trade-cpu-latest.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
+import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis, stopPrivateRedis } from './cpu';
 import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -63,7 +63,7 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
     return { layout, markets: ids.length, concurrency: clients, trades: r.ok, failed: r.failed, tps: r.tps, p50: r.p50, p99: r.p99, cpuMsPerTrade: net, rawCpuMsPerTrade: raw, idleCpuMsPerSecond: idleMsPerS };
   } finally {
     for (const p of Object.values(procs)) await stopServer(p);
-    redis.kill('SIGTERM');
+    await stopPrivateRedis(redis);
     await dropDatabase(DB);
   }
 }
