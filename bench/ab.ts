@@ -26,6 +26,8 @@ const bench = resolve(__dirname, 'trade-cpu.ts');
 interface Figure {
   tps: number;
   cpu: number;
+  /** Trades a lane transaction (absent from builds before trade-cpu printed it). */
+  batch?: number;
 }
 
 function measure(dir: string, markets: number): Figure {
@@ -35,7 +37,7 @@ function measure(dir: string, markets: number): Figure {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const run = JSON.parse(readFileSync(resolve(dir, 'bench/results/trade-cpu-latest.json'), 'utf8')).runs[0];
-  return { tps: run.tps, cpu: run.cpuMsPerTrade.serverTotal };
+  return { tps: run.tps, cpu: run.cpuMsPerTrade.serverTotal, batch: run.batches?.mean };
 }
 
 const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
@@ -49,7 +51,8 @@ for (const markets of MARKETS) {
     const two = measure(dirs[first === 'a' ? 'b' : 'a']!, markets);
     const pair = first === 'a' ? { a: one, b: two } : { a: two, b: one };
     pairs.push(pair);
-    console.log(`${markets} market(s), pair ${i + 1}: A ${pair.a.tps.toFixed(0)}/s ${pair.a.cpu.toFixed(2)} ms, B ${pair.b.tps.toFixed(0)}/s ${pair.b.cpu.toFixed(2)} ms`);
+    const per = (f: Figure) => `${f.tps.toFixed(0)}/s ${f.cpu.toFixed(2)} ms${f.batch === undefined ? '' : `, ${f.batch.toFixed(2)} a batch`}`;
+    console.log(`${markets} market(s), pair ${i + 1}: A ${per(pair.a)}; B ${per(pair.b)}`);
   }
   const ta = mean(pairs.map((p) => p.a.tps));
   const tb = mean(pairs.map((p) => p.b.tps));

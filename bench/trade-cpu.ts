@@ -7,6 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis, stopPrivateRedis } from './cpu';
+import { Client } from 'pg';
 import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -54,13 +55,15 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
     const IDLE_S = 3;
     await new Promise((res) => setTimeout(res, IDLE_S * 1000));
     const idle1 = snap();
+    const seqBefore = await lastTradeSeq(url);
     const before = snap();
     const r = await closedLoop(clients, seconds, send);
     const after = snap();
+    const batches = await batchSizes(url, seqBefore);
     const raw = cpuPerTrade(before, after, r.ok);
     const idleMsPerS = cpuPerTrade(idle0, idle1, IDLE_S);
     const net = netOfIdle(raw, idleMsPerS, r);
-    return { layout, markets: ids.length, concurrency: clients, trades: r.ok, failed: r.failed, tps: r.tps, p50: r.p50, p99: r.p99, cpuMsPerTrade: net, rawCpuMsPerTrade: raw, idleCpuMsPerSecond: idleMsPerS };
+    return { layout, markets: ids.length, concurrency: clients, trades: r.ok, failed: r.failed, tps: r.tps, p50: r.p50, p99: r.p99, cpuMsPerTrade: net, rawCpuMsPerTrade: raw, idleCpuMsPerSecond: idleMsPerS, batches };
   } finally {
     for (const p of Object.values(procs)) await stopServer(p);
     await stopPrivateRedis(redis);
@@ -68,10 +71,38 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
   }
 }
 
+async function withDb<T>(url: string, f: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await f(c);
+  } finally {
+    await c.end();
+  }
+}
+
+const lastTradeSeq = (url: string) => withDb(url, async (c) => String((await c.query(`SELECT coalesce(max(seq), 0) AS s FROM trades`)).rows[0].s));
+
+/**
+ * How many trades each lane transaction applied in the measured loop: a batch is one transaction,
+ * so its trades share their row's xmin. The batch size is what the per-batch costs are divided by.
+ */
+function batchSizes(url: string, afterSeq: string): Promise<{ mean: number; sizes: Record<number, number> }> {
+  return withDb(url, async (c) => {
+    const rows: Array<{ n: number; batches: number }> = (
+      await c.query(`SELECT n::int, count(*)::int AS batches FROM (SELECT xmin::text, count(*) AS n FROM trades WHERE seq > $1 GROUP BY 1) x GROUP BY n ORDER BY n`, [afterSeq])
+    ).rows;
+    const trades = rows.reduce((a, x) => a + x.n * x.batches, 0);
+    const count = rows.reduce((a, x) => a + x.batches, 0);
+    return { mean: count ? trades / count : NaN, sizes: Object.fromEntries(rows.map((x) => [x.n, x.batches])) };
+  });
+}
+
 export function printCpu(m: Awaited<ReturnType<typeof measureTradeCpu>>) {
   console.log(`${m.layout}: ${m.trades} trades at ${fmt(m.tps)}/s (concurrency ${m.concurrency}, ${m.markets} markets, failed ${m.failed}; p50 ${fmt(m.p50)} ms, p99 ${fmt(m.p99)} ms); CPU ms per trade:`);
   for (const [k, v] of Object.entries(m.cpuMsPerTrade)) if (k !== 'serverTotal') console.log(`  ${k.padEnd(9)} ${fmt(v, 2)}`);
   console.log(`  (idle cost taken off: ${fmt(m.idleCpuMsPerSecond.serverTotal, 1)} CPU-ms/s; raw servers total ${fmt(m.rawCpuMsPerTrade.serverTotal, 2)})`);
+  console.log(`  trades a batch: mean ${fmt(m.batches.mean, 2)} (${Object.entries(m.batches.sizes).map(([n, b]) => `${n}:${b}`).join(' ')} as size:batches)`);
   console.log(`  servers   ${fmt(m.cpuMsPerTrade.serverTotal, 2)}  (API, workers, Postgres, Redis; 2 cores => ceiling ~${fmt(2000 / m.cpuMsPerTrade.serverTotal, 0)} trades/s)`);
 }
 
