@@ -31,6 +31,7 @@ const schema = z.object({
   // Per lane and API process: batches enqueued and not yet finished; trades arriving meanwhile wait and go as the next batch.
   TRADE_BATCH_INFLIGHT: z.coerce.number().int().min(1).max(64).default(1),
   TRADE_BATCH_MAX: z.coerce.number().int().min(1).max(TRADE_BATCH_LIMIT).default(64),
+  TRADE_BATCH_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(10),
   // Lanes run one job at a time (global concurrency 1). false is for the fault harness only: it
   // proves the trade transaction alone keeps the money right when a lane runs jobs at once.
   TRADE_LANES_SERIAL: boolish.default(true),

@@ -1,6 +1,48 @@
+import { Client } from 'pg';
+import { laneBatches } from '../../src/services/trading';
 import type { TestApp } from './harness';
 import { uniqueName } from './harness';
 import { joinWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from './factories';
+import { waitFor } from './services';
+
+/**
+ * Hold the book's row, start `first`, wait for its job to be in flight, queue `rest` in order behind
+ * it (each waits for its lane's next batch), then let go. `afterFirst`, if given, is sent the moment
+ * `first` is answered (a caller sending again at once); its answer comes last.
+ */
+export async function gathered<T>(
+  app: TestApp,
+  marketId: string,
+  first: () => PromiseLike<T>,
+  rest: Array<() => PromiseLike<T>>,
+  whileHeld?: () => Promise<void>,
+  afterFirst?: () => PromiseLike<T>,
+): Promise<T[]> {
+  const holder = new Client({ connectionString: process.env.DATABASE_URL });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM markets WHERE id = $1 FOR UPDATE', [marketId]);
+    const q = app.deps.hub.queue(app.deps.hub.queueFor('trade', marketId));
+    const before = await q.getActiveCount();
+    const head = Promise.resolve(first()); // a supertest request is sent once awaited
+    await waitFor('the first batch to be in flight', async () => (await q.getActiveCount()) > before);
+    // One at a time, so that they queue (and apply) in this order.
+    const tail: Array<Promise<T>> = [];
+    const received = laneBatches(app.deps).received();
+    for (const f of rest) {
+      tail.push(Promise.resolve(f()));
+      await waitFor('the request to reach its lane', async () => laneBatches(app.deps).received() === received + tail.length, 20_000, 5);
+    }
+    await whileHeld?.();
+    await holder.query('ROLLBACK');
+    const again = afterFirst ? [head.then(() => afterFirst())] : [];
+    return await Promise.all([head, ...tail, ...again]);
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await holder.end();
+  }
+}
 
 export interface TestMetric {
   id: string;

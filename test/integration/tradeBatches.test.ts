@@ -1,10 +1,9 @@
 import { Client, type Notification } from 'pg';
 import { pgNotices } from '../../src/db/notices';
-import { laneBatches } from '../../src/services/trading';
 import { outcomeEar, TRADE_OUTCOMES_CHANNEL } from '../../src/services/trading/outcomeNotices';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { balanceOf, freshBookId, trade, trader } from '../helpers/markets';
+import { balanceOf, freshBookId, gathered, trade, trader } from '../helpers/markets';
 import { waitFor } from '../helpers/services';
 
 /**
@@ -22,33 +21,6 @@ beforeAll(async () => {
 afterEach(async () => expectLedgerSound(app.deps));
 
 const book = () => freshBookId(app, ws);
-
-/** Hold the book, start `first`, wait for its job to be in flight, queue `rest` in order behind it, let go. */
-async function gathered<T>(marketId: string, first: () => PromiseLike<T>, rest: Array<() => PromiseLike<T>>, whileHeld?: () => Promise<void>): Promise<T[]> {
-  const holder = new Client({ connectionString: process.env.DATABASE_URL });
-  await holder.connect();
-  try {
-    await holder.query('BEGIN');
-    await holder.query('SELECT 1 FROM markets WHERE id = $1 FOR UPDATE', [marketId]);
-    const q = app.deps.hub.queue(app.deps.hub.queueFor('trade', marketId));
-    const before = await q.getActiveCount();
-    const head = Promise.resolve(first()); // a supertest request is sent once awaited
-    await waitFor('the first batch to be in flight', async () => (await q.getActiveCount()) > before);
-    // One at a time, so that they queue (and apply) in this order.
-    const tail: Array<Promise<T>> = [];
-    const received = laneBatches(app.deps).received();
-    for (const f of rest) {
-      tail.push(Promise.resolve(f()));
-      await waitFor('the request to reach its lane', async () => laneBatches(app.deps).received() === received + tail.length, 20_000, 5);
-    }
-    await whileHeld?.();
-    await holder.query('ROLLBACK');
-    return await Promise.all([head, ...tail]);
-  } finally {
-    await holder.query('ROLLBACK').catch(() => undefined);
-    await holder.end();
-  }
-}
 
 /** The book's trades in the order they applied: each starts where the one before ended. */
 async function expectChained(marketId: string): Promise<number> {
@@ -79,7 +51,7 @@ describe('trade batches on a lane', () => {
     const poor = await trader(app, ws, 1);
     const key = `twin-${Date.now()}`;
     const body = (i: number) => ({ marketId, direction: i % 2 ? 'higher' : 'lower', amount: 2 });
-    const [head, ...rest] = await gathered(marketId, () => trade(app, ws, rich[0], body(0)), [
+    const [head, ...rest] = await gathered(app, marketId, () => trade(app, ws, rich[0], body(0)), [
       ...rich.slice(1).map((t, i) => () => trade(app, ws, t, body(i + 1))),
       () => trade(app, ws, poor, { marketId, direction: 'higher', amount: 50 }),
       () => trade(app, ws, rich[0], body(7), key),
@@ -116,7 +88,7 @@ describe('trade batches on a lane', () => {
     const dry = await trade(app, ws, poor, { marketId, direction: 'lower', amount: 40, limit: 400, dryRun: true });
     expect(dry.body.limitFills).toHaveLength(1);
     expect(dry.body.affordable).toBe(false);
-    const [head, refused, after] = await gathered(marketId, () => trade(app, ws, other, { marketId, direction: 'higher', amount: 1 }), [
+    const [head, refused, after] = await gathered(app, marketId, () => trade(app, ws, other, { marketId, direction: 'higher', amount: 1 }), [
       () => trade(app, ws, poor, { marketId, direction: 'lower', amount: 40, limit: 400 }),
       () => trade(app, ws, other, { marketId, direction: 'lower', amount: 1 }),
     ]);
@@ -140,6 +112,7 @@ describe('trade batches on a lane', () => {
     const rowsOf = async () => (await app.deps.ds.query(`SELECT count(*)::int AS n FROM trade_requests WHERE agent_id = ANY($1::text[])`, [ts.map((t) => t.id)]))[0].n as number;
     let whileHeld = -1;
     const answers = await gathered(
+      app,
       marketId,
       () => trade(app, ws, ts[0], body),
       [() => trade(app, ws, ts[1], body), () => trade(app, ws, ts[2], body, key), () => trade(app, ws, ts[3], body)],

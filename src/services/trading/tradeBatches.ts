@@ -36,12 +36,39 @@ interface Lane {
   waiting: Waiting[];
   /** This process's batches of the lane enqueued and not yet answered. */
   inFlight: number;
+  /** Callers about the lane when its last batch was answered (those answered and those waiting), and when (lingerLeft). */
+  expected: number;
+  answeredAt: number;
+  /** The running wait for the answered callers to come back, if any. */
+  lingerTimer?: NodeJS.Timeout;
+  /** Batches to send without waiting, after a wait in which the callers did not come back. */
+  noLinger: number;
+}
+
+/** After a wait that ran out, this many batches go without one: callers that do not come back at once (an open load, far clients) cost a wait only now and then. */
+const LINGER_BACKOFF = 16;
+
+/**
+ * How long a free lane waits before sending what is waiting (0: send now). Under a steady load the
+ * callers split into two groups that take turns: one group's batch applies while the other's
+ * requests wait for it, so a trade pays two batches' fixed costs (the queue's hop, the transaction's
+ * statements and commit) per round. When the callers the last batch answered send again within a
+ * moment (TRADE_BATCH_LINGER_MS), they and the group that waited go as one batch: one fixed cost
+ * for both. `expected` is how many callers were about the lane when its last batch was answered
+ * (those answered and those waiting, 0 after a wait ran out); the lane waits for that many, or for
+ * `lingerMs` after the answer, whichever comes first. A lone caller never waits.
+ */
+export function lingerLeft(p: { lingerMs: number; batchMax: number; expected: number; waiting: number; answeredAt: number; now: number }): number {
+  const want = Math.min(p.expected, p.batchMax);
+  if (p.lingerMs <= 0 || want < 2 || p.waiting >= want) return 0;
+  return Math.max(0, p.answeredAt + p.lingerMs - p.now);
 }
 
 /**
  * The API's side of the trade lanes. What arrives for a lane goes out at once when the lane has
- * fewer than TRADE_BATCH_INFLIGHT of this process's batches in flight, otherwise with the others
- * that arrive meanwhile (up to TRADE_BATCH_MAX), carried by one lane job and answered by one notice
+ * fewer than TRADE_BATCH_INFLIGHT of this process's batches in flight (unless the lane waits a
+ * moment for the callers it just answered: lingerLeft), otherwise with the others that arrive
+ * meanwhile (up to TRADE_BATCH_MAX), carried by one lane job and answered by one notice
  * (committed by the batch's own write, heard on this process's LISTEN): the queue's cost is paid
  * per batch, not per trade, and at one trader nothing waits. Nothing is written before the batch:
  * its transaction writes each request's journal row (Idempotency-Key, outcome) with its trade, so a
@@ -58,7 +85,7 @@ class LaneBatches {
   submit(job: TradeJobData): Promise<BatchAnswer> {
     const name = this.deps.hub.queueFor('trade', job.marketId);
     let lane = this.lanes.get(name);
-    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0 }));
+    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0, expected: 0, answeredAt: 0, noLinger: 0 }));
     this.count++;
     const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, resolve, reject }));
     this.pump(lane);
@@ -72,15 +99,35 @@ class LaneBatches {
 
   private pump(lane: Lane): void {
     while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
+      if (this.lingers(lane)) return;
+      clearTimeout(lane.lingerTimer);
+      lane.lingerTimer = undefined;
+      lane.expected = 0;
       const batch = lane.waiting.splice(0, this.deps.config.TRADE_BATCH_MAX);
       lane.inFlight++;
       this.send(batch)
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
         .finally(() => {
           lane.inFlight--;
+          lane.expected = lane.noLinger > 0 ? 0 : batch.length + lane.waiting.length;
+          lane.noLinger = Math.max(0, lane.noLinger - 1);
+          lane.answeredAt = performance.now();
           this.pump(lane);
         });
     }
+  }
+
+  /** Whether the free lane waits (lingerLeft) for the callers its last batch answered; the wait's timer sends what is there when it runs out. */
+  private lingers(lane: Lane): boolean {
+    const left = lingerLeft({ lingerMs: this.deps.config.TRADE_BATCH_LINGER_MS, batchMax: this.deps.config.TRADE_BATCH_MAX, expected: lane.expected, waiting: lane.waiting.length, answeredAt: lane.answeredAt, now: performance.now() });
+    if (left <= 0) return false;
+    lane.lingerTimer ??= setTimeout(() => {
+      lane.lingerTimer = undefined;
+      lane.expected = 0; // what is there goes
+      lane.noLinger = LINGER_BACKOFF;
+      this.pump(lane);
+    }, left);
+    return true;
   }
 
   private async send(batch: Waiting[]): Promise<void> {
