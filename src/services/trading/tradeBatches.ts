@@ -37,7 +37,7 @@ interface Lane {
   /** This process's batches of the lane enqueued and not yet answered. */
   inFlight: number;
   /** Callers about the lane when its last batch was answered (those answered and those waiting), and when (lingerLeft). */
-  expected: number;
+  around: number;
   answeredAt: number;
   /** The running wait for the answered callers to come back, if any. */
   lingerTimer?: NodeJS.Timeout;
@@ -52,22 +52,23 @@ const LINGER_BACKOFF = 16;
  * How long a free lane waits before sending what is waiting (0: send now). Under a steady load the
  * callers split into two groups that take turns: one group's batch applies while the other's
  * requests wait for it, so a trade pays two batches' fixed costs (the queue's hop, the transaction's
- * statements and commit) per round. When the callers the last batch answered send again within a
- * moment (TRADE_BATCH_LINGER_MS), they and the group that waited go as one batch: one fixed cost
- * for both. `expected` is how many callers were about the lane when its last batch was answered
- * (those answered and those waiting, 0 after a wait ran out); the lane waits for that many, or for
- * `lingerMs` after the answer, whichever comes first. A lone caller never waits.
+ * statements and commit) per round. When the callers a batch answered send again within a moment
+ * (TRADE_BATCH_LINGER_MS), they and the group that waited can go as one batch: one fixed cost for
+ * both. `returning` counts the callers this process answered that have not sent again yet (any
+ * arrival counts one back: a caller's next trade may go to another lane); the lane waits until none
+ * is out, until it has a full batch, or for `lingerMs` after its answer, whichever comes first.
+ * `around` is how many callers were about the lane when it answered (those answered and those
+ * waiting, 0 after a wait ran out): under 2, it does not wait, so a lone caller never waits.
  */
-export function lingerLeft(p: { lingerMs: number; batchMax: number; expected: number; waiting: number; answeredAt: number; now: number }): number {
-  const want = Math.min(p.expected, p.batchMax);
-  if (p.lingerMs <= 0 || want < 2 || p.waiting >= want) return 0;
+export function lingerLeft(p: { lingerMs: number; batchMax: number; around: number; returning: number; waiting: number; answeredAt: number; now: number }): number {
+  if (p.lingerMs <= 0 || p.around < 2 || p.returning <= 0 || p.waiting >= p.batchMax) return 0;
   return Math.max(0, p.answeredAt + p.lingerMs - p.now);
 }
 
 /**
  * The API's side of the trade lanes. What arrives for a lane goes out at once when the lane has
  * fewer than TRADE_BATCH_INFLIGHT of this process's batches in flight (unless the lane waits a
- * moment for the callers it just answered: lingerLeft), otherwise with the others that arrive
+ * moment for the callers just answered: lingerLeft), otherwise with the others that arrive
  * meanwhile (up to TRADE_BATCH_MAX), carried by one lane job and answered by one notice
  * (committed by the batch's own write, heard on this process's LISTEN): the queue's cost is paid
  * per batch, not per trade, and at one trader nothing waits. Nothing is written before the batch:
@@ -80,15 +81,22 @@ export function lingerLeft(p: { lingerMs: number; batchMax: number; expected: nu
 class LaneBatches {
   private readonly lanes = new Map<string, Lane>();
   private count = 0;
+  /** Callers answered that have not sent again (lingerLeft), as of the last answer; lanes waiting for them. */
+  private returning = 0;
+  private lastAnswerAt = 0;
+  private readonly lingering = new Set<Lane>();
   constructor(private readonly deps: Deps) {}
 
   submit(job: TradeJobData): Promise<BatchAnswer> {
     const name = this.deps.hub.queueFor('trade', job.marketId);
     let lane = this.lanes.get(name);
-    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0, expected: 0, answeredAt: 0, noLinger: 0 }));
+    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0, around: 0, answeredAt: 0, noLinger: 0 }));
     this.count++;
     const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, resolve, reject }));
+    if (this.returning > 0) this.returning--;
     this.pump(lane);
+    // The last caller out is back: the lanes waiting for it go.
+    if (this.returning === 0) for (const other of this.lingering) this.pump(other);
     return answer;
   }
 
@@ -100,30 +108,40 @@ class LaneBatches {
   private pump(lane: Lane): void {
     while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
       if (this.lingers(lane)) return;
+      this.lingering.delete(lane);
       clearTimeout(lane.lingerTimer);
       lane.lingerTimer = undefined;
-      lane.expected = 0;
+      lane.around = 0;
       const batch = lane.waiting.splice(0, this.deps.config.TRADE_BATCH_MAX);
       lane.inFlight++;
       this.send(batch)
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
-        .finally(() => {
-          lane.inFlight--;
-          lane.expected = lane.noLinger > 0 ? 0 : batch.length + lane.waiting.length;
-          lane.noLinger = Math.max(0, lane.noLinger - 1);
-          lane.answeredAt = performance.now();
-          this.pump(lane);
-        });
+        .finally(() => this.answered(lane, batch.length));
     }
   }
 
-  /** Whether the free lane waits (lingerLeft) for the callers its last batch answered; the wait's timer sends what is there when it runs out. */
+  private answered(lane: Lane, callers: number): void {
+    const now = performance.now();
+    // Callers answered longer ago than a wait lasts are not waited for any more.
+    if (now - this.lastAnswerAt > this.deps.config.TRADE_BATCH_LINGER_MS) this.returning = 0;
+    this.returning += callers;
+    this.lastAnswerAt = now;
+    lane.inFlight--;
+    lane.around = lane.noLinger > 0 ? 0 : callers + lane.waiting.length;
+    lane.noLinger = Math.max(0, lane.noLinger - 1);
+    lane.answeredAt = now;
+    this.pump(lane);
+  }
+
+  /** Whether the free lane waits (lingerLeft) for the callers just answered; the wait's timer sends what is there when it runs out. */
   private lingers(lane: Lane): boolean {
-    const left = lingerLeft({ lingerMs: this.deps.config.TRADE_BATCH_LINGER_MS, batchMax: this.deps.config.TRADE_BATCH_MAX, expected: lane.expected, waiting: lane.waiting.length, answeredAt: lane.answeredAt, now: performance.now() });
+    const c = this.deps.config;
+    const left = lingerLeft({ lingerMs: c.TRADE_BATCH_LINGER_MS, batchMax: c.TRADE_BATCH_MAX, around: lane.around, returning: this.returning, waiting: lane.waiting.length, answeredAt: lane.answeredAt, now: performance.now() });
     if (left <= 0) return false;
+    this.lingering.add(lane);
     lane.lingerTimer ??= setTimeout(() => {
       lane.lingerTimer = undefined;
-      lane.expected = 0; // what is there goes
+      lane.around = 0; // what is there goes
       lane.noLinger = LINGER_BACKOFF;
       this.pump(lane);
     }, left);
