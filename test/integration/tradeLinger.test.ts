@@ -18,10 +18,19 @@ beforeAll(async () => {
 });
 afterEach(async () => expectLedgerSound(app.deps));
 
-/** The transaction (xmin) that wrote each trade, by trade id. */
-async function writtenBy(tradeIds: string[]): Promise<Map<string, string>> {
-  const rows: Array<{ id: string; x: string }> = await app.deps.ds.query(`SELECT id, xmin::text AS x FROM trades WHERE id = ANY($1::uuid[])`, [tradeIds]);
-  return new Map(rows.map((r) => [r.id, r.x]));
+type Send = () => ReturnType<typeof trade>;
+
+/**
+ * One round on a held book: `first` in flight, `rest` waiting behind it, `again` (if any) sent when
+ * `first` is answered. Every trade applies; returns the transaction (xmin) that wrote each, in that order.
+ */
+async function round(marketId: string, first: Send, rest: Send[], again?: Send): Promise<string[]> {
+  const answers = await gathered(app, marketId, first, rest, undefined, again);
+  for (const r of answers) expect(r.status).toBe(200);
+  const ids = answers.map((r) => r.body.tradeId as string);
+  const rows: Array<{ id: string; x: string }> = await app.deps.ds.query(`SELECT id, xmin::text AS x FROM trades WHERE id = ANY($1::uuid[])`, [ids]);
+  const by = new Map(rows.map((r) => [r.id, r.x]));
+  return ids.map((id) => by.get(id)!);
 }
 
 /**
@@ -48,32 +57,24 @@ describe('a lane waits for the callers it just answered', () => {
     const [a, b, c] = [await trader(app, ws, 100), await trader(app, ws, 100), await trader(app, ws, 100)];
     const buy = (who: typeof a) => () => trade(app, ws, who, { marketId, direction: 'higher', amount: 1 });
 
-    // a's trade in flight, b's and c's waiting for it; a trades again the moment it is answered.
-    const round1 = await gathered(app, marketId, buy(a), [buy(b), buy(c)], undefined, buy(a));
-    for (const r of round1) expect(r.status).toBe(200);
-    const ids1 = round1.map((r) => r.body.tradeId as string);
-    const by1 = await writtenBy(ids1);
-    expect(by1.size).toBe(4);
-    // b, c and a's second trade: one transaction (without the wait, b and c would have gone at
+    // a's trade in flight, b's and c's waiting for it; a trades again the moment it is answered:
+    // b, c and a's second trade go in one transaction (without the wait, b and c would have gone at
     // once when a was answered, and a's second trade in a batch of its own).
-    expect(new Set([by1.get(ids1[1]), by1.get(ids1[2]), by1.get(ids1[3])]).size).toBe(1);
-    expect(by1.get(ids1[0])).not.toBe(by1.get(ids1[1]));
+    const [x1a, x1b, x1c, x1again] = await round(marketId, buy(a), [buy(b), buy(c)], buy(a));
+    expect(new Set([x1b, x1c, x1again]).size).toBe(1);
+    expect(x1a).not.toBe(x1b);
 
     // Nobody comes back: b's and c's requests go when the wait runs out (they are answered).
     backedOff.add(app.deps.hub.queueFor('trade', marketId));
     await settle();
-    const round2 = await gathered(app, marketId, buy(a), [buy(b), buy(c)]);
-    for (const r of round2) expect(r.status).toBe(200);
+    await round(marketId, buy(a), [buy(b), buy(c)]);
 
     // That wait ran out, so the lane's next batches go at once: a's second trade is in a batch of
     // its own, after b's and c's.
     await settle();
-    const round3 = await gathered(app, marketId, buy(a), [buy(b), buy(c)], undefined, buy(a));
-    for (const r of round3) expect(r.status).toBe(200);
-    const ids3 = round3.map((r) => r.body.tradeId as string);
-    const by3 = await writtenBy(ids3);
-    expect(by3.get(ids3[1])).toBe(by3.get(ids3[2]));
-    expect(by3.get(ids3[3])).not.toBe(by3.get(ids3[1]));
+    const [, x3b, x3c, x3again] = await round(marketId, buy(a), [buy(b), buy(c)], buy(a));
+    expect(x3b).toBe(x3c);
+    expect(x3again).not.toBe(x3b);
   });
 
   it('a caller answered on one lane that trades on another counts as back: the first lane goes then, without its wait running out', async () => {
@@ -83,16 +84,12 @@ describe('a lane waits for the callers it just answered', () => {
     const buy = (who: typeof a, m = marketId) => () => trade(app, ws, who, { marketId: m, direction: 'higher', amount: 1 });
 
     // a's trade in flight, b's and c's waiting; answered, a trades on the other lane's book.
-    const round1 = await gathered(app, marketId, buy(a), [buy(b), buy(c)], undefined, buy(a, elsewhere));
-    for (const r of round1) expect(r.status).toBe(200);
+    await round(marketId, buy(a), [buy(b), buy(c)], buy(a, elsewhere));
 
     // Had the first lane's wait run out (nobody came back to it), it would not wait now: that a's
     // second trade joins b's and c's shows that a's trade elsewhere ended the wait before.
     await settle();
-    const round2 = await gathered(app, marketId, buy(a), [buy(b), buy(c)], undefined, buy(a));
-    for (const r of round2) expect(r.status).toBe(200);
-    const ids = round2.map((r) => r.body.tradeId as string);
-    const by = await writtenBy(ids);
-    expect(new Set([by.get(ids[1]), by.get(ids[2]), by.get(ids[3])]).size).toBe(1);
+    const [, xb, xc, xagain] = await round(marketId, buy(a), [buy(b), buy(c)], buy(a));
+    expect(new Set([xb, xc, xagain]).size).toBe(1);
   });
 });
