@@ -281,7 +281,10 @@ export class Cluster {
       const dir = join(this.dir, `redis-${port}`);
       mkdirSync(dir);
       const fd = openSync(join(this.dir, `redis-${port}.log`), 'a');
-      const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'];
+      // The cluster bus port is chosen too: by default it is port + 10000, which lands in the
+      // ephemeral range, where a client socket's local port once held it (bind: address in use).
+      const bus = await freePort();
+      const args = ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'];
       this.clusterNodes.push(spawn('redis-server', args, { detached: true, stdio: ['ignore', fd, fd] }));
       closeSync(fd);
     }
