@@ -166,17 +166,30 @@ export class Cluster {
     return c;
   }
 
+  /** Ports this cluster has picked: free when picked, bound only later by the process each is for. */
+  private readonly picked = new Set<number>();
+
+  /** A free port none of this cluster's processes is to bind yet (freePort alone could hand one out twice). */
+  private async pickPort(): Promise<number> {
+    for (;;) {
+      const port = await freePort();
+      if (this.picked.has(port)) continue;
+      this.picked.add(port);
+      return port;
+    }
+  }
+
   /** Redis, a fresh database, then the APIs and workers started at the same time. */
   async start(): Promise<void> {
     process.once('exit', this.exitGuard);
     const apis = this.opts.apis ?? 1;
-    for (let i = 0; i < apis; i++) this.apiPorts.push(await freePort());
+    for (let i = 0; i < apis; i++) this.apiPorts.push(await this.pickPort());
     let redisEnv: Record<string, string>;
     if (this.opts.redisClusterNodes) {
       await this.startRedisCluster(this.opts.redisClusterNodes);
       redisEnv = { REDIS_CLUSTER_NODES: this.clusterPorts.map((p) => `127.0.0.1:${p}`).join(','), QUEUE_BACKEND: 'redis' };
     } else {
-      this.redisPort = await freePort();
+      this.redisPort = await this.pickPort();
       await this.startRedis();
       redisEnv = { REDIS_URL: this.redisUrl };
     }
@@ -276,14 +289,14 @@ export class Cluster {
    * with its own directory under this cluster's, the slots assigned by `redis-cli --cluster create`.
    */
   private async startRedisCluster(n: number): Promise<void> {
-    for (let i = 0; i < n; i++) this.clusterPorts.push(await freePort());
+    for (let i = 0; i < n; i++) this.clusterPorts.push(await this.pickPort());
     for (const port of this.clusterPorts) {
       const dir = join(this.dir, `redis-${port}`);
       mkdirSync(dir);
       const fd = openSync(join(this.dir, `redis-${port}.log`), 'a');
       // The cluster bus port is chosen too: by default it is port + 10000, which lands in the
       // ephemeral range, where a client socket's local port once held it (bind: address in use).
-      const bus = await freePort();
+      const bus = await this.pickPort();
       const args = ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000'];
       this.clusterNodes.push(spawn('redis-server', args, { detached: true, stdio: ['ignore', fd, fd] }));
       closeSync(fd);
