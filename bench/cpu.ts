@@ -67,7 +67,7 @@ export function netOfIdle(raw: Record<string, number>, idleMsPerS: Record<string
   return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, Math.max(0, v - ((idleMsPerS[k] ?? 0) * elapsed) / load.ok)]));
 }
 
-/** A private Redis for the run on `port`, no persistence; stop it with stopPrivateRedis. */
+/** A private Redis for the run on `port`, no persistence; stop it with stopServer (lib.ts). */
 export async function startPrivateRedis(port: number): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
   const { Redis } = await import('ioredis');
@@ -88,12 +88,4 @@ export async function startPrivateRedis(port: number): Promise<ChildProcess> {
   }
   child.kill('SIGKILL');
   throw new Error('private redis did not start');
-}
-
-/** Stop a private Redis and wait until it has exited (and so freed its port for the next run). */
-export async function stopPrivateRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((res) => child.once('exit', res));
-  child.kill('SIGTERM');
-  await exited;
 }

@@ -61,7 +61,9 @@ export async function dropQueuePrefix(prefix: string, redisUrl = process.env.RED
   return dropped;
 }
 
+/** Stop a child process (a server, a private Redis) and wait until it has exited, so its port is free for the next run. */
 export function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((res) => {
     child.once('exit', () => res());
     child.kill('SIGTERM');

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { startPrivateRedis, stopPrivateRedis } from './cpu';
+import { startPrivateRedis } from './cpu';
 import { apiCaller, dropDatabase, recreateDatabase, startServer, stopServer } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -77,7 +77,7 @@ async function main() {
     monitor.disconnect();
     await stopServer(api);
     await stopServer(worker);
-    await stopPrivateRedis(redis);
+    await stopServer(redis);
     await dropDatabase(DB);
   }
 }

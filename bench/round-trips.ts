@@ -10,8 +10,8 @@
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
-import { cpuSnapshot, startPrivateRedis, stopPrivateRedis } from './cpu';
-import { closedLoop, dropDatabase, fmt, recreateDatabase } from './lib';
+import { cpuSnapshot, startPrivateRedis } from './cpu';
+import { closedLoop, dropDatabase, fmt, recreateDatabase, stopServer } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 5;
@@ -75,7 +75,7 @@ async function main() {
     child.kill();
     await pool.end();
     redis.forEach((r) => r.disconnect());
-    await stopPrivateRedis(redisProc);
+    await stopServer(redisProc);
     await dropDatabase(DB);
   }
   console.log(`# bench/round-trips: ${SECONDS} s each, ${CONCURRENCY} concurrent callers\n`);

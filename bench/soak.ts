@@ -22,7 +22,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Redis } from 'ioredis';
 import { checkLedgerInvariant } from '../src/services/ledger';
-import { cpuSnapshot, startPrivateRedis, stopPrivateRedis } from './cpu';
+import { cpuSnapshot, startPrivateRedis } from './cpu';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { apiCaller, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer } from './lib';
 
@@ -505,7 +505,7 @@ async function main() {
     for (const p of Object.values(procs)) await stopServer(p);
     receiver.close();
     clearInterval(forgetOldIds);
-    await stopPrivateRedis(redisProc);
+    await stopServer(redisProc);
     if (!process.env.BENCH_KEEP) await dropDatabase(DB);
   }
 }

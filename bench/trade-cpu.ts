@@ -6,7 +6,7 @@
  * Figures go to bench/results/trade-cpu-latest.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis, stopPrivateRedis } from './cpu';
+import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { Client } from 'pg';
 import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
@@ -66,7 +66,7 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
     return { layout, markets: ids.length, concurrency: clients, trades: r.ok, failed: r.failed, tps: r.tps, p50: r.p50, p99: r.p99, cpuMsPerTrade: net, rawCpuMsPerTrade: raw, idleCpuMsPerSecond: idleMsPerS, batches };
   } finally {
     for (const p of Object.values(procs)) await stopServer(p);
-    await stopPrivateRedis(redis);
+    await stopServer(redis);
     await dropDatabase(DB);
   }
 }

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis, stopPrivateRedis } from './cpu';
+import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
 import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
@@ -186,7 +186,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     for (const p of Object.values(procs)) await stopServer(p);
     if (redis) {
       await dropQueuePrefix(prefix, `redis://127.0.0.1:${REDIS_PORT}`).catch(() => 0); // the private Redis keeps nothing anyway (no persistence)
-      await stopPrivateRedis(redis);
+      await stopServer(redis);
     } // the Postgres queues went with the database
     await dropDatabase(dbName);
   }
