@@ -81,10 +81,9 @@ export function lingerLeft(p: { lingerMs: number; batchMax: number; around: numb
 class LaneBatches {
   private readonly lanes = new Map<string, Lane>();
   private count = 0;
-  /** Callers answered that have not sent again (lingerLeft), as of the last answer; lanes waiting for them. */
+  /** Callers answered that have not sent again (lingerLeft), as of the last answer. */
   private returning = 0;
   private lastAnswerAt = 0;
-  private readonly lingering = new Set<Lane>();
   constructor(private readonly deps: Deps) {}
 
   submit(job: TradeJobData): Promise<BatchAnswer> {
@@ -95,8 +94,8 @@ class LaneBatches {
     const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, resolve, reject }));
     if (this.returning > 0) this.returning--;
     this.pump(lane);
-    // The last caller out is back: the lanes waiting for it go.
-    if (this.returning === 0) for (const other of this.lingering) this.pump(other);
+    // The last caller out is back: the lanes waiting for it (those with a wait's timer) go.
+    if (this.returning === 0) for (const other of this.lanes.values()) if (other.lingerTimer) this.pump(other);
     return answer;
   }
 
@@ -108,7 +107,6 @@ class LaneBatches {
   private pump(lane: Lane): void {
     while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
       if (this.lingers(lane)) return;
-      this.lingering.delete(lane);
       clearTimeout(lane.lingerTimer);
       lane.lingerTimer = undefined;
       lane.around = 0;
@@ -138,7 +136,6 @@ class LaneBatches {
     const c = this.deps.config;
     const left = lingerLeft({ lingerMs: c.TRADE_BATCH_LINGER_MS, batchMax: c.TRADE_BATCH_MAX, around: lane.around, returning: this.returning, waiting: lane.waiting.length, answeredAt: lane.answeredAt, now: performance.now() });
     if (left <= 0) return false;
-    this.lingering.add(lane);
     lane.lingerTimer ??= setTimeout(() => {
       lane.lingerTimer = undefined;
       lane.around = 0; // what is there goes
