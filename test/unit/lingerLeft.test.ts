@@ -8,20 +8,22 @@ describe('lingerLeft', () => {
     batchMax: fc.integer({ min: 1, max: 256 }),
     around: fc.integer({ min: 0, max: 300 }),
     returning: fc.integer({ min: 0, max: 300 }),
+    othersInFlight: fc.integer({ min: 0, max: 4 }),
     waiting: fc.integer({ min: 1, max: 300 }),
     answeredAt: fc.integer({ min: 0, max: 10_000 }),
     since: fc.integer({ min: 0, max: 2000 }),
   });
 
-  it('waits only while answered callers are out and the batch is not full, never past lingerMs after the answer, and never for one caller', () => {
+  it('waits only while answered callers are out or other lanes are in flight and the batch is not full, never past lingerMs after the answer, and never for one caller', () => {
     fc.assert(
       fc.property(state, (s) => {
         const ms = lingerLeft({ ...s, now: s.answeredAt + s.since });
         expect(ms).toBeGreaterThanOrEqual(0);
         expect(ms).toBeLessThanOrEqual(s.lingerMs);
         // Sends now when: lingering is off, the lane had a lone caller about it, every answered
-        // caller has sent again, a full batch is waiting, or the wait has run out.
-        const sendsNow = s.lingerMs === 0 || s.around < 2 || s.returning === 0 || s.waiting >= s.batchMax || s.since >= s.lingerMs;
+        // caller has sent again and no other lane is in flight, a full batch is waiting, or the
+        // wait has run out.
+        const sendsNow = s.lingerMs === 0 || s.around < 2 || (s.returning === 0 && s.othersInFlight === 0) || s.waiting >= s.batchMax || s.since >= s.lingerMs;
         expect(ms === 0).toBe(sendsNow);
         if (!sendsNow) expect(ms).toBe(s.lingerMs - s.since);
       }),
@@ -29,11 +31,13 @@ describe('lingerLeft', () => {
   });
 
   it('the cases by name', () => {
-    const base = { lingerMs: 10, batchMax: 64, answeredAt: 100, now: 103 };
+    const base = { lingerMs: 10, batchMax: 64, answeredAt: 100, now: 103, othersInFlight: 0 };
     // Eight callers about the lane, four answered and not back: wait the 7 ms left.
     expect(lingerLeft({ ...base, around: 8, returning: 4, waiting: 4 })).toBe(7);
     // All back (here or on another lane): go.
     expect(lingerLeft({ ...base, around: 8, returning: 0, waiting: 6 })).toBe(0);
+    // All back, but another lane's batch is in flight: wait for it, so the two lanes' requests go as one batch.
+    expect(lingerLeft({ ...base, around: 8, returning: 0, othersInFlight: 1, waiting: 6 })).toBe(7);
     // One trader alone: never waits.
     expect(lingerLeft({ ...base, around: 1, returning: 1, waiting: 1 })).toBe(0);
     // A full batch is there: go.

@@ -55,13 +55,17 @@ const LINGER_BACKOFF = 16;
  * statements and commit) per round. When the callers a batch answered send again within a moment
  * (TRADE_BATCH_LINGER_MS), they and the group that waited can go as one batch: one fixed cost for
  * both. `returning` counts the callers this process answered that have not sent again yet (any
- * arrival counts one back: a caller's next trade may go to another lane); the lane waits until none
- * is out, until it has a full batch, or for `lingerMs` after its answer, whichever comes first.
- * `around` is how many callers were about the lane when it answered (those answered and those
- * waiting, 0 after a wait ran out): under 2, it does not wait, so a lone caller never waits.
+ * arrival counts one back: a caller's next trade may go to another lane). The lanes split the
+ * callers the same way: with several lanes in flight at once, each batch is small. So the lane also
+ * waits while this process has batches in flight on other lanes (`othersInFlight`): once they are
+ * answered, the free lanes' requests go together as one batch (LaneBatches.pump). It waits until
+ * none is out and no other lane is in flight, until it has a full batch, or for `lingerMs` after its
+ * answer, whichever comes first. `around` is how many callers were about the lane when it answered
+ * (those answered and those waiting, 0 after a wait ran out): under 2, it does not wait, so a lone
+ * caller never waits.
  */
-export function lingerLeft(p: { lingerMs: number; batchMax: number; around: number; returning: number; waiting: number; answeredAt: number; now: number }): number {
-  if (p.lingerMs <= 0 || p.around < 2 || p.returning <= 0 || p.waiting >= p.batchMax) return 0;
+export function lingerLeft(p: { lingerMs: number; batchMax: number; around: number; returning: number; othersInFlight: number; waiting: number; answeredAt: number; now: number }): number {
+  if (p.lingerMs <= 0 || p.around < 2 || (p.returning <= 0 && p.othersInFlight <= 0) || p.waiting >= p.batchMax) return 0;
   return Math.max(0, p.answeredAt + p.lingerMs - p.now);
 }
 
@@ -107,34 +111,70 @@ class LaneBatches {
   private pump(lane: Lane): void {
     while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
       if (this.lingers(lane)) return;
-      clearTimeout(lane.lingerTimer);
-      lane.lingerTimer = undefined;
-      lane.around = 0;
-      const batch = lane.waiting.splice(0, this.deps.config.TRADE_BATCH_MAX);
-      lane.inFlight++;
+      const { lanes, batch } = this.take(lane);
       this.send(batch)
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
-        .finally(() => this.answered(lane, batch.length));
+        .finally(() => this.answered(lanes, batch.length));
     }
   }
 
-  private answered(lane: Lane, callers: number): void {
+  /**
+   * The lane's next batch, and with it what waits on the other lanes that have none of this
+   * process's batches in flight, as long as it all fits in one batch: requests split over lanes by
+   * their markets go together when nothing of theirs is in flight (so their order is not at stake).
+   * The job goes on the lane of its first request; a lane whose requests ride along counts the batch
+   * as its own in flight.
+   */
+  private take(lane: Lane): { lanes: Lane[]; batch: Waiting[] } {
+    const max = this.deps.config.TRADE_BATCH_MAX;
+    const lanes = [lane];
+    const batch = lane.waiting.splice(0, max);
+    if (!lane.waiting.length)
+      for (const other of this.lanes.values())
+        if (other !== lane && other.inFlight === 0 && other.waiting.length && batch.length + other.waiting.length <= max) {
+          batch.push(...other.waiting.splice(0));
+          lanes.push(other);
+        }
+    for (const l of lanes) {
+      clearTimeout(l.lingerTimer);
+      l.lingerTimer = undefined;
+      l.around = 0;
+      l.inFlight++;
+    }
+    return { lanes, batch };
+  }
+
+  private answered(lanes: Lane[], callers: number): void {
     const now = performance.now();
     // Callers answered longer ago than a wait lasts are not waited for any more.
     if (now - this.lastAnswerAt > this.deps.config.TRADE_BATCH_LINGER_MS) this.returning = 0;
     this.returning += callers;
     this.lastAnswerAt = now;
-    lane.inFlight--;
-    lane.around = lane.noLinger > 0 ? 0 : callers + lane.waiting.length;
-    lane.noLinger = Math.max(0, lane.noLinger - 1);
-    lane.answeredAt = now;
-    this.pump(lane);
+    for (const l of lanes) {
+      l.inFlight--;
+      l.around = l.noLinger > 0 ? 0 : callers + l.waiting.length;
+      l.noLinger = Math.max(0, l.noLinger - 1);
+      l.answeredAt = now;
+    }
+    // The batch's lanes go on; the lanes waiting for it (those with a wait's timer) may go too.
+    for (const l of this.lanes.values()) if (lanes.includes(l) || l.lingerTimer) this.pump(l);
   }
 
-  /** Whether the free lane waits (lingerLeft) for the callers just answered; the wait's timer sends what is there when it runs out. */
+  /** Whether the free lane waits (lingerLeft) for the callers just answered and the other lanes in flight; the wait's timer sends what is there when it runs out. */
   private lingers(lane: Lane): boolean {
     const c = this.deps.config;
-    const left = lingerLeft({ lingerMs: c.TRADE_BATCH_LINGER_MS, batchMax: c.TRADE_BATCH_MAX, around: lane.around, returning: this.returning, waiting: lane.waiting.length, answeredAt: lane.answeredAt, now: performance.now() });
+    let othersInFlight = 0;
+    for (const other of this.lanes.values()) if (other !== lane) othersInFlight += other.inFlight;
+    const left = lingerLeft({
+      lingerMs: c.TRADE_BATCH_LINGER_MS,
+      batchMax: c.TRADE_BATCH_MAX,
+      around: lane.around,
+      returning: this.returning,
+      othersInFlight,
+      waiting: lane.waiting.length,
+      answeredAt: lane.answeredAt,
+      now: performance.now(),
+    });
     if (left <= 0) return false;
     lane.lingerTimer ??= setTimeout(() => {
       lane.lingerTimer = undefined;
