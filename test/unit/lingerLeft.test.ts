@@ -8,7 +8,7 @@ describe('lingerLeft', () => {
     batchMax: fc.integer({ min: 1, max: 256 }),
     around: fc.integer({ min: 0, max: 300 }),
     returning: fc.integer({ min: 0, max: 300 }),
-    othersInFlight: fc.integer({ min: 0, max: 4 }),
+    othersInFlight: fc.integer({ min: 0, max: 300 }),
     waiting: fc.integer({ min: 1, max: 300 }),
     answeredAt: fc.integer({ min: 0, max: 10_000 }),
     since: fc.integer({ min: 0, max: 2000 }),
@@ -21,9 +21,10 @@ describe('lingerLeft', () => {
         expect(ms).toBeGreaterThanOrEqual(0);
         expect(ms).toBeLessThanOrEqual(s.lingerMs);
         // Sends now when: lingering is off, the lane had a lone caller about it, every answered
-        // caller has sent again and no other lane is in flight, a full batch is waiting, or the
-        // wait has run out.
-        const sendsNow = s.lingerMs === 0 || s.around < 2 || (s.returning === 0 && s.othersInFlight === 0) || s.waiting >= s.batchMax || s.since >= s.lingerMs;
+        // caller has sent again and no other lane's batch is in flight whose callers would fit in
+        // one batch with those waiting, a full batch is waiting, or the wait has run out.
+        const othersFit = s.othersInFlight > 0 && s.waiting + s.othersInFlight < s.batchMax;
+        const sendsNow = s.lingerMs === 0 || s.around < 2 || (s.returning === 0 && !othersFit) || s.waiting >= s.batchMax || s.since >= s.lingerMs;
         expect(ms === 0).toBe(sendsNow);
         if (!sendsNow) expect(ms).toBe(s.lingerMs - s.since);
       }),
@@ -37,7 +38,9 @@ describe('lingerLeft', () => {
     // All back (here or on another lane): go.
     expect(lingerLeft({ ...base, around: 8, returning: 0, waiting: 6 })).toBe(0);
     // All back, but another lane's batch is in flight: wait for it, so the two lanes' requests go as one batch.
-    expect(lingerLeft({ ...base, around: 8, returning: 0, othersInFlight: 1, waiting: 6 })).toBe(7);
+    expect(lingerLeft({ ...base, around: 8, returning: 0, othersInFlight: 4, waiting: 6 })).toBe(7);
+    // ... but not when that batch's callers and those waiting here would not fit in one batch (a heavy load: the lanes run side by side).
+    expect(lingerLeft({ ...base, around: 80, returning: 0, othersInFlight: 60, waiting: 6 })).toBe(0);
     // One trader alone: never waits.
     expect(lingerLeft({ ...base, around: 1, returning: 1, waiting: 1 })).toBe(0);
     // A full batch is there: go.

@@ -57,15 +57,17 @@ const LINGER_BACKOFF = 16;
  * both. `returning` counts the callers this process answered that have not sent again yet (any
  * arrival counts one back: a caller's next trade may go to another lane). The lanes split the
  * callers the same way: with several lanes in flight at once, each batch is small. So the lane also
- * waits while this process has batches in flight on other lanes (`othersInFlight`): once they are
- * answered, the free lanes' requests go together as one batch (LaneBatches.pump). It waits until
- * none is out and no other lane is in flight, until it has a full batch, or for `lingerMs` after its
- * answer, whichever comes first. `around` is how many callers were about the lane when it answered
+ * waits while this process has batches in flight on other lanes (`othersInFlight`: their callers),
+ * as long as those callers and what waits here fit in one batch: once they are answered, the free
+ * lanes' requests go together (LaneBatches.take). Under a heavy load they would not fit, and the
+ * lanes run side by side. It waits until none is out and no other lane is in flight, until it has
+ * a full batch, or for `lingerMs` after its answer, whichever comes first. `around` is how many callers were about the lane when it answered
  * (those answered and those waiting, 0 after a wait ran out): under 2, it does not wait, so a lone
  * caller never waits.
  */
 export function lingerLeft(p: { lingerMs: number; batchMax: number; around: number; returning: number; othersInFlight: number; waiting: number; answeredAt: number; now: number }): number {
-  if (p.lingerMs <= 0 || p.around < 2 || (p.returning <= 0 && p.othersInFlight <= 0) || p.waiting >= p.batchMax) return 0;
+  const othersFit = p.othersInFlight > 0 && p.waiting + p.othersInFlight < p.batchMax;
+  if (p.lingerMs <= 0 || p.around < 2 || (p.returning <= 0 && !othersFit) || p.waiting >= p.batchMax) return 0;
   return Math.max(0, p.answeredAt + p.lingerMs - p.now);
 }
 
@@ -88,6 +90,8 @@ class LaneBatches {
   /** Callers answered that have not sent again (lingerLeft), as of the last answer. */
   private returning = 0;
   private lastAnswerAt = 0;
+  /** This process's batches in flight: the lanes each counts as its own, and its callers. */
+  private readonly flying = new Set<{ lanes: Lane[]; callers: number }>();
   constructor(private readonly deps: Deps) {}
 
   submit(job: TradeJobData): Promise<BatchAnswer> {
@@ -112,9 +116,14 @@ class LaneBatches {
     while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
       if (this.lingers(lane)) return;
       const { lanes, batch } = this.take(lane);
+      const flight = { lanes, callers: batch.length };
+      this.flying.add(flight);
       this.send(batch)
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
-        .finally(() => this.answered(lanes, batch.length));
+        .finally(() => {
+          this.flying.delete(flight);
+          this.answered(lanes, batch.length);
+        });
     }
   }
 
@@ -160,11 +169,11 @@ class LaneBatches {
     for (const l of this.lanes.values()) if (lanes.includes(l) || l.lingerTimer) this.pump(l);
   }
 
-  /** Whether the free lane waits (lingerLeft) for the callers just answered and the other lanes in flight; the wait's timer sends what is there when it runs out. */
+  /** Whether the free lane waits (lingerLeft) for the callers just answered and the other lanes' batches in flight; the wait's timer sends what is there when it runs out. */
   private lingers(lane: Lane): boolean {
     const c = this.deps.config;
     let othersInFlight = 0;
-    for (const other of this.lanes.values()) if (other !== lane) othersInFlight += other.inFlight;
+    for (const f of this.flying) if (!f.lanes.includes(lane)) othersInFlight += f.callers;
     const left = lingerLeft({
       lingerMs: c.TRADE_BATCH_LINGER_MS,
       batchMax: c.TRADE_BATCH_MAX,
