@@ -1,7 +1,7 @@
 /**
  * Statements and time per lane batch, in-process (the lane transaction alone, no queue): batches of
  * 1, 8 and 64 buys on one book and spread over 8 books, each statement the driver sends counted
- * (BEGIN and COMMIT included). pg_stat_statements is not loaded on the shared Postgres; this counts
+ * (BEGIN and COMMIT included), and the round trips they take (a pipelined burst is one). pg_stat_statements is not loaded on the shared Postgres; this counts
  * at the client instead, by statement shape. npx tsx bench/trade-statements.ts
  */
 import { randomUUID } from 'node:crypto';
@@ -19,6 +19,10 @@ import { listMarkets } from '../src/services/books';
 import { recreateDatabase, dropDatabase } from './lib';
 
 const shapes = new Map<string, number>();
+const spent = new Map<string, number>();
+let trips = 0;
+// Statements written in one synchronous burst on a pipelined client share one round trip.
+const bursting = new WeakSet<Client>();
 let counting = false;
 const query = Client.prototype.query as (...args: unknown[]) => unknown;
 Client.prototype.query = function (this: Client, ...args: unknown[]) {
@@ -27,6 +31,17 @@ Client.prototype.query = function (this: Client, ...args: unknown[]) {
     const text = (typeof a === 'string' ? a : (a?.text ?? '')).replace(/\s+/g, ' ').trim();
     const shape = text.slice(0, 60);
     shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
+    const pipelined = (this as Client & { pipeline?: boolean }).pipeline === true;
+    if (!pipelined || !bursting.has(this)) trips++;
+    if (pipelined && !bursting.has(this)) {
+      bursting.add(this);
+      queueMicrotask(() => bursting.delete(this));
+    }
+    // Time from send to answer (promise form only: the lane's statements all use it).
+    const t = performance.now();
+    const r = query.apply(this, args) as Promise<unknown> | undefined;
+    if (r && typeof r.then === 'function') void r.then(() => spent.set(shape, (spent.get(shape) ?? 0) + performance.now() - t), () => undefined);
+    return r;
   }
   return query.apply(this, args);
 } as typeof Client.prototype.query;
@@ -55,14 +70,16 @@ async function main() {
       const rounds = Math.max(3, Math.round(256 / size));
       await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread]))); // warm (prepared statements)
       shapes.clear();
+      spent.clear();
+      trips = 0;
       counting = true;
       const t = performance.now();
       for (let r = 0; r < rounds; r++) await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread])));
       const ms = performance.now() - t;
       counting = false;
       const total = [...shapes.values()].reduce((s, n) => s + n, 0);
-      console.log(`${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements per batch, ${(ms / rounds).toFixed(1)} ms per batch, ${(ms / rounds / size).toFixed(2)} ms per trade`);
-      if (size === 8 && spread === 8) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${s}`);
+      console.log(`${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements in ${(trips / rounds).toFixed(1)} round trips per batch, ${(ms / rounds).toFixed(1)} ms per batch, ${(ms / rounds / size).toFixed(2)} ms per trade`);
+      if ((size === 8 && spread === 8) || size === 1) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${((spent.get(s) ?? 0) / rounds).toFixed(2)} ms ${s}`);
     }
   await closeDeps(deps);
   await dropDatabase(db);

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
+import { QueryFailedError, type DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 
 interface PgClient {
-  query(config: { name: string; text: string; values: unknown[] } | string): Promise<{ rows: unknown[] }>;
+  query(config: { name: string; text: string; values: unknown[] } | string): Promise<{ rows: unknown[]; command?: string }>;
+  /** node-postgres's pipeline mode: each query goes out at once, each with its own Sync. */
+  pipeline?: boolean;
 }
 
 interface PgPool {
@@ -59,8 +61,70 @@ async function run<T>(client: PgClient, text: string, values: unknown[]): Promis
  */
 export async function queryPrepared<T = Record<string, unknown>>(m: EntityManager, text: string, values: unknown[]): Promise<T[]> {
   const qr = m.queryRunner;
-  if (!qr || qr.isReleased || !qr.isTransactionActive) return m.query(text, values);
+  if (qr && !qr.isReleased && unopened.has(qr)) return (await queryPipelined(m, [{ text, values }]))[0] as T[];
+  if (!qr || qr.isReleased || !(qr.isTransactionActive || opened.has(qr))) return m.query(text, values);
   return run<T>((await qr.connect()) as PgClient, text, values);
+}
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * Transactions whose BEGIN goes out with their first statements (inTransaction's `pipelined`): not yet
+ * begun, begun, and those whose COMMIT went out with their last statements.
+ */
+const unopened = new WeakSet<QueryRunner>();
+const opened = new WeakSet<QueryRunner>();
+const closed = new WeakSet<QueryRunner>();
+
+/** For inTransaction: the transaction on qr begins with its first statement, not on its own. */
+export function deferBegin(qr: QueryRunner): void {
+  unopened.add(qr);
+}
+
+/** For inTransaction: where a deferred transaction stands (none: nothing was sent, so nothing to end). */
+export function deferredState(qr: QueryRunner): 'none' | 'open' | 'committed' {
+  return closed.has(qr) ? 'committed' : opened.has(qr) ? 'open' : 'none';
+}
+
+/**
+ * Hot statements sent in ONE round trip (node-postgres pipeline mode, each a named prepared
+ * statement as queryPrepared's): the server runs them in order, each after the one before, and
+ * nothing waits on the wire between them. Only for statements whose parameters do not depend on
+ * an earlier one's rows. A deferred transaction's BEGIN goes out first; `commit` sends COMMIT
+ * last. In a transaction a failed statement fails the rest (and a COMMIT behind it rolls back):
+ * the first failure is thrown, as queryPrepared's would be. Rows come back per statement.
+ */
+export async function queryPipelined(m: EntityManager, statements: readonly Statement[], opts: { commit?: boolean } = {}): Promise<unknown[][]> {
+  const qr = m.queryRunner;
+  if (!qr || qr.isReleased || !(qr.isTransactionActive || unopened.has(qr) || opened.has(qr))) throw new Error('queryPipelined runs inside a transaction');
+  const client = (await qr.connect()) as PgClient;
+  await freshPlans(client);
+  const begin = unopened.delete(qr);
+  if (begin) opened.add(qr);
+  if (opts.commit) closed.add(qr);
+  client.pipeline = true;
+  let settled: PromiseSettledResult<{ rows: unknown[]; command?: string }>[];
+  try {
+    settled = await Promise.allSettled([
+      ...(begin ? [client.query('BEGIN')] : []),
+      ...statements.map((s) => client.query({ name: nameOf(s.text), text: s.text, values: s.values })),
+      ...(opts.commit ? [client.query('COMMIT')] : []),
+    ]);
+  } finally {
+    client.pipeline = false;
+  }
+  const failed = settled.findIndex((r) => r.status === 'rejected');
+  if (failed >= 0) {
+    const i = failed - (begin ? 1 : 0);
+    const text = statements[i]?.text ?? (i < 0 ? 'BEGIN' : 'COMMIT');
+    throw new QueryFailedError(text, statements[i]?.values ?? [], (settled[failed] as PromiseRejectedResult).reason as Error);
+  }
+  const results = settled.map((r) => (r as PromiseFulfilledResult<{ rows: unknown[]; command?: string }>).value);
+  if (opts.commit && results[results.length - 1].command !== 'COMMIT') throw new Error(`The transaction did not commit (${results[results.length - 1].command}).`);
+  return results.slice(begin ? 1 : 0, begin ? 1 + statements.length : statements.length).map((r) => r.rows);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
-import { queryPrepared } from '../../db/prepared';
+import { queryPipelined } from '../../db/prepared';
 import { checkTradable, planTrade, type Holding } from '../../domain/trading';
 import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccountsCte, lockedAccounts } from '../ledger';
 import { outboxFragment, type PendingEvent } from '../events';
@@ -45,9 +45,9 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
       }
     }
     // The outcomes are announced by the write itself (delivered at commit): the API hears them there.
-    await batch.write(m, outcomeNotices(jobs.map((j) => j.requestId), out));
+    await batch.write(m, outcomeNotices(jobs.map((j) => j.requestId), out), { commit: true });
     return out;
-  });
+  }, { pipelined: true });
 }
 
 /** One trade request applied on its own (as a batch of one). */
@@ -67,7 +67,7 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
 }
 
 /**
- * Every lock a batch can need, in the order every writer takes them: books before accounts (a book's
+ * LOCK_BOOKS: every lock a batch can need, in the order every writer takes them: books before accounts (a book's
  * lane jobs, order placement and resolution lock the book, then write the ledger), each kind sorted by
  * id. Books: one `ORDER BY id FOR UPDATE` statement (rows are locked in the order they come out, as the
  * ledger writer locks accounts). Accounts: each trader's, each book's pool, and, for a book with open
@@ -76,9 +76,7 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
  * nothing new either. The accounts are locked by the batch's one read (BATCH_OPEN), which returns
  * their balances: the batch decides every ledger write on them (nobody else can move a locked balance).
  */
-async function lockBooks(m: EntityManager, markets: readonly string[]): Promise<MarketRow[]> {
-  return (await queryPrepared(m, `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [markets])).map(rowToMarket);
-}
+const LOCK_BOOKS = `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`;
 
 /**
  * A batch's one statement after its book locks: the account locks (sorted, with balances), then
@@ -148,16 +146,21 @@ class TradeBatch {
 
   static async open(m: EntityManager, jobs: readonly TradeJobData[]): Promise<TradeBatch> {
     const markets = [...new Set(jobs.map((j) => j.marketId))].sort();
-    const books = await lockBooks(m, markets);
     const agents = [...new Set(jobs.map((j) => j.agentId))];
     const accountIds = [...new Set([...agents.map(accountId.agent), ...markets.map(accountId.pool)])];
-    const [r] = await queryPrepared<{
+    // One round trip: the book locks, then the read that takes the account locks (it needs nothing the first returns).
+    const [bookRows, [opening]] = await queryPipelined(m, [
+      { text: LOCK_BOOKS, values: [markets] },
+      { text: BATCH_OPEN, values: [accountIds, markets, agents, jobs.map((j) => j.requestId), ...keyColumns(jobs)] },
+    ]);
+    const books = (bookRows as Record<string, unknown>[]).map(rowToMarket);
+    const r = opening as {
       accounts: Array<{ id: string; kind: string; balance: string }>;
       positions: Array<{ m: string; a: string; h: string; l: string }>;
       priors: Array<{ r: string; s: string; b: Record<string, unknown> }>;
       holders: Array<{ a: string; w: string; k: string; r: string }>;
       orders: unknown;
-    }>(m, BATCH_OPEN, [accountIds, markets, agents, jobs.map((j) => j.requestId), ...keyColumns(jobs)]);
+    };
     const accounts = lockedAccounts(r.accounts);
     const positions = new Map<string, PositionState>();
     for (const p of r.positions) positions.set(`${p.m}|${p.a}`, { marketId: p.m, agentId: p.a, workspaceId: '', holding: { higher: BigInt(p.h), lower: BigInt(p.l) }, netCost: 0n, at: null });
@@ -271,11 +274,14 @@ class TradeBatch {
     this.priors.set(job.requestId, { status, response: JSON.parse(JSON.stringify(response)) });
   }
 
-  /** The batch's one write: every row of every accepted trade and every outcome, gated on the ledger's own check. */
-  async write(m: EntityManager, notices: string[] = []): Promise<void> {
+  /**
+   * The batch's one write: every row of every accepted trade and every outcome, gated on the ledger's
+   * own check. `commit`: the transaction's COMMIT goes out with it (inTransaction's `pipelined`).
+   */
+  async write(m: EntityManager, notices: string[] = [], opts: { commit?: boolean } = {}): Promise<void> {
     if (!this.requests.size) {
       // Every request had its outcome already (a batch run again): only the announcement is left.
-      if (notices.length) await queryPrepared(m, `SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($1::text[]) AS n`, [notices]);
+      if (notices.length || opts.commit) await queryPipelined(m, [{ text: `SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($1::text[]) AS n`, values: [notices] }], opts);
       return;
     }
     const moves = [...this.moves];
@@ -331,9 +337,8 @@ class TradeBatch {
     params.push(...outbox.params);
     params.push(notices);
     const noticesAt = params.length;
-    const [row] = await queryPrepared<{ ledger: { ok: boolean; before: Record<string, string> | null } }>(
-      m,
-      `WITH ${ledger.ctes},
+    const [[row]] = (await queryPipelined(m, [{
+      text: `WITH ${ledger.ctes},
        mu AS (
          UPDATE markets mk SET q_higher = x.qh, q_lower = x.ql, trade_count = mk.trade_count + x.n, volume = mk.volume + x.vol, last_trade_at = x.at, updated_at = x.at
            FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::int[], $5::bigint[], $6::timestamptz[]) AS x(id, qh, ql, n, vol, at)
@@ -358,9 +363,9 @@ class TradeBatch {
          ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response, job = NULL
           WHERE EXCLUDED.status = 'done' OR trade_requests.status <> 'done'),
        ${outbox.cte}
-       SELECT ${ledger.outcome}, (SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($${noticesAt}::text[]) AS n) AS notices`,
-      params,
-    );
+       SELECT ${ledger.outcome}, (SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($${noticesAt}::text[]) AS n WHERE ${ledger.ok}) AS notices`,
+      values: params,
+    }], opts)) as [[{ ledger: { ok: boolean; before: Record<string, string> | null } }]];
     ledgerOutcome(ledger, row, 'internal'); // decided in memory on the locked balances: a refusal here is a bug
   }
 }
