@@ -61,8 +61,8 @@ async function run<T>(client: PgClient, text: string, values: unknown[]): Promis
  */
 export async function queryPrepared<T = Record<string, unknown>>(m: EntityManager, text: string, values: unknown[]): Promise<T[]> {
   const qr = m.queryRunner;
-  if (qr && !qr.isReleased && unopened.has(qr)) return (await queryPipelined(m, [{ text, values }]))[0] as T[];
-  if (!qr || qr.isReleased || !(qr.isTransactionActive || opened.has(qr))) return m.query(text, values);
+  if (qr && !qr.isReleased && deferred.get(qr) === 'unopened') return (await queryPipelined(m, [{ text, values }]))[0] as T[];
+  if (!qr || qr.isReleased || !(qr.isTransactionActive || deferred.has(qr))) return m.query(text, values);
   return run<T>((await qr.connect()) as PgClient, text, values);
 }
 
@@ -72,21 +72,20 @@ export interface Statement {
 }
 
 /**
- * Transactions whose BEGIN goes out with their first statements (inTransaction's `pipelined`): not yet
- * begun, begun, and those whose COMMIT went out with their last statements.
+ * Transactions whose BEGIN goes out with their first statements (inTransaction's `pipelined`), and
+ * where each stands: BEGIN not sent yet, begun, or its COMMIT sent with its last statements.
  */
-const unopened = new WeakSet<QueryRunner>();
-const opened = new WeakSet<QueryRunner>();
-const closed = new WeakSet<QueryRunner>();
+const deferred = new WeakMap<QueryRunner, 'unopened' | 'open' | 'committed'>();
 
 /** For inTransaction: the transaction on qr begins with its first statement, not on its own. */
 export function deferBegin(qr: QueryRunner): void {
-  unopened.add(qr);
+  deferred.set(qr, 'unopened');
 }
 
 /** For inTransaction: where a deferred transaction stands (none: nothing was sent, so nothing to end). */
 export function deferredState(qr: QueryRunner): 'none' | 'open' | 'committed' {
-  return closed.has(qr) ? 'committed' : opened.has(qr) ? 'open' : 'none';
+  const state = deferred.get(qr);
+  return state === 'open' || state === 'committed' ? state : 'none';
 }
 
 /**
@@ -99,12 +98,11 @@ export function deferredState(qr: QueryRunner): 'none' | 'open' | 'committed' {
  */
 export async function queryPipelined(m: EntityManager, statements: readonly Statement[], opts: { commit?: boolean } = {}): Promise<unknown[][]> {
   const qr = m.queryRunner;
-  if (!qr || qr.isReleased || !(qr.isTransactionActive || unopened.has(qr) || opened.has(qr))) throw new Error('queryPipelined runs inside a transaction');
+  if (!qr || qr.isReleased || !(qr.isTransactionActive || deferred.has(qr))) throw new Error('queryPipelined runs inside a transaction');
   const client = (await qr.connect()) as PgClient;
   await freshPlans(client);
-  const begin = unopened.delete(qr);
-  if (begin) opened.add(qr);
-  if (opts.commit) closed.add(qr);
+  const begin = deferred.get(qr) === 'unopened';
+  if (deferred.has(qr)) deferred.set(qr, opts.commit ? 'committed' : 'open');
   client.pipeline = true;
   let settled: PromiseSettledResult<{ rows: unknown[]; command?: string }>[];
   try {

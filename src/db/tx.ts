@@ -27,6 +27,8 @@ export async function inTransaction<T>(
   opts: { attempts?: number; isolation?: 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE'; pipelined?: boolean } = {},
 ): Promise<T> {
   const attempts = opts.attempts ?? 5;
+  // A deferred BEGIN carries no isolation level: ask for both and one would be dropped silently.
+  if (opts.pipelined && opts.isolation) throw new Error('inTransaction: a pipelined transaction runs at READ COMMITTED; drop `isolation` or `pipelined`');
   for (let i = 1; ; i++) {
     const qr = ds.createQueryRunner();
     let committing = false;

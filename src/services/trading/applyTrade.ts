@@ -281,7 +281,8 @@ class TradeBatch {
   async write(m: EntityManager, notices: string[] = [], opts: { commit?: boolean } = {}): Promise<void> {
     if (!this.requests.size) {
       // Every request had its outcome already (a batch run again): only the announcement is left.
-      if (notices.length || opts.commit) await queryPipelined(m, [{ text: `SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($1::text[]) AS n`, values: [notices] }], opts);
+      const announce = notices.length ? [{ text: `SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM unnest($1::text[]) AS n`, values: [notices] }] : [];
+      if (announce.length || opts.commit) await queryPipelined(m, announce, opts);
       return;
     }
     const moves = [...this.moves];
