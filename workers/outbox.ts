@@ -61,14 +61,20 @@ export class EventPump {
     let failures = 0;
     // What this process has kicked up to: another process may have sequenced the events (the backlog at start is the sweep's).
     let seen: string | null = null;
+    let found = false;
     while (!this.stopped) {
       let busy = false;
       try {
         // Again at once only for a backlog (a full batch): under a steady flow a pass every
         // EVENTS_POLL_MS takes what arrived meanwhile, instead of one pass per trade competing with them.
-        busy = (await sequenceEvents(this.deps, SEQUENCE_BATCH)).sequenced >= SEQUENCE_BATCH;
+        const pass = await sequenceEvents(this.deps, SEQUENCE_BATCH, { probe: !found });
+        found = pass.sequenced > 0;
+        busy = pass.sequenced >= SEQUENCE_BATCH;
         seen ??= await logHead(this.deps);
-        const moved = await logAdvance(this.deps, seen);
+        // This pass's numbers follow on from what this process has kicked: nothing to read back.
+        // Otherwise another process's pass numbered some in between, and the log says which.
+        const own: boolean = pass.lastSeq !== null && BigInt(pass.lastSeq) - BigInt(pass.sequenced) === BigInt(seen);
+        const moved: { head: string; workspaceIds: string[] } = own ? { head: pass.lastSeq!, workspaceIds: pass.workspaceIds } : await logAdvance(this.deps, seen);
         if (moved.head !== seen) {
           await kickHooks(this.deps, moved.workspaceIds, moved.head);
           seen = moved.head;
@@ -79,6 +85,7 @@ export class EventPump {
         }
         failures = 0;
       } catch (err) {
+        found = false;
         failures++;
         if (failures === 1 || failures % 50 === 0) logger.warn({ err, failures }, 'event pump pass failed; retrying');
       }

@@ -5,6 +5,8 @@ interface PgClient {
   query(config: { name: string; text: string; values: unknown[] } | string): Promise<{ rows: unknown[]; command?: string }>;
   /** node-postgres's pipeline mode: each query goes out at once, each with its own Sync. */
   pipeline?: boolean;
+  /** Its socket: corked around a pipelined burst, so the burst is one write, not one per statement. */
+  connection?: { stream?: { cork?(): void; uncork?(): void } };
 }
 
 interface PgPool {
@@ -106,11 +108,22 @@ export async function queryPipelined(m: EntityManager, statements: readonly Stat
   client.pipeline = true;
   let settled: PromiseSettledResult<{ rows: unknown[]; command?: string }>[];
   try {
-    settled = await Promise.allSettled([
-      ...(begin ? [client.query('BEGIN')] : []),
-      ...statements.map((s) => client.query({ name: nameOf(s.text), text: s.text, values: s.values })),
-      ...(opts.commit ? [client.query('COMMIT')] : []),
-    ]);
+    // Each query writes its messages as it is called (node-postgres corks each on its own): corked
+    // around the whole burst, the burst leaves in one write (one system call, one wake-up of the
+    // server) instead of one per statement.
+    const stream = client.connection?.stream;
+    stream?.cork?.();
+    let sent: Promise<{ rows: unknown[]; command?: string }>[];
+    try {
+      sent = [
+        ...(begin ? [client.query('BEGIN')] : []),
+        ...statements.map((s) => client.query({ name: nameOf(s.text), text: s.text, values: s.values })),
+        ...(opts.commit ? [client.query('COMMIT')] : []),
+      ];
+    } finally {
+      stream?.uncork?.();
+    }
+    settled = await Promise.allSettled(sent);
   } finally {
     client.pipeline = false;
   }

@@ -1,8 +1,8 @@
-import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { makeDataSource } from '../../src/db/dataSource';
 import { queryPipelined, queryPrepared } from '../../src/db/prepared';
 import { inTransaction } from '../../src/db/tx';
+import { countRoundTrips } from '../helpers/roundTrips';
 
 /**
  * The lane's transaction in two round trips (db/tx.ts `pipelined`, db/prepared.ts queryPipelined):
@@ -14,9 +14,7 @@ describe('a pipelined transaction', () => {
   let ds: DataSource;
   const table = `pipe_probe_${process.pid}`;
   // Round trips: each burst of statements written together on one connection counts once.
-  let trips = 0;
-  const bursting = new WeakSet<Client>();
-  const query = Client.prototype.query as (...args: unknown[]) => unknown;
+  let counter: ReturnType<typeof countRoundTrips>;
 
   beforeAll(async () => {
     ds = makeDataSource(process.env.DATABASE_URL!, 3);
@@ -26,17 +24,10 @@ describe('a pipelined transaction', () => {
     // Fails with a serialization failure on its first call only (a sequence is not rolled back).
     await ds.query(`CREATE FUNCTION ${table}_flaky() RETURNS int LANGUAGE plpgsql AS $$
       BEGIN IF nextval('${table}_flaky') = 1 THEN RAISE EXCEPTION 'flaky' USING ERRCODE = '40001'; END IF; RETURN 1; END $$`);
-    Client.prototype.query = function (this: Client & { pipeline?: boolean }, ...args: unknown[]) {
-      if (!this.pipeline || !bursting.has(this)) trips++;
-      if (this.pipeline && !bursting.has(this)) {
-        bursting.add(this);
-        queueMicrotask(() => bursting.delete(this));
-      }
-      return query.apply(this, args);
-    } as typeof Client.prototype.query;
+    counter = countRoundTrips();
   });
   afterAll(async () => {
-    Client.prototype.query = query as typeof Client.prototype.query;
+    counter.restore();
     await ds.query(`DROP FUNCTION ${table}_flaky(); DROP SEQUENCE ${table}_flaky; DROP TABLE ${table}`);
     await ds.destroy();
   });
@@ -47,18 +38,39 @@ describe('a pipelined transaction', () => {
   const insert = (id: string) => ({ text: `INSERT INTO ${table} (id) VALUES ($1)`, values: [id] });
 
   it('sends BEGIN with the first statements and COMMIT with the last: 2 round trips, nothing seen before the COMMIT', async () => {
-    trips = 0;
+    counter.reset();
     const seenInside = await inTransaction(ds, async (m) => {
       const [, [a]] = await queryPipelined(m, [insert('a1'), { text: `SELECT count(*)::int AS n FROM ${table} WHERE id = ANY($1::text[])`, values: [['a1']] }]);
       const outside = await count('a1');
       await queryPipelined(m, [insert('a2')], { commit: true });
       return { inside: a, outside };
     }, { pipelined: true });
-    const tripsTaken = trips;
+    const tripsTaken = counter.trips;
     // The second connection's count was taken before the COMMIT: a statement run outside a transaction would show.
     expect(seenInside).toEqual({ inside: { n: 1 }, outside: 0 });
     expect([await count('a1'), await count('a2')]).toEqual([1, 1]);
     expect(tripsTaken).toBe(2 + 1); // the two pipelines, and the outside count
+  });
+
+  it('a burst leaves in one socket write, not one per statement', async () => {
+    // Counted on the transaction's own socket: every write or writev the burst makes.
+    let writes = 0;
+    await inTransaction(ds, async (m) => {
+      await queryPipelined(m, [insert('w0')]);
+      type Write = (this: unknown, ...a: unknown[]) => unknown;
+      const stream = ((await m.queryRunner!.connect()) as { connection: { stream: { _write: Write; _writev: Write } } }).connection.stream;
+      const [w, wv] = [stream._write, stream._writev];
+      stream._write = function (this: unknown, ...a: unknown[]) { writes++; return w.apply(this, a); };
+      stream._writev = function (this: unknown, ...a: unknown[]) { writes++; return wv.apply(this, a); };
+      try {
+        await queryPipelined(m, [insert('w1'), insert('w2'), { text: `SELECT count(*)::int AS n FROM ${table} WHERE id LIKE 'w%'`, values: [] }], { commit: true });
+      } finally {
+        stream._write = w;
+        stream._writev = wv;
+      }
+    }, { pipelined: true });
+    expect(await count('w1') + (await count('w2'))).toBe(2);
+    expect(writes).toBe(1); // three statements and the COMMIT: four writes uncorked
   });
 
   it('a failed statement in the committing round trip leaves nothing written and no transaction open', async () => {

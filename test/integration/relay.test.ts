@@ -1,10 +1,12 @@
 import { cronTable } from '../../jobs/cron';
 import { JobHub } from '../../jobs/hub';
-import { sequenceEvents } from '../../src/services/events';
+import { inTransaction } from '../../src/db/tx';
+import { emitEvent, sequenceEvents } from '../../src/services/events';
 import { buildWorkspace } from '../helpers/factories';
 import { dropQueueData, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 import { waitFor } from '../helpers/services';
+import { countRoundTrips } from '../helpers/roundTrips';
 
 let app: TestApp;
 useTestApp((a) => (app = a));
@@ -36,6 +38,47 @@ describe('the event sequencer', () => {
     const after = await app.deps.ds.query(`SELECT seq::text AS seq FROM outbox WHERE workspace_id = $1 ORDER BY id`, [ws.id]);
     expect(after.map((r: any) => r.seq)).toEqual(rows.map((r: any) => r.seq));
     expect(again.workspaceIds).not.toContain(ws.id);
+  });
+});
+
+describe('the event sequencer under a flow', () => {
+  it('passes running at once, each in two round trips, number every row once: the numbers handed out stay dense', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    const head = async () => BigInt((await app.deps.ds.query(`SELECT last_seq::text AS s FROM event_sequencer WHERE id = 1`))[0].s);
+    // Round trips of this process's connections: a pipelined burst counts once.
+    const counter = countRoundTrips();
+    try {
+      // One pass alone, as the pump runs it under a flow (no probe first): its transaction is two round trips.
+      await inTransaction(app.deps.ds, (m) => emitEvent(m, ws.id, 'metric:updated', { n: -1 }));
+      counter.reset();
+      await sequenceEvents(app.deps, 2000, { probe: false });
+      expect(counter.trips).toBe(2);
+    } finally {
+      counter.restore();
+    }
+    const before = await head();
+    // Four pass loops (as four processes' pumps) while ten writers commit 100 events.
+    let writing = true;
+    const passes = Array.from({ length: 4 }, async () => {
+      let sequenced = 0;
+      while (writing) sequenced += (await sequenceEvents(app.deps, 7, { probe: false })).sequenced;
+      return sequenced;
+    });
+    await Promise.all(Array.from({ length: 10 }, async (_, w) => {
+      for (let i = 0; i < 10; i++) await inTransaction(app.deps.ds, (m) => emitEvent(m, ws.id, 'metric:updated', { n: w * 10 + i }));
+    }));
+    const read = () => app.deps.ds.query(`SELECT seq::text AS seq FROM outbox WHERE workspace_id = $1 AND seq IS NOT NULL`, [ws.id]);
+    await waitFor('every row sequenced', async () => {
+      await sequenceEvents(app.deps);
+      return (await read()).length === 101;
+    });
+    writing = false;
+    await Promise.all(passes);
+    const after = await head();
+    // Every number between the two heads belongs to one row (another suite's rows among them): a row numbered twice would leave its first number unused.
+    const [{ n }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM outbox WHERE seq > $1::bigint AND seq <= $2::bigint`, [before.toString(), after.toString()]);
+    expect(BigInt(n)).toBe(after - before);
+    expect(new Set((await read()).map((r: { seq: string }) => r.seq)).size).toBe(101);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps';
-import { poolPrepared, queryPrepared } from '../../db/prepared';
+import { poolPrepared, queryPipelined } from '../../db/prepared';
 import { inTransaction } from '../../db/tx';
 
 /** One sequencer at a time, whatever the number of processes (a transaction-scoped advisory lock). */
@@ -21,32 +21,46 @@ export interface SequencedPass {
  * and commits before the next pass starts. A row committed late simply gets a later seq, so `seq > cursor`
  * never skips. The writers' transactions (the trade hot path among them) touch no shared counter.
  */
-export async function sequenceEvents(deps: Deps, batch = 2000): Promise<SequencedPass> {
+export async function sequenceEvents(deps: Deps, batch = 2000, opts: { probe?: boolean } = {}): Promise<SequencedPass> {
   const none: SequencedPass = { sequenced: 0, lastSeq: null, workspaceIds: [] };
-  // Idle passes are one index probe, with no transaction and no write.
-  const [pending] = await poolPrepared(deps.ds, `SELECT 1 AS x FROM outbox WHERE published_at IS NULL LIMIT 1`, []);
-  if (!pending) return none;
-  return inTransaction(deps.ds, async (m) => {
-    const [{ got }] = await queryPrepared<{ got: boolean }>(m, `SELECT pg_try_advisory_xact_lock($1) AS got`, [SEQUENCER_LOCK]);
-    if (!got) return none;
-    // A fresh statement: its snapshot sees everything the previous pass committed.
-    const rows = await queryPrepared<{ seq: string; workspace_id: string | null }>(
-      m,
-      `WITH c AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1),
+  // Idle passes are one index probe, with no transaction and no write. A caller whose last pass
+  // found rows (a steady flow) skips it: the pass would find rows again.
+  if (opts.probe !== false) {
+    const [pending] = await poolPrepared(deps.ds, `SELECT 1 AS x FROM outbox WHERE published_at IS NULL LIMIT 1`, []);
+    if (!pending) return none;
+  }
+  // Two round trips (the transaction's BEGIN goes with the lock, its COMMIT with the numbering):
+  // a pass runs every EVENTS_POLL_MS under a steady flow, as often as the trade lanes' batches.
+  return inTransaction(
+    deps.ds,
+    async (m) => {
+      const [[{ got }]] = (await queryPipelined(m, [{ text: `SELECT pg_try_advisory_xact_lock($1) AS got`, values: [SEQUENCER_LOCK] }])) as [[{ got: boolean }]];
+      if (!got) return none;
+      // A statement after the lock's: its snapshot sees everything the previous pass committed.
+      const [rows] = (await queryPipelined(
+        m,
+        [
+          {
+            text: `WITH c AS (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT $1),
             s AS (UPDATE event_sequencer SET last_seq = last_seq + (SELECT count(*) FROM c) WHERE id = 1
                   RETURNING last_seq - (SELECT count(*) FROM c) AS base),
             u AS (UPDATE outbox o SET seq = s.base + c.rn, published_at = now() FROM c, s WHERE o.id = c.id
                   RETURNING o.seq, o.workspace_id),
             n AS (SELECT pg_notify($2, max(seq)::text) AS sent FROM u HAVING count(*) > 0)
        SELECT seq::text AS seq, workspace_id, (SELECT count(*) FROM n) AS notified FROM u`,
-      [batch, EVENTS_CHANNEL],
-    );
-    if (!rows.length) return none;
-    let last = 0n;
-    for (const r of rows) if (BigInt(r.seq) > last) last = BigInt(r.seq);
-    const ws = [...new Set(rows.map((r) => r.workspace_id).filter((w): w is string => !!w))];
-    return { sequenced: rows.length, lastSeq: last.toString(), workspaceIds: ws };
-  });
+            values: [batch, EVENTS_CHANNEL],
+          },
+        ],
+        { commit: true },
+      )) as [Array<{ seq: string; workspace_id: string | null }>];
+      if (!rows.length) return none;
+      let last = 0n;
+      for (const r of rows) if (BigInt(r.seq) > last) last = BigInt(r.seq);
+      const ws = [...new Set(rows.map((r) => r.workspace_id).filter((w): w is string => !!w))];
+      return { sequenced: rows.length, lastSeq: last.toString(), workspaceIds: ws };
+    },
+    { pipelined: true },
+  );
 }
 
 /** Delete log entries older than the retention (and delivery log rows of the same age), in batches. */
