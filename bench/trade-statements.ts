@@ -17,12 +17,12 @@ import { createMetric } from '../src/services/metrics';
 import { applyTradeBatch } from '../src/services/trading';
 import { listMarkets } from '../src/services/books';
 import { recreateDatabase, dropDatabase } from './lib';
+import { countRoundTrips } from '../test/helpers/roundTrips';
 
 const shapes = new Map<string, number>();
 const spent = new Map<string, number>();
-let trips = 0;
-// Statements written in one synchronous burst on a pipelined client share one round trip.
-const bursting = new WeakSet<Client>();
+// Round trips (a pipelined burst is one), counted as the tests count them; reset before each measured run.
+const roundTrips = countRoundTrips();
 let counting = false;
 const query = Client.prototype.query as (...args: unknown[]) => unknown;
 Client.prototype.query = function (this: Client, ...args: unknown[]) {
@@ -31,12 +31,6 @@ Client.prototype.query = function (this: Client, ...args: unknown[]) {
     const text = (typeof a === 'string' ? a : (a?.text ?? '')).replace(/\s+/g, ' ').trim();
     const shape = text.slice(0, 60);
     shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
-    const pipelined = (this as Client & { pipeline?: boolean }).pipeline === true;
-    if (!pipelined || !bursting.has(this)) trips++;
-    if (pipelined && !bursting.has(this)) {
-      bursting.add(this);
-      queueMicrotask(() => bursting.delete(this));
-    }
     // Time from send to answer (promise form only: the lane's statements all use it).
     const t = performance.now();
     const r = query.apply(this, args) as Promise<unknown> | undefined;
@@ -71,12 +65,13 @@ async function main() {
       await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread]))); // warm (prepared statements)
       shapes.clear();
       spent.clear();
-      trips = 0;
+      roundTrips.reset();
       counting = true;
       const t = performance.now();
       for (let r = 0; r < rounds; r++) await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread])));
       const ms = performance.now() - t;
       counting = false;
+      const trips = roundTrips.trips;
       const total = [...shapes.values()].reduce((s, n) => s + n, 0);
       console.log(`${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements in ${(trips / rounds).toFixed(1)} round trips per batch, ${(ms / rounds).toFixed(1)} ms per batch, ${(ms / rounds / size).toFixed(2)} ms per trade`);
       if ((size === 8 && spread === 8) || size === 1) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${((spent.get(s) ?? 0) / rounds).toFixed(2)} ms ${s}`);
