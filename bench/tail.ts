@@ -8,7 +8,7 @@
  * BENCH_SERVER=dist runs the compiled service; BENCH_NODE_ARGS adds node flags to it (e.g.
  * --max-semi-space-size=32) to compare collectors' settings.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPrivateRedis } from './cpu';
@@ -86,7 +86,9 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
   const bySlice = new Map<number, number[]>();
   for (const s of sent) {
     const k = Math.floor((s.at - t0) / 50);
-    bySlice.set(k, [...(bySlice.get(k) ?? []), s.ms]);
+    const slice = bySlice.get(k);
+    if (slice) slice.push(s.ms);
+    else bySlice.set(k, [s.ms]);
   }
   let slices = 0;
   let withMarkCompact = 0;
@@ -155,6 +157,7 @@ async function main() {
     await stopServer(server);
     await stopServer(redis);
     await dropDatabase(DB);
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
