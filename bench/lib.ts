@@ -107,8 +107,11 @@ export async function closedLoop(concurrency: number, seconds: number, send: (i:
   return { tps: ok / elapsed, p50: percentile(lat, 50), p99: percentile(lat, 99), ok, failed };
 }
 
-/** Open loop at a fixed rate: latency as a user sees it when the service is not saturated. */
-export async function openLoop(rate: number, seconds: number, send: (i: number) => Promise<boolean>): Promise<LoadResult> {
+/**
+ * Open loop at a fixed rate: latency as a user sees it when the service is not saturated. `each`,
+ * if given, hears every request's wall-clock start (ms since the epoch) and latency as it ends.
+ */
+export async function openLoop(rate: number, seconds: number, send: (i: number) => Promise<boolean>, each?: (at: number, ms: number) => void): Promise<LoadResult> {
   const lat: number[] = [];
   let ok = 0;
   let failed = 0;
@@ -123,7 +126,9 @@ export async function openLoop(rate: number, seconds: number, send: (i: number) 
       (async () => {
         const t0 = performance.now();
         const good = await send(i);
-        lat.push(performance.now() - t0);
+        const ms = performance.now() - t0;
+        lat.push(ms);
+        each?.(performance.timeOrigin + t0, ms);
         if (good) ok++;
         else failed++;
       })(),
@@ -179,6 +184,28 @@ export function tradeSender(base: string, traders: ReadonlyArray<Record<string, 
       req.on('error', reject);
       req.end(body);
     });
+}
+
+/**
+ * What the trade benches trade in: an owner with a public workspace of 20 metrics (their markets,
+ * up to 200, listed), and `traders` agents credited and joined, each as the headers of its requests.
+ */
+export async function seedTradingWorkspace(base: string, master: string, traders: number, name = 'bench') {
+  const call = apiCaller(base);
+  const owner = await call('POST', '/agents/register', { name: `owner${Date.now() % 1e6}` }, {});
+  await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, { 'x-api-key': master });
+  const ws = await call('POST', '/workspaces', { name, public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
+  const ownerHeaders = { 'x-agent-key': owner.apiKey, 'x-workspace-id': ws.id };
+  for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, ownerHeaders);
+  const markets = ((await call('GET', '/predictions/markets?limit=200', undefined, ownerHeaders)) as Array<{ id: string }>).map((m) => m.id);
+  const traderHeaders: Array<Record<string, string>> = [];
+  for (let i = 0; i < traders; i++) {
+    const t = await call('POST', '/agents/register', { name: `t${i}x${Date.now() % 1e6}` }, {});
+    await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e7 }, { 'x-api-key': master });
+    await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
+    traderHeaders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
+  }
+  return { ownerHeaders, markets, traders: traderHeaders };
 }
 
 /** A JSON caller for the service under `base` (…/api): throws with the status and body on a 4xx/5xx. */

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPrivateRedis } from './cpu';
-import { apiCaller, closedLoop, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer, tradeSender } from './lib';
+import { closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const RATE = Number(arg('--rate')) || 1300;
@@ -25,33 +25,12 @@ const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6395;
 const MASTER = 'bench-master-key-0123456789';
 const DB = `mpps_bench_tail${process.env.BENCH_DB_SUFFIX ?? ''}`;
 const base = `http://127.0.0.1:${PORT}/api`;
-const call = apiCaller(base);
 
 interface Sent {
   at: number; // wall ms when sent
   ms: number;
 }
 type GcLine = { kind: 'gc'; at: number; ms: number; what: string } | { kind: 'stall'; at: number; ms: number } | { kind: 'old'; at: number; mb: number; busy: number };
-
-/** An open loop at `rate` a second for `seconds`, each request's wall-clock start and latency kept. */
-async function timedOpenLoop(rate: number, seconds: number, send: (i: number) => Promise<boolean>): Promise<Sent[]> {
-  const out: Sent[] = [];
-  const start = performance.now();
-  const inflight: Promise<void>[] = [];
-  for (let i = 0; i < Math.floor(rate * seconds); i++) {
-    const wait = start + (i * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(
-      (async () => {
-        const t0 = performance.now();
-        await send(i);
-        out.push({ at: performance.timeOrigin + t0, ms: performance.now() - t0 });
-      })(),
-    );
-  }
-  await Promise.all(inflight);
-  return out;
-}
 
 function readProbe(file: string): GcLine[] {
   return readFileSync(file, 'utf8')
@@ -124,25 +103,19 @@ async function main() {
   };
   const server = await startServer(env, PORT, undefined, ['--require', resolve('bench/gcprobe.cjs')]);
   try {
-    const owner = await call('POST', '/agents/register', { name: `o${Date.now() % 1e6}` }, {});
-    await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, { 'x-api-key': MASTER });
-    const ws = await call('POST', '/workspaces', { name: 'tail', public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
-    const h = { 'x-agent-key': owner.apiKey, 'x-workspace-id': ws.id };
-    for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, h);
-    const ids = ((await call('GET', '/predictions/markets?limit=200', undefined, h)) as Array<{ id: string }>).slice(0, MARKETS).map((m) => m.id);
     // 64 traders, as bench:trades.
-    const traders: Array<Record<string, string>> = [];
-    for (let i = 0; i < 64; i++) {
-      const t = await call('POST', '/agents/register', { name: `t${i}x${Date.now() % 1e6}` }, {});
-      await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e7 }, { 'x-api-key': MASTER });
-      await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
-      traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
-    }
+    const seeded = await seedTradingWorkspace(base, MASTER, 64, 'tail');
+    const ids = seeded.markets.slice(0, MARKETS);
+    const traders = seeded.traders;
     const send = tradeSender(base, traders, (i) => ids[i % ids.length]);
     await closedLoop(8, 3, send); // warm-up
     console.log(`# bench/tail: ${RATE} trades/s over ${ids.length} markets, ${REPS} windows of ${SECONDS} s; slices slower than ${SLOW_MS} ms below each window`);
     const windows: Sent[][] = [];
-    for (let rep = 0; rep < REPS; rep++) windows.push(await timedOpenLoop(RATE, SECONDS, send));
+    for (let rep = 0; rep < REPS; rep++) {
+      const sent: Sent[] = [];
+      await openLoop(RATE, SECONDS, send, (at, ms) => sent.push({ at, ms }));
+      windows.push(sent);
+    }
     await new Promise((r) => setTimeout(r, 600)); // the probe's last lines
     const probe = readProbe(probeFile);
     let slices = 0;

@@ -10,7 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { Client } from 'pg';
-import { closedLoop, dropDatabase, fmt, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
+import { closedLoop, dropDatabase, fmt, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 10;
@@ -24,7 +24,6 @@ const MASTER = 'bench-master-key-0123456789';
 const base = `http://127.0.0.1:${PORT}/api`;
 const DB = `mpps_bench_cpu${process.env.BENCH_DB_SUFFIX ?? ''}`;
 
-const call = apiCaller(base);
 
 export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number, clients = 8, opts: { wal?: boolean } = {}) {
   const url = await recreateDatabase(DB);
@@ -32,22 +31,11 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
   const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
-    const owner = await call('POST', '/agents/register', { name: `o${Date.now() % 1e6}` }, {});
-    await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, { 'x-api-key': MASTER });
-    const ws = await call('POST', '/workspaces', { name: 'p', public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
-    const h = { 'x-agent-key': owner.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' };
-    for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, h);
-    const all: any[] = await call('GET', '/predictions/markets?limit=200', undefined, h);
-    const ids = all.slice(0, markets).map((m) => m.id);
     // Trades spread over 16 traders (64 from 64 clients, as bench:trades), so lanes rarely wait on
     // each other's account locks: one trader for all would make the lanes run one at a time.
-    const traders: Array<Record<string, string>> = [];
-    for (let i = 0; i < Math.max(16, Math.min(64, clients)); i++) {
-      const t = await call('POST', '/agents/register', { name: `t${i}x${Date.now() % 1e6}` }, {});
-      await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e7 }, { 'x-api-key': MASTER });
-      await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
-      traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
-    }
+    const seeded = await seedTradingWorkspace(base, MASTER, Math.max(16, Math.min(64, clients)));
+    const ids = seeded.markets.slice(0, markets);
+    const traders = seeded.traders;
     const send = tradeSender(base, traders, (i) => ids[i % ids.length]);
     await closedLoop(clients, 2, send); // warm-up (and, split, waits for the worker)
     const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
-import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, startServer, stopServer, apiCaller, tradeSender } from './lib';
+import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 8;
@@ -78,22 +78,9 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
   const env = { DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
-    const master = { 'x-api-key': MASTER };
-    const owner = await call('POST', '/agents/register', { name: `owner${Date.now() % 1e6}` }, {});
-    await call('POST', `/agents/${owner.agentId}/credit`, { amount: 1e9 }, master);
-    const ws = await call('POST', '/workspaces', { name: 'bench', public: true, defaultLiquidityCredits: 10000 }, { 'x-agent-key': owner.apiKey });
-    const ownerH = { 'x-agent-key': owner.apiKey, 'x-workspace-id': ws.id };
-    for (let i = 0; i < 20; i++) await call('POST', '/metrics', { name: `m${i}`, value: 500 }, ownerH);
-    const markets: any[] = await call('GET', '/predictions/markets?limit=200', undefined, ownerH);
-    const hundred = markets.slice(0, 100).map((m) => m.id);
+    const { ownerHeaders: ownerH, markets, traders } = await seedTradingWorkspace(base, MASTER, 64);
+    const hundred = markets.slice(0, 100);
     console.log(`markets: ${markets.length} open, using ${hundred.length}`);
-    const traders: Array<Record<string, string>> = [];
-    for (let i = 0; i < 64; i++) {
-      const t = await call('POST', '/agents/register', { name: `t${i}x${Date.now() % 1e6}` }, {});
-      await call('POST', `/agents/${t.agentId}/credit`, { amount: 1e7 }, master);
-      await call('POST', `/marketplace/${ws.id}/join`, undefined, { 'x-agent-key': t.apiKey });
-      traders.push({ 'x-agent-key': t.apiKey, 'x-workspace-id': ws.id, 'content-type': 'application/json' });
-    }
     const hot = tradeSender(base, traders, () => hundred[0]);
     const spread = tradeSender(base, traders, (i) => hundred[i % hundred.length]);
     await closedLoop(4, 2, hot); // warm-up
