@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { QueryFailedError, type DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 
 interface PgClient {
@@ -39,7 +39,7 @@ const names = new Map<string, string>();
 function nameOf(text: string): string {
   let name = names.get(text);
   if (!name) {
-    name = `prep_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    name = `prep_${digest('sha1', text, 'hex').slice(0, 24)}`;
     if (names.size < 64) names.set(text, name);
   }
   return name;

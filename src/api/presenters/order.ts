@@ -49,14 +49,16 @@ export function presentOrder(o: OrderRow): z.infer<typeof orderSchema> {
 /** A placement: the same for the first answer and an idempotent replay (stored data, or a placement stored before it). */
 export function presentPlacement(o: Outcome<OrderPlacement> & { ok: true; replay?: true }) {
   const p = o.body;
-  const body = isPresented(p)
-    ? (p as unknown as Record<string, unknown>)
-    : { ...presentOrder(orderOfData(p.order)), immediate: { shares: credits(p.immediate.shares), cost: credits(p.immediate.cost), tradeId: p.immediate.tradeId } };
-  return { ...body, idempotentReplay: o.replay === true };
+  if (isPresented(p)) return { ...(p as unknown as Record<string, unknown>), idempotentReplay: o.replay === true };
+  // Added to presentOrder's object, not spread into a new one (see presentTradeOutcome).
+  return Object.assign(presentOrder(orderOfData(p.order)), {
+    immediate: { shares: credits(p.immediate.shares), cost: credits(p.immediate.cost), tradeId: p.immediate.tradeId },
+    idempotentReplay: o.replay === true,
+  });
 }
 
 export function presentCancelled(c: OrderCancelled) {
-  return isPresented(c) ? (c as unknown as Record<string, unknown>) : { ...presentOrder(orderOfData(c.order)), returned: credits(c.returned) };
+  return isPresented(c) ? (c as unknown as Record<string, unknown>) : Object.assign(presentOrder(orderOfData(c.order)), { returned: credits(c.returned) });
 }
 
 const level = (l: BookLevel) => ({ limit: l.limit, probability: l.probability, shares: credits(l.shares), orders: l.orders });

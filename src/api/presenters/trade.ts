@@ -29,14 +29,26 @@ function guardAndFills(f: TradeFigures) {
   return out;
 }
 
-function presentTradeResult(r: TradeResult) {
-  return { tradeId: r.tradeId, kind: r.kind, ...figures(r), balance: credits(r.balance), position: { direction: r.position.direction, shares: credits(r.position.shares) }, ...guardAndFills(r) };
+function presentTradeResult(r: TradeResult, idempotentReplay: boolean) {
+  return {
+    tradeId: r.tradeId,
+    kind: r.kind,
+    ...figures(r),
+    balance: credits(r.balance),
+    position: { direction: r.position.direction, shares: credits(r.position.shares) },
+    ...guardAndFills(r),
+    idempotentReplay,
+  };
 }
 
-/** An applied trade: the same for the first answer and an idempotent replay (stored data, or a body stored before it). */
+/**
+ * An applied trade: the same for the first answer and an idempotent replay (stored data, or a body
+ * stored before it). The flag goes inside the one literal: `{ ...body, flag }` would cost V8 a new
+ * hidden class in old space on every answer (see applyTrade's tradeRow).
+ */
 export function presentTradeOutcome(o: TradeAnswer & { ok: true }) {
-  const body = isPresented(o.body) ? (o.body as unknown as Record<string, unknown>) : presentTradeResult(o.body);
-  return { ...body, idempotentReplay: o.replay === true };
+  if (!isPresented(o.body)) return presentTradeResult(o.body, o.replay === true);
+  return { ...(o.body as unknown as Record<string, unknown>), idempotentReplay: o.replay === true };
 }
 
 /** A dry run (no kind: the quote says what a trade would do). */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 
@@ -24,7 +24,7 @@ export interface Once<T> {
 }
 
 export function requestHash(request: unknown): string {
-  return createHash('sha256').update(JSON.stringify(request, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).digest('hex');
+  return digest('sha256', JSON.stringify(request, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)), 'hex');
 }
 
 /** bigint and Date survive the JSON round trip of a stored outcome. */

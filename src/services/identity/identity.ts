@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash as digest, randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { logger } from '../../logger';
@@ -10,7 +10,7 @@ export const PLATFORM_AGENT_ID = 'platform';
 export const NICKNAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{2,29}$/;
 
 export function hashKey(raw: string): string {
-  return createHash('sha256').update(raw).digest('hex');
+  return digest('sha256', raw, 'hex');
 }
 
 export function newKeyValue(): string {

@@ -116,6 +116,18 @@ interface PositionState {
   at: Date | null;
 }
 
+/**
+ * A taker's trade row, written out key by key in TradeRowData's order (as `fillEffects` writes the
+ * fills'). Not `{ ...base, id, ... }`: V8 (Node 20) gives an object spread and then extended a hidden
+ * class of its own, every time, in old space, so each trade left about 3 KB there for the next
+ * mark-compact (issue 29, docs/decisions.md); one shape also keeps the batch write's reads monomorphic.
+ */
+function tradeRow(job: TradeJobData, mk: MarketRow, now: Date, f: Omit<TradeRowData, 'requestId' | 'marketId' | 'workspaceId' | 'agentId' | 'createdAt'>): TradeRowData {
+  return { id: f.id, requestId: job.requestId, marketId: mk.id, workspaceId: mk.workspaceId, agentId: job.agentId, kind: f.kind, direction: f.direction,
+    shares: f.shares, cost: f.cost, probabilityBefore: f.probabilityBefore, probabilityAfter: f.probabilityAfter, consensusBefore: f.consensusBefore,
+    consensusAfter: f.consensusAfter, createdAt: now };
+}
+
 /** A book's move over the batch. */
 interface BookMove {
   trades: number;
@@ -244,12 +256,11 @@ class TradeBatch {
     this.moves.set(mk.id, { trades: move.trades + (plan.redeemed > 0n ? 2 : 1), volume: move.volume + plan.cash, at: now });
     const tradeId = randomUUID();
     const signedCost = plan.kind === 'buy' ? plan.cash : -plan.cash;
-    const row = { requestId: job.requestId, marketId: mk.id, workspaceId: mk.workspaceId, agentId: job.agentId, createdAt: now };
-    this.trades.push({ ...row, id: tradeId, kind: plan.kind, direction: plan.direction, shares: plan.shares, cost: signedCost,
-      probabilityBefore: plan.probabilityBefore, probabilityAfter: plan.probabilityAfter, consensusBefore: plan.consensusBefore, consensusAfter: plan.consensusAfter });
+    this.trades.push(tradeRow(job, mk, now, { id: tradeId, kind: plan.kind, direction: plan.direction, shares: plan.shares, cost: signedCost,
+      probabilityBefore: plan.probabilityBefore, probabilityAfter: plan.probabilityAfter, consensusBefore: plan.consensusBefore, consensusAfter: plan.consensusAfter }));
     if (plan.redeemed > 0n) {
-      this.trades.push({ ...row, id: randomUUID(), kind: 'redeem', direction: null, shares: plan.redeemed, cost: -plan.redeemed,
-        probabilityBefore: plan.probabilityAfter, probabilityAfter: plan.probabilityAfter, consensusBefore: plan.consensusAfter, consensusAfter: plan.consensusAfter });
+      this.trades.push(tradeRow(job, mk, now, { id: randomUUID(), kind: 'redeem', direction: null, shares: plan.redeemed, cost: -plan.redeemed,
+        probabilityBefore: plan.probabilityAfter, probabilityAfter: plan.probabilityAfter, consensusBefore: plan.consensusAfter, consensusAfter: plan.consensusAfter }));
     }
     this.events.push({
       workspaceId: mk.workspaceId,

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash as digest, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { queueFamilies } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
@@ -187,6 +187,6 @@ export async function submitCancelOrder(deps: Deps, p: { agentId: string; worksp
 }
 
 function uuidOf(s: string): string {
-  const h = createHash('sha256').update(s).digest('hex');
+  const h = digest('sha256', s, 'hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }

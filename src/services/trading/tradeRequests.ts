@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import { tradeRequest } from '../../../jobs/definitions';
@@ -101,6 +101,6 @@ export async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<Tra
 }
 
 export function bodyHash(parts: unknown): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+  return digest('sha256', JSON.stringify(parts), 'hex');
 }
 
