@@ -1,3 +1,5 @@
+// First: V8 flags that must hold before any of the service's modules compile.
+import './boot/heapFlags';
 import { startWorkers, type WorkerSet } from '../workers';
 import { createApp } from './api/app';
 import { bindHttp, StartupError, type BoundHttp } from './boot/listen';
