@@ -172,7 +172,8 @@ export function peakRssMb(): number {
  */
 export function tradeSender(base: string, traders: ReadonlyArray<Record<string, string>>, marketOf: (i: number) => string): (i: number) => Promise<boolean> {
   const url = new URL(`${base}/predictions/trade`);
-  const agent = new Agent({ keepAlive: true, maxSockets: 1024 });
+  // An idle socket closes here after 4 s, before the server's 5 s keep-alive timeout closes it under a request (ECONNRESET).
+  const agent = new Agent({ keepAlive: true, maxSockets: 1024, timeout: 4000 });
   return (i) =>
     new Promise<boolean>((resolve, reject) => {
       const body = JSON.stringify({ marketId: marketOf(i), direction: i % 2 ? 'higher' : 'lower', amount: 1 });
