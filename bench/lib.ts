@@ -20,6 +20,9 @@ export async function dropDatabase(name: string): Promise<void> {
   await c.end();
 }
 
+/** The limits a bench's server runs with: its seeding registers many agents and its load sends from few keys. */
+export const BENCH_RATE_LIMITS = { RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
+
 /** Start `npm start`'s entry as a child process and wait until it answers. */
 export async function startServer(env: Record<string, string>, port: number, role?: 'api' | 'worker', nodeArgs: string[] = []): Promise<ChildProcess> {
   // BENCH_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof', profiles the server.

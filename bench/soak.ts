@@ -24,7 +24,7 @@ import { Redis } from 'ioredis';
 import { checkLedgerInvariant } from '../src/services/ledger';
 import { cpuSnapshot, startPrivateRedis } from './cpu';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { apiCaller, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer } from './lib';
+import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer } from './lib';
 
 const MINUTES = Number(process.env.SOAK_MINUTES) || 30;
 const RAMP_SECONDS = Number(process.env.SOAK_RAMP_SECONDS) || 90;
@@ -104,8 +104,7 @@ async function main() {
     QUEUE_BACKEND: 'redis',
     MASTER_API_KEY: MASTER,
     QUEUE_PREFIX: prefix,
-    RATE_LIMIT_REGISTER_PER_HOUR: '100000',
-    RATE_LIMIT_KEY_PER_MINUTE: '10000000',
+    ...BENCH_RATE_LIMITS,
     // The free-creation limits (issue 26 item 3) would stop the mix's proposals after ten minutes.
     RATE_LIMIT_PROPOSALS_PER_HOUR: '1000000',
     FREE_BOOKS_PER_PARTICIPANT: '1000000',

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPrivateRedis } from './cpu';
-import { closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
+import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const RATE = Number(arg('--rate')) || 1300;
@@ -97,8 +97,7 @@ async function main() {
     MASTER_API_KEY: MASTER,
     QUEUE_PREFIX: `tail${Date.now()}`,
     SCHEDULER: 'false',
-    RATE_LIMIT_REGISTER_PER_HOUR: '100000',
-    RATE_LIMIT_KEY_PER_MINUTE: '10000000',
+    ...BENCH_RATE_LIMITS,
     GCPROBE_FILE: probeFile,
   };
   const server = await startServer(env, PORT, undefined, ['--require', resolve('bench/gcprobe.cjs')]);

@@ -10,7 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { Client } from 'pg';
-import { closedLoop, dropDatabase, fmt, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
+import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 10;
@@ -28,7 +28,7 @@ const DB = `mpps_bench_cpu${process.env.BENCH_DB_SUFFIX ?? ''}`;
 export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number, clients = 8, opts: { wal?: boolean } = {}) {
   const url = await recreateDatabase(DB);
   const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
+  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
     // Trades spread over 16 traders (64 from 64 clients, as bench:trades), so lanes rarely wait on

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
-import { closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender } from './lib';
+import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 8;
@@ -75,7 +75,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
   // A private Redis: its CPU is the run's alone (the shared one serves other users).
   const redis = backend === 'redis' ? await startPrivateRedis(REDIS_PORT) : null;
   const queues: Record<string, string> = redis ? { REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, QUEUE_BACKEND: 'redis' } : { QUEUE_BACKEND: 'postgres' };
-  const env = { DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
+  const env = { DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
     const { ownerHeaders: ownerH, markets, traders } = await seedTradingWorkspace(base, MASTER, 64);

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { dropDatabase, dropQueuePrefix, fmt, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
+import { BENCH_RATE_LIMITS, dropDatabase, dropQueuePrefix, fmt, recreateDatabase, startServer, stopServer, apiCaller } from './lib';
 
 const arg = (name: string, def: number) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : def);
 const EVENTS = arg('--events', 10_000);
@@ -56,8 +56,7 @@ async function main() {
       MASTER_API_KEY: MASTER,
       QUEUE_PREFIX: prefix,
       SCHEDULER: 'false',
-      RATE_LIMIT_REGISTER_PER_HOUR: '100000',
-      RATE_LIMIT_KEY_PER_MINUTE: '10000000',
+      ...BENCH_RATE_LIMITS,
       WEBHOOK_ALLOW_HTTP: '1',
       WEBHOOK_ALLOW_PRIVATE: '1',
     },
