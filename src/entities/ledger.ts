@@ -40,7 +40,7 @@ export class OutboxEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id!: string;
   @Column({ type: 'uuid', name: 'workspace_id', nullable: true }) workspaceId!: string | null;
   @Column({ type: 'text' }) type!: string;
-  @Column({ type: 'jsonb' }) data!: Record<string, unknown>;
+  @Column({ type: 'json' }) data!: Record<string, unknown>;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'published_at', nullable: true }) publishedAt!: Date | null;
   /** Position in the event log, set by the sequencer after commit (migration 1763800200000). */

@@ -160,7 +160,7 @@ export class TradeRequest {
   @Column({ type: 'text', name: 'idempotency_key', nullable: true }) idempotencyKey!: string | null;
   @Column({ type: 'text', name: 'body_hash', nullable: true }) bodyHash!: string | null;
   @Column({ type: 'text' }) status!: 'pending' | 'done' | 'failed';
-  @Column({ type: 'jsonb', nullable: true }) response!: unknown;
+  @Column({ type: 'json', nullable: true }) response!: unknown;
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   /** The job that applies this request, kept while it is pending so a lost job can be enqueued again (cleared once it is applied). */
   @Column({ type: 'jsonb', nullable: true }) job!: unknown;

@@ -123,7 +123,7 @@ async function snapshot(f: Floor, prefix: string, outcomes: unknown[]) {
       [f.books],
     ),
     ledger: await q(`SELECT account_id, amount::text, kind, ref FROM ledger_entries WHERE id > $1 AND account_id = ANY($2::text[]) ORDER BY id`, [f.ledgerFrom, accounts]),
-    requests: await q(`SELECT request_id, status, response - 'tradeId' AS response FROM trade_requests WHERE request_id LIKE $1 ORDER BY request_id`, [`${prefix}-%`]),
+    requests: await q(`SELECT request_id, status, response::jsonb - 'tradeId' AS response FROM trade_requests WHERE request_id LIKE $1 ORDER BY request_id`, [`${prefix}-%`]),
     orders: await q(`SELECT id, filled::text, spent::text, reserve::text, status FROM limit_orders WHERE market_id = ANY($1::uuid[]) ORDER BY seq`, [f.books]),
     books: await q(`SELECT id, q_higher::text, q_lower::text, trade_count, volume::text, status FROM markets WHERE id = ANY($1::uuid[]) ORDER BY array_position($1::uuid[], id)`, [f.books]),
     events: await q(`SELECT type, data FROM outbox WHERE id > $1 AND workspace_id = $2 ORDER BY id`, [f.outboxFrom, f.ws.id]),

@@ -339,7 +339,7 @@ class TradeBatch {
       requests.map(([, r]) => r.agentId),
       requests.map(([, r]) => r.workspaceId),
       requests.map(([, r]) => r.status),
-      requests.map(([, r]) => JSON.stringify(r.response)),
+      JSON.stringify(requests.map(([, r]) => r.response)), // one JSON array (json_array_elements below)
       requests.map(([, r]) => r.key),
       requests.map(([, r]) => r.hash), // 40
     ];
@@ -371,7 +371,8 @@ class TradeBatch {
                               $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::timestamptz[]) WHERE ${ledger.ok}),
        rq AS (
          INSERT INTO trade_requests (request_id, agent_id, workspace_id, status, response, idempotency_key, body_hash)
-         SELECT * FROM unnest($34::text[], $35::text[], $36::uuid[], $37::text[], $38::jsonb[], $39::text[], $40::text[]) WHERE ${ledger.ok}
+         SELECT * FROM ROWS FROM (unnest($34::text[]), unnest($35::text[]), unnest($36::uuid[]), unnest($37::text[]), json_array_elements($38::json), unnest($39::text[]), unnest($40::text[]))
+          WHERE ${ledger.ok}
          ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response, job = NULL
           WHERE EXCLUDED.status = 'done' OR trade_requests.status <> 'done'),
        ${outbox.cte}
