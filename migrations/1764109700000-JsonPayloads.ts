@@ -4,8 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Issue 29 step 16: the two JSON documents every trade writes (its journal row's stored answer and
  * its event's data) are `json`, not `jsonb`. Nothing queries inside them but `->>` (which json has
  * too); jsonb's input parses every number into a numeric and rebuilds the document, about 2.4x the
- * cost of json's check, inside the lane's serial write. json keeps the text as sent, so a replayed
- * answer is the first one byte for byte. Rewrites both tables once.
+ * cost of json's check, inside the lane's serial write. json keeps the text as sent (what reads it
+ * parses it either way). Rewrites both tables once.
  */
 export class JsonPayloads1764109700000 implements MigrationInterface {
   name = 'JsonPayloads1764109700000';

@@ -267,7 +267,7 @@ class TradeBatch {
       type: 'trade:executed',
       data: { marketId: mk.id, metricName: mk.metricName, agentId: job.agentId, direction: plan.direction, kind: plan.kind, cost: signedCost, newConsensus: plan.consensusAfter },
     });
-    // As stored (jsonb): no undefined fields.
+    // As stored (JSON): no undefined fields.
     const body = JSON.parse(JSON.stringify({ v: 2, tradeId, ...tradeFigures(plan, mk), position: positionData(plan.holding), balance: after.get(agentAcc)!.toString() })) as TradeResult;
     this.record(job, 'done', body as unknown as Record<string, unknown>);
     return { ok: true, body };
