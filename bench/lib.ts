@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { Client } from 'pg';
 
 export const PG_BASE = process.env.BENCH_PG_BASE ?? 'postgres://postgres@127.0.0.1:5432';
@@ -168,26 +168,110 @@ export function peakRssMb(): number {
 }
 
 /**
- * The load client's trade: one POST /predictions/trade on a keep-alive `http` agent, true when it
- * applied. Not `fetch`: on this 2-core machine fetch spent about 1.4 CPU-ms a request, CPU the
- * service under test did not get (pgbench's client is a few microseconds); `http.request` costs a
- * fraction of it. The server sees the same requests either way.
+ * The load client's trade: one POST /predictions/trade, true when it applied (200). The request is
+ * written as bytes on a kept-alive socket and the answer read as far as its status and length: a
+ * load client's own CPU is CPU the service under test does not get on this 2-core machine, and its
+ * turn after each answer is part of every closed-loop cycle (pgbench's client costs a few
+ * microseconds). `fetch` spent about 1.4 CPU-ms a request, `http.request` 0.11-0.17, this
+ * 0.04-0.07 (issue 29 steps 9 and 16); the server sees the same requests either way.
  */
 export function tradeSender(base: string, traders: ReadonlyArray<Record<string, string>>, marketOf: (i: number) => string): (i: number) => Promise<boolean> {
   const url = new URL(`${base}/predictions/trade`);
-  // An idle socket closes here after 4 s, before the server's 5 s keep-alive timeout closes it under a request (ECONNRESET).
-  const agent = new Agent({ keepAlive: true, maxSockets: 1024, timeout: 4000 });
-  return (i) =>
-    new Promise<boolean>((resolve, reject) => {
-      const body = JSON.stringify({ marketId: marketOf(i), direction: i % 2 ? 'higher' : 'lower', amount: 1 });
-      const req = request(url, { method: 'POST', agent, headers: { ...traders[i % traders.length], 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () => resolve(res.statusCode === 200));
-        res.on('error', reject);
+  const pool = new SocketPool(url);
+  const heads = traders.map(
+    (t) => `POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\n${Object.entries(t).map(([k, v]) => `${k}: ${v}\r\n`).join('')}content-type: application/json\r\n`,
+  );
+  return (i) => {
+    const body = JSON.stringify({ marketId: marketOf(i), direction: i % 2 ? 'higher' : 'lower', amount: 1 });
+    return pool.send(`${heads[i % heads.length]}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`).then((status) => status === 200);
+  };
+}
+
+/** An idle socket is not used again after this long: the server's keep-alive timeout (5 s) could close it under a request. */
+const IDLE_MS = 4000;
+
+/** Kept-alive sockets to one server, one request at a time each: a request takes an idle one or opens one. */
+class SocketPool {
+  private readonly idle: Array<{ conn: RawConn; since: number }> = [];
+  constructor(private readonly url: URL) {}
+
+  async send(request: string): Promise<number> {
+    let conn: RawConn | undefined;
+    while (!conn && this.idle.length) {
+      const e = this.idle.pop()!;
+      if (e.conn.open && performance.now() - e.since < IDLE_MS) conn = e.conn;
+      else e.conn.close();
+    }
+    conn ??= await RawConn.open(this.url);
+    const { status, keepAlive } = await conn.exchange(request);
+    if (keepAlive) this.idle.push({ conn, since: performance.now() });
+    else conn.close();
+    return status;
+  }
+}
+
+/**
+ * One HTTP/1.1 connection: writes a request, reads one answer (its headers, then content-length
+ * bytes). An answer without a content-length (chunked) fails loudly rather than being misread.
+ */
+class RawConn {
+  open = true;
+  private buf: Buffer = Buffer.alloc(0);
+  private pending?: { resolve(r: { status: number; keepAlive: boolean }): void; reject(e: Error): void };
+  private constructor(private readonly socket: Socket) {
+    socket.setNoDelay(true);
+    socket.on('data', (d: Buffer) => this.read(d));
+    const fail = (e: Error) => {
+      this.open = false;
+      this.pending?.reject(e);
+      this.pending = undefined;
+    };
+    socket.on('error', fail);
+    socket.on('close', () => fail(new Error('the server closed the connection under a request')));
+  }
+
+  static open(url: URL): Promise<RawConn> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(url.port) || 80, url.hostname, () => {
+        socket.off('error', reject);
+        resolve(new RawConn(socket));
       });
-      req.on('error', reject);
-      req.end(body);
+      socket.once('error', reject);
     });
+  }
+
+  exchange(request: string): Promise<{ status: number; keepAlive: boolean }> {
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.socket.write(request);
+    });
+  }
+
+  close(): void {
+    this.open = false;
+    this.socket.destroy();
+  }
+
+  private read(d: Buffer): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
+    const end = this.buf.indexOf('\r\n\r\n');
+    if (end < 0 || !this.pending) return;
+    const head = this.buf.toString('latin1', 0, end);
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    if (!length) {
+      const p = this.pending;
+      this.pending = undefined;
+      this.close();
+      p.reject(new Error(`an answer without content-length: ${head.slice(0, 200)}`));
+      return;
+    }
+    const total = end + 4 + Number(length[1]);
+    if (this.buf.length < total) return;
+    this.buf = this.buf.subarray(total);
+    const p = this.pending;
+    this.pending = undefined;
+    p.resolve({ status: Number(head.slice(9, 12)), keepAlive: !/\r\nconnection: *close/i.test(head) });
+  }
 }
 
 /**
