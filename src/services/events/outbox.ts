@@ -58,15 +58,18 @@ function insertSql(count: number, firstParam: number, when?: string, recipients 
 
 const hasRecipients = (events: readonly PendingEvent[]) => events.some((e) => e.agentId);
 
-/** The events' columns as insertSql takes them: arrays, the data as one JSON array; one event as plain values. */
-function columnsOf(events: readonly PendingEvent[], recipients: boolean): unknown[] {
-  if (events.length === 1) {
-    const [e] = events;
-    return [e.workspaceId, e.type, JSON.stringify(withCredits(e.data)), ...(recipients ? [e.agentId ?? null] : [])];
-  }
+/** The events' columns as insertSql's arrays take them: workspaces, types, the data as one JSON array, and (with recipients) the agents. */
+function arrayColumns(events: readonly PendingEvent[], recipients: boolean): unknown[] {
   const cols: unknown[] = [events.map((e) => e.workspaceId), events.map((e) => e.type), JSON.stringify(events.map((e) => withCredits(e.data)))];
   if (recipients) cols.push(events.map((e) => e.agentId ?? null));
   return cols;
+}
+
+/** insertSql's parameters: arrayColumns, or one event's values as they are. */
+function columnsOf(events: readonly PendingEvent[], recipients: boolean): unknown[] {
+  if (events.length !== 1) return arrayColumns(events, recipients);
+  const [e] = events;
+  return [e.workspaceId, e.type, JSON.stringify(withCredits(e.data)), ...(recipients ? [e.agentId ?? null] : [])];
 }
 
 /**
@@ -76,8 +79,7 @@ function columnsOf(events: readonly PendingEvent[], recipients: boolean): unknow
  * arrays: the statement's text is the same whatever the events, so it can be prepared.
  */
 export function outboxFragment(events: readonly PendingEvent[], firstParam: number, when?: string): { cte: string; params: unknown[] } {
-  const cols = [events.map((e) => e.workspaceId), events.map((e) => e.type), JSON.stringify(events.map((e) => withCredits(e.data))), events.map((e) => e.agentId ?? null)];
-  return { cte: `outbox_rows AS (${insertSql(2, firstParam, when, true)})`, params: cols };
+  return { cte: `outbox_rows AS (${insertSql(2, firstParam, when, true)})`, params: arrayColumns(events, true) };
 }
 
 /** Write events in the caller's transaction, in one statement whatever their number; the sequencer logs them after commit. */
