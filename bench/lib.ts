@@ -187,6 +187,15 @@ export function tradeSender(base: string, traders: ReadonlyArray<Record<string, 
   };
 }
 
+/**
+ * The same lean client for any request: `request(i)` is the whole HTTP/1.1 request (head and body);
+ * it counts as done when `ok(status)`.
+ */
+export function rawSender(base: string, request: (i: number) => string, ok: (status: number) => boolean): (i: number) => Promise<boolean> {
+  const pool = new SocketPool(new URL(base));
+  return (i) => pool.send(request(i)).then(ok);
+}
+
 /** An idle socket is not used again after this long: the server's keep-alive timeout (5 s) could close it under a request. */
 const IDLE_MS = 4000;
 

@@ -22,7 +22,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Redis } from 'ioredis';
 import { checkLedgerInvariant } from '../src/services/ledger';
-import { cpuSnapshot, startPrivateRedis } from './cpu';
+import { cpuSnapshot, machineBusySeconds, startPrivateRedis } from './cpu';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer } from './lib';
 
@@ -588,12 +588,6 @@ async function pgIo(pg: Client): Promise<Record<string, number>> {
 }
 
 /** Seconds the machine's CPUs were busy since boot (/proc/stat: all but idle and iowait). */
-function machineBusySeconds(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-  const [user, nice, system, , , irq, softirq, steal] = f; // idle and iowait left out
-  return (user + nice + system + irq + softirq + steal) / 100;
-}
-
 function loadavg(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }

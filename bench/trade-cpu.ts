@@ -2,14 +2,18 @@
  * CPU cost of one trade per process (server processes, the bench database's Postgres backends, a
  * private Redis, the load client) from /proc over a closed loop: what bounds throughput on this
  * machine. Both layouts: one process (npm start) and split roles (npm run api + npm run worker).
- *   npx tsx bench/trade-cpu.ts [--seconds 10] [--layout all|split|both] [--markets 100] [--clients 8] [--wal]
+ *   npx tsx bench/trade-cpu.ts [--seconds 10] [--layout all|split|both] [--markets 100] [--clients 8] [--wal] [--batch-max 1,2,4,64]
  * With --wal it also prints what Postgres wrote per trade (WAL records and bytes, by relation and
  * record type, through pg_walinspect): counts that do not move with the machine's speed.
+ * With --batch-max it runs once per TRADE_BATCH_MAX given and splits each process's CPU into what a
+ * batch costs and what a trade adds (bench/batchCost.ts), with the cycle that split predicts for the
+ * clients' requests in one serial batch beside the rate measured.
  * Figures go to bench/results/trade-cpu-latest.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { Client } from 'pg';
+import { fitBatchCost } from './batchCost';
 import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
@@ -18,6 +22,7 @@ const LAYOUT = arg('--layout') ?? 'both';
 const MARKETS = Number(arg('--markets')) || 100;
 const CLIENTS = Number(arg('--clients')) || 8;
 const WAL = process.argv.includes('--wal');
+const BATCH_MAX = arg('--batch-max')?.split(',').map(Number);
 const PORT = Number(process.env.BENCH_PORT) || 3933;
 const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6393;
 const MASTER = 'bench-master-key-0123456789';
@@ -25,10 +30,10 @@ const base = `http://127.0.0.1:${PORT}/api`;
 const DB = `mpps_bench_cpu${process.env.BENCH_DB_SUFFIX ?? ''}`;
 
 
-export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number, clients = 8, opts: { wal?: boolean } = {}) {
+export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number, clients = 8, opts: { wal?: boolean; env?: Record<string, string> } = {}) {
   const url = await recreateDatabase(DB);
   const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
+  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS, ...opts.env };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
     // Trades spread over 16 traders (64 from 64 clients, as bench:trades), so lanes rarely wait on
@@ -147,7 +152,39 @@ export function printCpu(m: Awaited<ReturnType<typeof measureTradeCpu>>) {
   for (const x of w.byRelation.filter((y) => y.perTrade >= 0.05).slice(0, 30)) console.log(`    ${x.rel.padEnd(28)} ${x.kind.padEnd(24)} ${fmt(x.perTrade, 2).padStart(6)} a trade ${fmt(x.bytesPerTrade, 0).padStart(5)} bytes`);
 }
 
+type CpuRun = Awaited<ReturnType<typeof measureTradeCpu>>;
+
+/**
+ * Each process's CPU a trade over the runs' batch sizes, split into a part per batch and a part per
+ * trade; with every request of the clients in one serial batch, a cycle costs about F + clients·v.
+ */
+export function printBatchCost(runs: CpuRun[]) {
+  const parts = Object.keys(runs[0].cpuMsPerTrade).filter((k) => k !== 'client');
+  console.log(`what a batch costs (F, CPU-ms) and what a trade adds (v, CPU-ms), fitted over batches of ${runs.map((r) => fmt(r.batches.mean, 2)).join(', ')}:`);
+  const fits = Object.fromEntries(parts.map((k) => [k, fitBatchCost(runs.map((r) => ({ batch: r.batches.mean, cpuMsPerTrade: r.cpuMsPerTrade[k] })))]));
+  for (const [k, f] of Object.entries(fits)) console.log(`  ${(k === 'serverTotal' ? 'all servers' : k).padEnd(11)} F ${fmt(f.perBatch, 2).padStart(5)}  v ${fmt(f.perTrade, 2).padStart(5)}`);
+  const total = fits.serverTotal;
+  const c = runs[0].concurrency;
+  const cycle = total.perBatch + c * total.perTrade;
+  const best = runs.reduce((a, r) => (r.tps > a.tps ? r : a));
+  console.log(`  one batch of all ${c} clients: F + ${c}·v = ${fmt(cycle, 2)} CPU-ms a cycle => ${fmt((c * 1000) / cycle, 0)} trades/s if the cycle is serial (measured: ${fmt(best.tps, 0)} at batches of ${fmt(best.batches.mean, 2)})`);
+  return fits;
+}
+
 async function main() {
+  if (BATCH_MAX) {
+    const runs: CpuRun[] = [];
+    for (const max of BATCH_MAX) {
+      const m = await measureTradeCpu(LAYOUT === 'split' ? 'split' : 'all', SECONDS, MARKETS, CLIENTS, { env: { TRADE_BATCH_MAX: String(max) } });
+      console.log(`TRADE_BATCH_MAX=${max}`);
+      printCpu(m);
+      runs.push(m);
+    }
+    const fits = printBatchCost(runs);
+    mkdirSync('bench/results', { recursive: true });
+    writeFileSync('bench/results/trade-cpu-latest.json', JSON.stringify({ at: new Date().toISOString(), batchMax: BATCH_MAX, runs, fits }, null, 2));
+    return;
+  }
   const out = [];
   for (const layout of LAYOUT === 'both' ? (['all', 'split'] as const) : [LAYOUT as 'all' | 'split']) {
     const m = await measureTradeCpu(layout, SECONDS, MARKETS, CLIENTS, { wal: WAL });

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
+import { cpuPerTrade, cpuSnapshot, machineBusySeconds, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
 import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender } from './lib';
 
@@ -43,9 +43,22 @@ async function pgCeiling() {
   writeFileSync(script, 'BEGIN;\nUPDATE hot SET v = v + 1 WHERE id = 1;\nCOMMIT;\n');
   pgbenchInit(10, db);
   const hot = pgbench(['-n', '-f', script, '-c', '8', '-j', '2', '-T', String(SECONDS)], db);
+  const busy0 = machineBusySeconds();
+  const t0 = performance.now();
   const simple = pgbench(['-n', '-N', '-c', '8', '-j', '2', '-T', String(SECONDS)], db);
+  const simpleLoad = machineLoad(busy0, t0, simple);
   await dropDatabase(db);
-  return { hot, simple };
+  return { hot, simple, simpleLoad };
+}
+
+/**
+ * What a load cost the whole machine since `busy0` (machineBusySeconds) and `t0`: CPU-ms a unit of it
+ * (a transaction, a trade; its client included) and cores kept busy. A ratio of two loads' rates is
+ * the product of the two: (CPU a unit of the one / of the other) x (cores busy of the other / of the one).
+ */
+function machineLoad(busy0: number, t0: number, rate: number): { msPerUnit: number; cores: number } {
+  const cores = (machineBusySeconds() - busy0) / ((performance.now() - t0) / 1000);
+  return { msPerUnit: (cores * 1000) / rate, cores };
 }
 
 async function main() {
@@ -67,7 +80,7 @@ function loadavg(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
-async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres', ceiling: { hot: number; simple: number }) {
+async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres', ceiling: { hot: number; simple: number; simpleLoad: { msPerUnit: number; cores: number } }) {
   console.log(`\n## layout ${layout === 'all' ? 'all-in-one (npm start)' : 'split (npm run api + npm run worker)'}, queues on ${backend === 'redis' ? 'Redis' : "BullMQ's Postgres backend"}`);
   const dbName = `mpps_bench_trades${DB_SUFFIX}`;
   const dbUrl = await recreateDatabase(dbName);
@@ -84,6 +97,13 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     const hot = tradeSender(base, traders, () => hundred[0]);
     const spread = tradeSender(base, traders, (i) => hundred[i % hundred.length]);
     await closedLoop(4, 2, hot); // warm-up
+    // What the idle service burns (bench/cpu.ts), taken off the CPU lines below. Measured here, before
+    // the steps: after them, autovacuum and the event pump may still be working through their rows.
+    const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));
+    const snap = () => cpuSnapshot({ servers, db: dbName, redisPid: redis?.pid });
+    const idle0 = snap();
+    await new Promise((r) => setTimeout(r, 3000));
+    const idle = cpuPerTrade(idle0, snap(), 3);
     // Deadlocks Postgres broke in this database during each step (issue 29: none by construction).
     const stats = new Client({ connectionString: dbUrl });
     await stats.connect();
@@ -120,20 +140,23 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     console.log(`\nat half the saturating rate: 1 market ${fmt(bestHot / 2)}/s -> p50 ${fmt(halfHot.p50)} ms, p99 ${fmt(halfHot.p99)} ms; 100 markets ${fmt(bestSpread / 2)}/s -> p50 ${fmt(halfSpread.p50)} ms, p99 ${fmt(halfSpread.p99)} ms`);
     console.log(`ratio 1 market / pgbench hot row: ${fmt(bestHot / ceiling.hot, 2)} (target >= 0.5)`);
     console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.35)`);
-    // CPU per trade, 100 markets at 8 clients, what the idle service burns taken off (bench/cpu.ts).
-    const servers = Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p.pid!]));
-    const snap = () => cpuSnapshot({ servers, db: dbName, redisPid: redis?.pid });
-    const idle0 = snap();
-    await new Promise((r) => setTimeout(r, 3000));
-    const idle = cpuPerTrade(idle0, snap(), 3);
     // CPU per trade of a closed loop on 100 markets, the idle cost taken off.
     const cpuOf = async (clients: number) => {
       const before = snap();
+      const busy0 = machineBusySeconds();
+      const t0 = performance.now();
       const load = await closedLoop(clients, SECONDS, spread);
-      return { load, cpu: netOfIdle(cpuPerTrade(before, snap(), load.ok), idle, load) };
+      return { load, cpu: netOfIdle(cpuPerTrade(before, snap(), load.ok), idle, load), machine: machineLoad(busy0, t0, load.tps) };
     };
-    const { load, cpu } = await cpuOf(8);
+    const { load, cpu, machine } = await cpuOf(8);
     console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
+    // The 8-client ratio to pgbench -N split in two: what a unit costs the machine, and how much of it each keeps busy.
+    const pg = ceiling.simpleLoad;
+    const split = { cpuFactor: pg.msPerUnit / machine.msPerUnit, coresFactor: machine.cores / pg.cores };
+    console.log(
+      `  against pgbench -N, whole machine: ${fmt(machine.msPerUnit, 2)} CPU-ms a trade vs ${fmt(pg.msPerUnit, 2)} a transaction (x${fmt(split.cpuFactor, 2)}), ` +
+        `${fmt(machine.cores, 2)} cores busy vs ${fmt(pg.cores, 2)} (x${fmt(split.coresFactor, 2)}): ${fmt(load.tps / ceiling.simple, 3)} of its rate`,
+    );
     // And at saturation (the target's condition): 100 markets at the concurrency that gave the most trades/s.
     const satClients = steps.reduce((b, s) => (s.spreadTps > b.spreadTps ? s : b), steps[0]).concurrency;
     const { load: sat, cpu: cpuSat } = await cpuOf(satClients);
@@ -149,6 +172,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
       halfRate: { hot: { rate: bestHot / 2, p50: halfHot.p50, p99: halfHot.p99 }, spread: { rate: bestSpread / 2, p50: halfSpread.p50, p99: halfSpread.p99 } },
       ratios: { hotVsPgbenchHotRow: bestHot / ceiling.hot, spreadVsPgbenchN: bestSpread / ceiling.simple },
       cpuMsPerTrade: cpu,
+      againstPgbenchN: { trade: machine, pgbench: pg, ...split },
       cpuAtSaturation: { clients: satClients, tps: sat.tps, msPerTrade: cpuSat },
       idleCpuMsPerSecond: idle,
       targets,
