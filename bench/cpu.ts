@@ -63,8 +63,8 @@ export function cpuPerTrade(before: Record<string, number>, after: Record<string
   const out: Record<string, number> = {};
   let server = 0;
   for (const k of Object.keys(after)) {
-    out[k] = (Math.max(0, after[k] - (before[k] ?? 0)) * 1000) / trades;
-    if (k === 'postgres') out[k] = (postgresSeconds(before, after) * 1000) / trades;
+    const seconds = k === 'postgres' ? postgresSeconds(before, after) : Math.max(0, after[k] - (before[k] ?? 0));
+    out[k] = (seconds * 1000) / trades;
     if (k !== 'client') server += out[k];
   }
   out.serverTotal = server;
@@ -74,7 +74,7 @@ export function cpuPerTrade(before: Record<string, number>, after: Record<string
 /**
  * Postgres's CPU seconds between two snapshots, backend by backend: one that started meanwhile counts
  * whole, one that exited meanwhile counts nothing (its last moments are lost, where the sum of all
- * backends fell by its whole life and read as none at all: run R's 8-client line, 0.00 a trade).
+ * backends fell by its whole life and could read as none at all, as run R's 8-client line did).
  */
 function postgresSeconds(before: Record<string, number>, after: Record<string, number>): number {
   const b = (before as { [BACKENDS]?: Map<string, number> })[BACKENDS];

@@ -177,14 +177,14 @@ export function peakRssMb(): number {
  */
 export function tradeSender(base: string, traders: ReadonlyArray<Record<string, string>>, marketOf: (i: number) => string): (i: number) => Promise<boolean> {
   const url = new URL(`${base}/predictions/trade`);
-  const pool = new SocketPool(url);
   const heads = traders.map(
     (t) => `POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\n${Object.entries(t).map(([k, v]) => `${k}: ${v}\r\n`).join('')}content-type: application/json\r\n`,
   );
-  return (i) => {
+  const request = (i: number) => {
     const body = JSON.stringify({ marketId: marketOf(i), direction: i % 2 ? 'higher' : 'lower', amount: 1 });
-    return pool.send(`${heads[i % heads.length]}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`).then((status) => status === 200);
+    return `${heads[i % heads.length]}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   };
+  return rawSender(base, request, (status) => status === 200);
 }
 
 /**

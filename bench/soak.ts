@@ -587,7 +587,6 @@ async function pgIo(pg: Client): Promise<Record<string, number>> {
   return Object.fromEntries(Object.entries(b).map(([k, v]) => [k, Number(v)]));
 }
 
-/** Seconds the machine's CPUs were busy since boot (/proc/stat: all but idle and iowait). */
 function loadavg(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }

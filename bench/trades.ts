@@ -43,22 +43,26 @@ async function pgCeiling() {
   writeFileSync(script, 'BEGIN;\nUPDATE hot SET v = v + 1 WHERE id = 1;\nCOMMIT;\n');
   pgbenchInit(10, db);
   const hot = pgbench(['-n', '-f', script, '-c', '8', '-j', '2', '-T', String(SECONDS)], db);
-  const busy0 = machineBusySeconds();
-  const t0 = performance.now();
+  const meter = machineMeter();
   const simple = pgbench(['-n', '-N', '-c', '8', '-j', '2', '-T', String(SECONDS)], db);
-  const simpleLoad = machineLoad(busy0, t0, simple);
+  const simpleLoad = meter(simple);
   await dropDatabase(db);
   return { hot, simple, simpleLoad };
 }
 
 /**
- * What a load cost the whole machine since `busy0` (machineBusySeconds) and `t0`: CPU-ms a unit of it
- * (a transaction, a trade; its client included) and cores kept busy. A ratio of two loads' rates is
- * the product of the two: (CPU a unit of the one / of the other) x (cores busy of the other / of the one).
+ * Started before a load, called after it with the load's rate: what it cost the whole machine
+ * (machineBusySeconds), CPU-ms a unit of it (a transaction, a trade; its client included) and cores
+ * kept busy. A ratio of two loads' rates is the product of the two: (CPU a unit of the one / of the
+ * other) x (cores busy of the other / of the one).
  */
-function machineLoad(busy0: number, t0: number, rate: number): { msPerUnit: number; cores: number } {
-  const cores = (machineBusySeconds() - busy0) / ((performance.now() - t0) / 1000);
-  return { msPerUnit: (cores * 1000) / rate, cores };
+function machineMeter(): (rate: number) => { msPerUnit: number; cores: number } {
+  const busy0 = machineBusySeconds();
+  const t0 = performance.now();
+  return (rate) => {
+    const cores = (machineBusySeconds() - busy0) / ((performance.now() - t0) / 1000);
+    return { msPerUnit: (cores * 1000) / rate, cores };
+  };
 }
 
 async function main() {
@@ -143,10 +147,9 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     // CPU per trade of a closed loop on 100 markets, the idle cost taken off.
     const cpuOf = async (clients: number) => {
       const before = snap();
-      const busy0 = machineBusySeconds();
-      const t0 = performance.now();
+      const meter = machineMeter();
       const load = await closedLoop(clients, SECONDS, spread);
-      return { load, cpu: netOfIdle(cpuPerTrade(before, snap(), load.ok), idle, load), machine: machineLoad(busy0, t0, load.tps) };
+      return { load, cpu: netOfIdle(cpuPerTrade(before, snap(), load.ok), idle, load), machine: meter(load.tps) };
     };
     const { load, cpu, machine } = await cpuOf(8);
     console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
