@@ -44,10 +44,11 @@ async function xminsOf(answers: Answer[]): Promise<string[]> {
 }
 
 /**
- * Let the last answers age past a wait: callers answered and not back would otherwise make the next
- * round's first request wait for them (its lane would linger before its batch).
+ * Let the last answers age past a wait, a closed group's longer one included (twice LINGER_MS):
+ * callers answered and not back would otherwise make the next round's first request wait for them
+ * (its lane would linger before its batch).
  */
-const settle = () => new Promise((res) => setTimeout(res, LINGER_MS + 100));
+const settle = () => new Promise((res) => setTimeout(res, 2 * LINGER_MS + 100));
 
 /** Lanes a test let a wait run out on: they skip their next waits, so later tests keep off them. */
 const backedOff = new Set<string>();
@@ -148,5 +149,40 @@ describe('a lane waits for the callers it just answered', () => {
       await holder.query('ROLLBACK').catch(() => undefined);
       await holder.end();
     }
+  });
+
+  it('a closed group that mostly comes back waits twice as long for its straggler, and the lane does not stop waiting after it', async () => {
+    const marketId = await bookOffLanes(backedOff);
+    const [a, b, c] = [await trader(app, ws, 100), await trader(app, ws, 100), await trader(app, ws, 100)];
+    const buy = (who: typeof a) => () => trade(app, ws, who, { marketId, direction: 'higher', amount: 1 });
+    await settle();
+
+    // a's trade in flight, b's and c's waiting; a trades again on its answer, so b, c and a's second
+    // trade go as one batch, and nothing arrives while it is in flight (a closed group of three).
+    // Then b and c trade again the moment they are answered, and a does not come back.
+    const answeredAt = new Map<string, number>();
+    const once = (who: typeof a) => () => Promise.resolve(buy(who)()).then((r) => [r]);
+    const twice = (who: typeof a, name: string) => () =>
+      Promise.resolve(buy(who)()).then(async (r) => {
+        answeredAt.set(name, performance.now());
+        return [r, await buy(who)()];
+      });
+    const [[ra], [rb, rb2], [rc, rc2], [ra2]] = await gathered(app, marketId, once(a), [twice(b, 'b'), twice(c, 'c')], undefined, once(a));
+    const back = performance.now();
+    for (const r of [ra, rb, rb2, rc, rc2, ra2]) expect(r.status).toBe(200);
+    const [xa, xb, xc, xa2, xb2, xc2] = await xminsOf([ra, rb, rc, ra2, rb2, rc2]);
+    expect(xa).not.toBe(xb);
+    expect(new Set([xb, xc, xa2]).size).toBe(1);
+    // b's and c's second trades went together once the wait ran out: twice LINGER_MS, not once.
+    expect(xb2).toBe(xc2);
+    expect(xb2).not.toBe(xb);
+    expect(back - Math.max(answeredAt.get('b')!, answeredAt.get('c')!)).toBeGreaterThan(1.5 * LINGER_MS);
+
+    // Two of three came back: a straggler, not a group that is gone, so the lane still waits. As in
+    // the first test's first round: b, c and a's second trade go as one.
+    await settle();
+    const [x3a, x3b, x3c, x3again] = await round(marketId, buy(a), [buy(b), buy(c)], buy(a));
+    expect(new Set([x3b, x3c, x3again]).size).toBe(1);
+    expect(x3a).not.toBe(x3b);
   });
 });

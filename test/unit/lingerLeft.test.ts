@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { lingerLeft } from '../../src/services/trading/tradeBatches';
+import { backoffAfterWait, lingerLeft } from '../../src/services/trading/tradeBatches';
 
 /** How long a free trade lane waits for the callers just answered (tradeBatches.ts). */
 describe('lingerLeft', () => {
@@ -49,5 +49,31 @@ describe('lingerLeft', () => {
     expect(lingerLeft({ ...base, now: 111, around: 8, returning: 4, waiting: 4 })).toBe(0);
     // Lingering off.
     expect(lingerLeft({ ...base, lingerMs: 0, around: 8, returning: 4, waiting: 4 })).toBe(0);
+  });
+});
+
+/** How many batches go without a wait after a wait ran out (tradeBatches.ts). */
+describe('backoffAfterWait', () => {
+  it('keeps waiting (0) exactly when the group was closed and more than half of it came back; otherwise backs off', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 300 }), (quiet, owed, out) => {
+        const returning = Math.min(out, owed);
+        const n = backoffAfterWait({ quiet, owed, returning });
+        const stays = quiet && 2 * (owed - returning) > owed;
+        expect(n === 0).toBe(stays);
+        if (!stays) expect(n).toBeGreaterThan(1);
+      }),
+    );
+  });
+
+  it('the cases by name', () => {
+    // Eight callers in one batch, nothing else arrived meanwhile, seven back: a straggler.
+    expect(backoffAfterWait({ quiet: true, owed: 8, returning: 1 })).toBe(0);
+    // Half back is not more than half.
+    expect(backoffAfterWait({ quiet: true, owed: 8, returning: 4 })).toBeGreaterThan(0);
+    // Nobody back (far clients): back off.
+    expect(backoffAfterWait({ quiet: true, owed: 8, returning: 8 })).toBeGreaterThan(0);
+    // Requests arrived while the batch was in flight (an open load): back off, however many came.
+    expect(backoffAfterWait({ quiet: false, owed: 8, returning: 1 })).toBeGreaterThan(0);
   });
 });

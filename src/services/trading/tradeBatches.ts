@@ -43,10 +43,27 @@ interface Lane {
   lingerTimer?: NodeJS.Timeout;
   /** Batches to send without waiting, after a wait in which the callers did not come back. */
   noLinger: number;
+  /** Whether nothing arrived in this process while the lane's last batch was in flight (its callers were all in it: a closed group). */
+  quiet: boolean;
 }
 
 /** After a wait that ran out, this many batches go without one: callers that do not come back at once (an open load, far clients) cost a wait only now and then. */
 const LINGER_BACKOFF = 16;
+
+/** How much longer than TRADE_BATCH_LINGER_MS a lane waits for a closed group (Lane.quiet): on a slow machine, the last of eight callers came back 10-16 ms after their answer in one round in ten. */
+const QUIET_LINGER_FACTOR = 2;
+
+/**
+ * How many batches go without a wait after a wait ran out. A closed group (nothing arrived while its
+ * batch was in flight: every caller about was in it) of which more than half came back in the wait
+ * has a straggler, not callers that are gone: it keeps waiting (0), or else each straggler would
+ * split the group into batches of one and two for LINGER_BACKOFF batches, each paying the batch's
+ * fixed cost (issue 29 step 18). Otherwise (an open load, far clients): LINGER_BACKOFF.
+ */
+export function backoffAfterWait(p: { quiet: boolean; owed: number; returning: number }): number {
+  const back = p.owed - p.returning;
+  return p.quiet && back * 2 > p.owed ? 0 : LINGER_BACKOFF;
+}
 
 /**
  * How long a free lane waits before sending what is waiting (0: send now). Under a steady load the
@@ -61,7 +78,7 @@ const LINGER_BACKOFF = 16;
  * as long as those callers and what waits here fit in one batch: once they are answered, the free
  * lanes' requests go together (LaneBatches.take). Under a heavy load they would not fit, and the
  * lanes run side by side. It waits until none is out and no other lane is in flight, until it has
- * a full batch, or for `lingerMs` after its answer, whichever comes first. `around` is how many callers were about the lane when it answered
+ * a full batch, or for `lingerMs` after its answer (the lane passes twice TRADE_BATCH_LINGER_MS for a closed group: Lane.quiet), whichever comes first. `around` is how many callers were about the lane when it answered
  * (those answered and those waiting, 0 after a wait ran out): under 2, it does not wait, so a lone
  * caller never waits.
  */
@@ -89,15 +106,17 @@ class LaneBatches {
   private count = 0;
   /** Callers answered that have not sent again (lingerLeft), as of the last answer. */
   private returning = 0;
+  /** `returning` right after the last answer: the callers owed back then. */
+  private owed = 0;
   private lastAnswerAt = 0;
-  /** This process's batches in flight: the lanes each counts as its own, and its callers. */
-  private readonly flying = new Set<{ lanes: Lane[]; callers: number }>();
+  /** This process's batches in flight: the lanes each counts as its own, its callers, and `count` when it went. */
+  private readonly flying = new Set<{ lanes: Lane[]; callers: number; sentAt: number }>();
   constructor(private readonly deps: Deps) {}
 
   submit(job: TradeJobData): Promise<BatchAnswer> {
     const name = this.deps.hub.queueFor('trade', job.marketId);
     let lane = this.lanes.get(name);
-    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0, around: 0, answeredAt: 0, noLinger: 0 }));
+    if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0, around: 0, answeredAt: 0, noLinger: 0, quiet: false }));
     this.count++;
     const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, resolve, reject }));
     if (this.returning > 0) this.returning--;
@@ -116,13 +135,13 @@ class LaneBatches {
     while (lane.inFlight < this.deps.config.TRADE_BATCH_INFLIGHT && lane.waiting.length) {
       if (this.lingers(lane)) return;
       const { lanes, batch } = this.take(lane);
-      const flight = { lanes, callers: batch.length };
+      const flight = { lanes, callers: batch.length, sentAt: this.count };
       this.flying.add(flight);
       this.send(batch)
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
         .finally(() => {
           this.flying.delete(flight);
-          this.answered(lanes, batch.length);
+          this.answered(lanes, batch.length, this.count === flight.sentAt);
         });
     }
   }
@@ -153,14 +172,16 @@ class LaneBatches {
     return { lanes, batch };
   }
 
-  private answered(lanes: Lane[], callers: number): void {
+  private answered(lanes: Lane[], callers: number, quiet: boolean): void {
     const now = performance.now();
     // Callers answered longer ago than a wait lasts are not waited for any more.
     if (now - this.lastAnswerAt > this.deps.config.TRADE_BATCH_LINGER_MS) this.returning = 0;
     this.returning += callers;
+    this.owed = this.returning;
     this.lastAnswerAt = now;
     for (const l of lanes) {
       l.inFlight--;
+      l.quiet = quiet;
       l.around = l.noLinger > 0 ? 0 : callers + l.waiting.length;
       l.noLinger = Math.max(0, l.noLinger - 1);
       l.answeredAt = now;
@@ -175,7 +196,8 @@ class LaneBatches {
     let othersInFlight = 0;
     for (const f of this.flying) if (!f.lanes.includes(lane)) othersInFlight += f.callers;
     const left = lingerLeft({
-      lingerMs: c.TRADE_BATCH_LINGER_MS,
+      // A closed group's callers all come back: it may wait for its last ones twice as long.
+      lingerMs: lane.quiet ? QUIET_LINGER_FACTOR * c.TRADE_BATCH_LINGER_MS : c.TRADE_BATCH_LINGER_MS,
       batchMax: c.TRADE_BATCH_MAX,
       around: lane.around,
       returning: this.returning,
@@ -188,7 +210,7 @@ class LaneBatches {
     lane.lingerTimer ??= setTimeout(() => {
       lane.lingerTimer = undefined;
       lane.around = 0; // what is there goes
-      lane.noLinger = LINGER_BACKOFF;
+      lane.noLinger = backoffAfterWait({ quiet: lane.quiet, owed: this.owed, returning: this.returning });
       this.pump(lane);
     }, left);
     return true;
