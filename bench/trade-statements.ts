@@ -2,7 +2,9 @@
  * Statements and time per lane batch, in-process (the lane transaction alone, no queue): batches of
  * 1, 8 and 64 buys on one book and spread over 8 books, each statement the driver sends counted
  * (BEGIN and COMMIT included), and the round trips they take (a pipelined burst is one). pg_stat_statements is not loaded on the shared Postgres; this counts
- * at the client instead, by statement shape. npx tsx bench/trade-statements.ts
+ * at the client instead, by statement shape. npx tsx bench/trade-statements.ts [--fks]
+ * With --fks it measures what the foreign keys of the tables a batch writes cost: batches of 8 and
+ * 64 over 8 books with them, without them (dropped in this bench's own database), and with them again.
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
@@ -10,6 +12,7 @@ import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
 import { toNano } from '../src/domain/money';
 import { bootDeps, closeDeps } from '../src/runtime';
+import type { Deps } from '../src/deps';
 import { accountId, transfer } from '../src/services/ledger';
 import { createAgent } from '../src/services/identity';
 import { createWorkspace } from '../src/services/workspaces';
@@ -59,24 +62,48 @@ async function main() {
   });
   const books = (await listMarkets(deps.ds, ws.id, { limit: 8 })).map((b) => b.id);
   const job = (i: number, book: string) => ({ requestId: randomUUID(), agentId: agents[i % agents.length], workspaceId: ws.id, marketId: book, spec: { mode: 'buy' as const, direction: (i % 2 ? 'higher' : 'lower') as 'higher' | 'lower', amount: '1000000000' } });
-  for (const spread of [1, 8])
-    for (const size of [1, 8, 64]) {
-      const rounds = Math.max(3, Math.round(256 / size));
-      await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread]))); // warm (prepared statements)
-      shapes.clear();
-      spent.clear();
-      roundTrips.reset();
-      counting = true;
-      const t = performance.now();
-      for (let r = 0; r < rounds; r++) await applyTradeBatch(deps, Array.from({ length: size }, (_, i) => job(i, books[i % spread])));
-      const ms = performance.now() - t;
-      counting = false;
-      const trips = roundTrips.trips;
-      const total = [...shapes.values()].reduce((s, n) => s + n, 0);
-      console.log(`${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements in ${(trips / rounds).toFixed(1)} round trips per batch, ${(ms / rounds).toFixed(1)} ms per batch, ${(ms / rounds / size).toFixed(2)} ms per trade`);
-      if ((size === 8 && spread === 8) || size === 1) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${((spent.get(s) ?? 0) / rounds).toFixed(2)} ms ${s}`);
-    }
+  if (process.argv.includes('--fks')) await measureForeignKeys(deps, (size, spread) => Array.from({ length: size }, (_, i) => job(i, books[i % spread])));
+  else for (const spread of [1, 8]) for (const size of [1, 8, 64]) await measure(deps, size, spread, (n, k) => Array.from({ length: n }, (_, i) => job(i, books[i % k])));
   await closeDeps(deps);
   await dropDatabase(db);
 }
+
+type Jobs = (size: number, spread: number) => Parameters<typeof applyTradeBatch>[1];
+
+/** One line of figures (and the statements of a batch of 8 over 8 books or of 1) for batches of `size` trades over `spread` books. */
+async function measure(deps: Deps, size: number, spread: number, jobs: Jobs, label = ''): Promise<void> {
+  const rounds = Math.max(3, Math.round(256 / size));
+  await applyTradeBatch(deps, jobs(size, spread)); // warm (prepared statements)
+  shapes.clear();
+  spent.clear();
+  roundTrips.reset();
+  counting = true;
+  const t = performance.now();
+  for (let r = 0; r < rounds; r++) await applyTradeBatch(deps, jobs(size, spread));
+  const ms = performance.now() - t;
+  counting = false;
+  const trips = roundTrips.trips;
+  const total = [...shapes.values()].reduce((s, n) => s + n, 0);
+  console.log(`${label}${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements in ${(trips / rounds).toFixed(1)} round trips per batch, ${(ms / rounds).toFixed(1)} ms per batch, ${(ms / rounds / size).toFixed(2)} ms per trade`);
+  if ((size === 8 && spread === 8) || size === 1) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${((spent.get(s) ?? 0) / rounds).toFixed(2)} ms ${s}`);
+}
+
+/**
+ * The foreign keys of the tables a lane batch writes or locks, and the batch's time with them,
+ * without them and with them again (A-B-A, so a drift of the machine shows): a foreign key's check
+ * runs as a trigger per row written, outside the plan's nodes, so EXPLAIN does not time it.
+ */
+async function measureForeignKeys(deps: Deps, jobs: Jobs): Promise<void> {
+  const fks: Array<{ t: string; c: string; def: string }> = await deps.ds.query(
+    `SELECT conrelid::regclass::text AS t, conname AS c, pg_get_constraintdef(oid) AS def FROM pg_constraint
+      WHERE contype = 'f' AND conrelid::regclass::text IN ('trades', 'ledger_entries', 'positions', 'trade_requests', 'events', 'markets', 'accounts', 'limit_orders')`,
+  );
+  console.log(`foreign keys: ${fks.map((f) => `${f.t}.${f.c}`).join(', ')}`);
+  for (const pass of ['with foreign keys', 'without foreign keys', 'with foreign keys again'] as const) {
+    if (pass === 'without foreign keys') for (const f of fks) await deps.ds.query(`ALTER TABLE ${f.t} DROP CONSTRAINT "${f.c}"`);
+    if (pass === 'with foreign keys again') for (const f of fks) await deps.ds.query(`ALTER TABLE ${f.t} ADD CONSTRAINT "${f.c}" ${f.def}`);
+    for (const size of [8, 8, 64]) await measure(deps, size, 8, jobs, `${pass}: `);
+  }
+}
+
 main().catch((e) => { console.error(e); process.exit(1); });
