@@ -208,6 +208,37 @@ describe('trade outcome notices', () => {
     }
   });
 
+  it('a batch the process commits is heard by its own waiting callers at once: with the LISTEN connection not read, the trade is still answered from the batch, and the notice comes after', async () => {
+    const marketId = await freshBookId(app, ws);
+    const t = await trader(app, ws);
+    const heard = new Set<string>();
+    const unsubscribe = pgNotices(app.deps).subscribe(TRADE_OUTCOMES_CHANNEL, { notice: (payload) => (JSON.parse(payload) as Array<[string]>).forEach(([id]) => heard.add(id)) });
+    outcomeEar(app.deps);
+    await waitFor('the LISTEN connection', async () => pgNotices(app.deps).isLive(TRADE_OUTCOMES_CHANNEL));
+    // The LISTEN connection stays up (so the API relies on notices) but its socket is not read:
+    // without hearing its own commits, the caller would wait TRADE_WAIT_MS (10 s) and read the journal.
+    const stream = (pgNotices(app.deps) as unknown as { client: { connection: { stream: { pause(): void; resume(): void } } } }).client.connection.stream;
+    const started = performance.now();
+    stream.pause();
+    let res: Awaited<ReturnType<typeof trade>>;
+    let requestId: string;
+    try {
+      res = await trade(app, ws, t, { marketId, direction: 'higher', amount: 4 }, `own-${marketId}`);
+      expect(performance.now() - started).toBeLessThan(app.deps.config.TRADE_WAIT_MS / 2);
+      expect(res.status).toBe(200);
+      [{ request_id: requestId }] = await app.deps.ds.query(`SELECT request_id FROM trade_requests WHERE agent_id = $1 AND idempotency_key = $2 AND status = 'done'`, [t.id, `own-${marketId}`]);
+      expect(heard.has(requestId)).toBe(false);
+    } finally {
+      stream.resume();
+    }
+    // The notice went out all the same (other processes' callers hear their batches there).
+    try {
+      await waitFor('the notice', async () => heard.has(requestId));
+    } finally {
+      unsubscribe();
+    }
+  });
+
   it('with its LISTEN connection cut, the API answers from the journal, and hears notices again once it is back', async () => {
     const marketId = await freshBookId(app, ws);
     const t = await trader(app, ws);

@@ -11,7 +11,7 @@ import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
 import { deserializeSpec, keyOfRequest, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
-import { outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
+import { hearCommitted, outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
 
 /**
  * The lane worker's entry: a batch of trade requests (one or more, in arrival order) applied in one
@@ -33,7 +33,8 @@ import { outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
  */
 export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
-  return inTransaction(deps.ds, async (m) => {
+  let notices: string[] = [];
+  const outcomes = await inTransaction(deps.ds, async (m) => {
     const batch = await TradeBatch.open(m, jobs);
     const out: TradeOutcome[] = new Array(jobs.length);
     for (const i of order) {
@@ -45,9 +46,13 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
       }
     }
     // The outcomes are announced by the write itself (delivered at commit): the API hears them there.
-    await batch.write(m, outcomeNotices(jobs.map((j) => j.requestId), out), { commit: true });
+    notices = outcomeNotices(jobs.map((j) => j.requestId), out);
+    await batch.write(m, notices, { commit: true });
     return out;
   }, { pipelined: true });
+  // Committed: this process's own callers hear the same notices now, not one backend's hop later.
+  hearCommitted(deps, notices);
+  return outcomes;
 }
 
 /** One trade request applied on its own (as a batch of one). */

@@ -61,7 +61,8 @@ class OutcomeEar {
     });
   }
 
-  private heard(payload: string): void {
+  /** A notice's payload (a JSON array of [requestId, outcome] pairs): each waiter it names is settled, once. */
+  heard(payload: string): void {
     let pairs: Pair[];
     try {
       pairs = JSON.parse(payload) as Pair[];
@@ -109,6 +110,19 @@ class OutcomeEar {
 }
 
 const ears = new WeakMap<Deps, OutcomeEar>();
+
+/**
+ * The notices of a batch this process just committed, heard at once by this process's own waiting
+ * requests (the all-in-one layout, where the API and the lane worker share one process and deps).
+ * The commit's notice reaches the LISTEN connection through another Postgres backend, one process
+ * hop later (about 1 ms on a busy 2-core machine); these are the same strings, decoded by the same
+ * code, and a waiter is settled once, so the notice that follows finds nobody. Only after COMMIT was
+ * acknowledged. A process without an ear (a worker alone) has nobody waiting: nothing to do.
+ */
+export function hearCommitted(deps: Deps, notices: readonly string[]): void {
+  const ear = ears.get(deps);
+  if (ear) for (const n of notices) ear.heard(n);
+}
 
 /** This process's ear for trade outcome notices (one per deps). */
 export function outcomeEar(deps: Deps): OutcomeEar {
