@@ -314,3 +314,32 @@ export function apiCaller(base: string) {
     return json as any;
   };
 }
+
+/** A query session on a bench database, closed after `f`. */
+export async function withDb<T>(url: string, f: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await f(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The last trade's sequence number: batchSizes counts the trades after it. */
+export const lastTradeSeq = (url: string) => withDb(url, async (c) => String((await c.query(`SELECT coalesce(max(seq), 0) AS s FROM trades`)).rows[0].s));
+
+/**
+ * How many trades each lane transaction applied in the measured loop: a batch is one transaction,
+ * so its trades share their row's xmin. The batch size is what the per-batch costs are divided by.
+ */
+export function batchSizes(url: string, afterSeq: string): Promise<{ mean: number; sizes: Record<number, number> }> {
+  return withDb(url, async (c) => {
+    const rows: Array<{ n: number; batches: number }> = (
+      await c.query(`SELECT n::int, count(*)::int AS batches FROM (SELECT xmin::text, count(*) AS n FROM trades WHERE seq > $1 GROUP BY 1) x GROUP BY n ORDER BY n`, [afterSeq])
+    ).rows;
+    const trades = rows.reduce((a, x) => a + x.n * x.batches, 0);
+    const count = rows.reduce((a, x) => a + x.batches, 0);
+    return { mean: count ? trades / count : NaN, sizes: Object.fromEntries(rows.map((x) => [x.n, x.batches])) };
+  });
+}

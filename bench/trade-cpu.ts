@@ -12,9 +12,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
-import { Client } from 'pg';
 import { fitBatchCost } from './batchCost';
-import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
+import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, lastTradeSeq, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, withDb } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 10;
@@ -28,7 +27,6 @@ const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6393;
 const MASTER = 'bench-master-key-0123456789';
 const base = `http://127.0.0.1:${PORT}/api`;
 const DB = `mpps_bench_cpu${process.env.BENCH_DB_SUFFIX ?? ''}`;
-
 
 export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number, clients = 8, opts: { wal?: boolean; env?: Record<string, string> } = {}) {
   const url = await recreateDatabase(DB);
@@ -74,16 +72,6 @@ export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, 
   }
 }
 
-async function withDb<T>(url: string, f: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await f(c);
-  } finally {
-    await c.end();
-  }
-}
-
 const walPosition = (url: string) => withDb(url, async (c) => String((await c.query(`SELECT pg_current_wal_lsn() AS l`)).rows[0].l));
 
 /**
@@ -120,23 +108,6 @@ function walPerTrade(url: string, from: string, trades: number) {
       commits: count('Transaction/COMMIT'),
       byRelation: rows.map((x) => ({ rel: x.rel, kind: x.kind, perTrade: per(x.n), bytesPerTrade: per(Number(x.bytes)) })),
     };
-  });
-}
-
-const lastTradeSeq = (url: string) => withDb(url, async (c) => String((await c.query(`SELECT coalesce(max(seq), 0) AS s FROM trades`)).rows[0].s));
-
-/**
- * How many trades each lane transaction applied in the measured loop: a batch is one transaction,
- * so its trades share their row's xmin. The batch size is what the per-batch costs are divided by.
- */
-function batchSizes(url: string, afterSeq: string): Promise<{ mean: number; sizes: Record<number, number> }> {
-  return withDb(url, async (c) => {
-    const rows: Array<{ n: number; batches: number }> = (
-      await c.query(`SELECT n::int, count(*)::int AS batches FROM (SELECT xmin::text, count(*) AS n FROM trades WHERE seq > $1 GROUP BY 1) x GROUP BY n ORDER BY n`, [afterSeq])
-    ).rows;
-    const trades = rows.reduce((a, x) => a + x.n * x.batches, 0);
-    const count = rows.reduce((a, x) => a + x.batches, 0);
-    return { mean: count ? trades / count : NaN, sizes: Object.fromEntries(rows.map((x) => [x.n, x.batches])) };
   });
 }
 
