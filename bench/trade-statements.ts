@@ -62,8 +62,9 @@ async function main() {
   });
   const books = (await listMarkets(deps.ds, ws.id, { limit: 8 })).map((b) => b.id);
   const job = (i: number, book: string) => ({ requestId: randomUUID(), agentId: agents[i % agents.length], workspaceId: ws.id, marketId: book, spec: { mode: 'buy' as const, direction: (i % 2 ? 'higher' : 'lower') as 'higher' | 'lower', amount: '1000000000' } });
-  if (process.argv.includes('--fks')) await measureForeignKeys(deps, (size, spread) => Array.from({ length: size }, (_, i) => job(i, books[i % spread])));
-  else for (const spread of [1, 8]) for (const size of [1, 8, 64]) await measure(deps, size, spread, (n, k) => Array.from({ length: n }, (_, i) => job(i, books[i % k])));
+  const jobs: Jobs = (size, spread) => Array.from({ length: size }, (_, i) => job(i, books[i % spread]));
+  if (process.argv.includes('--fks')) await measureForeignKeys(deps, jobs);
+  else for (const spread of [1, 8]) for (const size of [1, 8, 64]) await measure(deps, size, spread, jobs);
   await closeDeps(deps);
   await dropDatabase(db);
 }
