@@ -30,16 +30,16 @@ interface Sent {
   at: number; // wall ms when sent
   ms: number;
 }
-type GcLine = { kind: 'gc'; at: number; ms: number; what: string } | { kind: 'stall'; at: number; ms: number } | { kind: 'old'; at: number; mb: number; busy: number };
+type GcLine = { kind: 'gc'; at: number; ms: number; what: string } | { kind: 'stall'; at: number; ms: number; run: number; wait: number } | { kind: 'old'; at: number; mb: number; busy: number };
 
 function readProbe(file: string): GcLine[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => {
-      const [kind, at, v, what] = l.split(' ');
+      const [kind, at, v, what, wait] = l.split(' ');
       if (kind === 'old') return { kind, at: Number(at), mb: Number(v), busy: Number(what) };
-      if (kind === 'stall') return { kind, at: Number(at), ms: Number(v) };
+      if (kind === 'stall') return { kind, at: Number(at), ms: Number(v), run: Number(what), wait: Number(wait) };
       return { kind: 'gc', at: Number(at), ms: Number(v), what };
     });
 }
@@ -54,10 +54,13 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
   const major = gcs.filter((g) => g.what !== 'scavenge');
   const scavenges = gcs.filter((g) => g.what === 'scavenge');
   const old = inWindow.filter((p): p is Extract<GcLine, { kind: 'old' }> => p.kind === 'old');
+  const stalls = inWindow.filter((p): p is Extract<GcLine, { kind: 'stall' }> => p.kind === 'stall');
+  const sum = (f: (x: Extract<GcLine, { kind: 'stall' }>) => number) => fmt(stalls.reduce((t, x) => t + f(x), 0), 0);
   const grown = old.slice(1).reduce((sum, o, i) => sum + Math.max(0, o.mb - old[i].mb), 0);
   console.log(
     `window ${rep}: ${sent.length} trades, p50 ${fmt(percentile(lat, 50))} ms, p99 ${fmt(percentile(lat, 99))} ms, max ${fmt(lat[lat.length - 1])} ms; ` +
       `scavenges of 1 ms or more ${scavenges.length} (${fmt(scavenges.reduce((s, g) => s + g.ms, 0), 0)} ms); ` +
+      `event-loop stalls ${stalls.length} (${sum((x) => x.ms)} ms: the main thread on the CPU ${sum((x) => x.run)}, queued for one ${sum((x) => x.wait)}); ` +
       `old space grew ${fmt(grown, 0)} MB (${fmt((grown * 1024) / sent.length, 1)} KB a trade); ` +
       `event loop busy ${fmt(old.reduce((s, o) => s + o.busy, 0) / Math.max(1, old.length), 2)} (most in a 250 ms step ${fmt(Math.max(0, ...old.map((o) => o.busy)), 2)}); ` +
       `mark-compact work: ${major.map((g) => `${g.what} ${fmt(g.ms)} ms at +${fmt(g.at - t0, 0)}`).join(', ') || 'none'}`,
@@ -79,7 +82,7 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
     const near = inWindow.filter((p): p is Exclude<GcLine, { kind: 'old' }> => p.kind !== 'old' && p.at >= from - 60 && p.at < from + 50 && (p.kind === 'stall' || p.ms >= 3));
     if (near.some((p) => p.kind === 'gc' && p.what !== 'scavenge')) withMarkCompact++;
     const sorted = [...v].sort((a, b) => a - b);
-    const what = near.map((p) => `${p.kind === 'gc' ? p.what : 'stall'} ${fmt(p.ms)}`).join(', ');
+    const what = near.map((p) => (p.kind === 'gc' ? `${p.what} ${fmt(p.ms)}` : `stall ${fmt(p.ms)} (cpu ${fmt(p.run)}, queued ${fmt(p.wait)})`)).join(', ');
     console.log(`  +${k * 50} ms: ${v.length} sent, p50 ${fmt(percentile(sorted, 50))}, max ${fmt(sorted[sorted.length - 1])} | ${what || 'nothing on the server'}`);
   }
   return { slices, withMarkCompact };
