@@ -55,12 +55,12 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
   const scavenges = gcs.filter((g) => g.what === 'scavenge');
   const old = inWindow.filter((p): p is Extract<GcLine, { kind: 'old' }> => p.kind === 'old');
   const stalls = inWindow.filter((p): p is Extract<GcLine, { kind: 'stall' }> => p.kind === 'stall');
-  const sum = (f: (x: Extract<GcLine, { kind: 'stall' }>) => number) => fmt(stalls.reduce((t, x) => t + f(x), 0), 0);
+  const stallMs = (f: (x: Extract<GcLine, { kind: 'stall' }>) => number) => fmt(stalls.reduce((t, x) => t + f(x), 0), 0);
   const grown = old.slice(1).reduce((sum, o, i) => sum + Math.max(0, o.mb - old[i].mb), 0);
   console.log(
     `window ${rep}: ${sent.length} trades, p50 ${fmt(percentile(lat, 50))} ms, p99 ${fmt(percentile(lat, 99))} ms, max ${fmt(lat[lat.length - 1])} ms; ` +
       `scavenges of 1 ms or more ${scavenges.length} (${fmt(scavenges.reduce((s, g) => s + g.ms, 0), 0)} ms); ` +
-      `event-loop stalls ${stalls.length} (${sum((x) => x.ms)} ms: the main thread on the CPU ${sum((x) => x.run)}, queued for one ${sum((x) => x.wait)}); ` +
+      `event-loop stalls ${stalls.length} (${stallMs((x) => x.ms)} ms: the main thread on the CPU ${stallMs((x) => x.run)}, queued for one ${stallMs((x) => x.wait)}); ` +
       `old space grew ${fmt(grown, 0)} MB (${fmt((grown * 1024) / sent.length, 1)} KB a trade); ` +
       `event loop busy ${fmt(old.reduce((s, o) => s + o.busy, 0) / Math.max(1, old.length), 2)} (most in a 250 ms step ${fmt(Math.max(0, ...old.map((o) => o.busy)), 2)}); ` +
       `mark-compact work: ${major.map((g) => `${g.what} ${fmt(g.ms)} ms at +${fmt(g.at - t0, 0)}`).join(', ') || 'none'}`,
