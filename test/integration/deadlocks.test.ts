@@ -65,9 +65,17 @@ async function laneBatchIn(inWs: TestWorkspace, marketId: string, traders: TestA
   return trades.map((t) => ({ ok: byId.get(t.requestId) === 'done' }));
 }
 
-/** Backends waiting on any of `pids`, with the statement each waits in. */
+/**
+ * Backends waiting on any of `pids`, with the statement each waits in. pg_stat_activity's row is a
+ * snapshot taken when the view is first read, while pg_blocking_pids reads the lock table live: a
+ * backend that was idle in the snapshot (showing its previous statement) and blocked by the time its
+ * row is filtered would be reported with the wrong statement. So only rows that the snapshot itself
+ * shows waiting on a lock count.
+ */
 async function blockedBy(monitor: Client, pids: number[]): Promise<Array<{ pid: number; query: string }>> {
-  return (await monitor.query(`SELECT pid, query FROM pg_stat_activity WHERE pg_blocking_pids(pid) && $1::int[]`, [pids])).rows;
+  return (
+    await monitor.query(`SELECT pid, query FROM pg_stat_activity WHERE state = 'active' AND wait_event_type = 'Lock' AND pg_blocking_pids(pid) && $1::int[]`, [pids])
+  ).rows;
 }
 
 /**
