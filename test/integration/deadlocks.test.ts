@@ -7,6 +7,7 @@ import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness'
 import { createMetric, freshBookId, trade, trader } from '../helpers/markets';
 import { waitFor } from '../helpers/services';
 import { waitForDeletion } from '../helpers/deletions';
+import { lockWaiters } from '../helpers/lockWaits';
 
 /**
  * Issue 29 step 0: no deadlock by construction. Two books on two different lanes get batches over
@@ -66,19 +67,6 @@ async function laneBatchIn(inWs: TestWorkspace, marketId: string, traders: TestA
 }
 
 /**
- * Backends waiting on any of `pids`, with the statement each waits in. pg_stat_activity's row is a
- * snapshot taken when the view is first read, while pg_blocking_pids reads the lock table live: a
- * backend that was idle in the snapshot (showing its previous statement) and blocked by the time its
- * row is filtered would be reported with the wrong statement. So only rows that the snapshot itself
- * shows waiting on a lock count.
- */
-async function blockedBy(monitor: Client, pids: number[]): Promise<Array<{ pid: number; query: string }>> {
-  return (
-    await monitor.query(`SELECT pid, query FROM pg_stat_activity WHERE state = 'active' AND wait_event_type = 'Lock' AND pg_blocking_pids(pid) && $1::int[]`, [pids])
-  ).rows;
-}
-
-/**
  * Hold a row lock from outside (`lockSql`) while `run` starts the contenders and releases it, then
  * check that the database saw no deadlock meanwhile.
  */
@@ -98,8 +86,8 @@ async function whileHolding(
     const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
     await run({
       pid,
-      waitingOn: async (pids) => (await blockedBy(monitor, pids)).map((r) => r.pid),
-      blockedQueries: async (pids) => (await blockedBy(monitor, pids)).map((r) => r.query),
+      waitingOn: async (pids) => (await lockWaiters(monitor, pids)).map((r) => r.pid),
+      blockedQueries: async (pids) => (await lockWaiters(monitor, pids)).map((r) => r.query),
       release: () => holder.query('ROLLBACK'),
     });
     await new Promise((r) => setTimeout(r, 1100)); // backends report their counters at most once a second

@@ -10,6 +10,7 @@ import { applyTradeJob, serializeSpec } from '../../src/services/trading';
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, startTestApp, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
+import { lockWaiters } from '../helpers/lockWaits';
 import { freePort, PrivateRedis, ServiceProcess, waitFor } from '../helpers/services';
 
 /**
@@ -36,15 +37,10 @@ async function pgClient(url = dbUrl()): Promise<Client> {
   return c;
 }
 
-/** Postgres backends (of this database) waiting on a lock that `holder` holds. */
-async function blockedBy(holder: Client, like: string): Promise<number[]> {
+/** Postgres backends (of this database) waiting on a lock that `holder` holds, in a statement that mentions `table`. */
+async function blockedBy(holder: Client, table: string): Promise<number[]> {
   const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
-  // Read from outside the holder's transaction: inside it, pg_stat_activity is a frozen snapshot.
-  const r = await (await monitor()).query(
-    `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid)) AND query LIKE $2`,
-    [pid, like],
-  );
-  return r.rows.map((x: { pid: number }) => x.pid);
+  return (await lockWaiters(await monitor(), [pid])).filter((w) => w.query.includes(table)).map((w) => w.pid);
 }
 
 async function tradeRows(app: TestApp, requestId: string): Promise<number> {
@@ -199,11 +195,11 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       const pending = app.http.post(`/api/agents/${s.traderId}/credit`).set('X-Agent-Key', s.ws.owner.key).set('X-Workspace-Id', s.ws.id).send({ amount: 7 });
       const done = pending.then((r) => r);
       const [victim] = await waitFor('the blocked credit move', async () => {
-        const pids = await blockedBy(holder, '%accounts%');
+        const pids = await blockedBy(holder, 'accounts');
         return pids.length ? pids : undefined;
       });
       await holder.query('SELECT pg_terminate_backend($1)', [victim]);
-      await waitFor('the retried move to wait again', async () => (await blockedBy(holder, '%accounts%')).length > 0);
+      await waitFor('the retried move to wait again', async () => (await blockedBy(holder, 'accounts')).length > 0);
       await holder.query('COMMIT');
       const res = await done;
       expect(res.status).toBe(200);
@@ -228,7 +224,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       await holder.query(HOLD_KEY_ROW, [s.traderId, key]);
       const done = send();
       const [victim] = await waitFor('the blocked delete of the refused row', async () => {
-        const pids = await blockedBy(holder, '%trade_requests%');
+        const pids = await blockedBy(holder, 'trade_requests');
         return pids.length ? pids : undefined;
       });
       await holder.query('SELECT pg_terminate_backend($1)', [victim]);
@@ -332,7 +328,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       await holder.query(HOLD_KEY_ROW, [s.traderId, key]);
       const pending = post();
       const [victim] = await waitFor('blocked delete', async () => {
-        const pids = await blockedBy(holder, '%trade_requests%');
+        const pids = await blockedBy(holder, 'trade_requests');
         return pids.length ? pids : undefined;
       });
       await holder.query('SELECT pg_terminate_backend($1)', [victim]);
