@@ -5,19 +5,15 @@ import { Client } from 'pg';
 export const PG_BASE = process.env.BENCH_PG_BASE ?? 'postgres://postgres@127.0.0.1:5432';
 
 export async function recreateDatabase(name: string): Promise<string> {
-  const c = new Client({ connectionString: `${PG_BASE}/postgres` });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await c.query(`CREATE DATABASE "${name}"`);
-  await c.end();
+  await withDb(`${PG_BASE}/postgres`, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.query(`CREATE DATABASE "${name}"`);
+  });
   return `${PG_BASE}/${name}`;
 }
 
 export async function dropDatabase(name: string): Promise<void> {
-  const c = new Client({ connectionString: `${PG_BASE}/postgres` });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await c.end();
+  await withDb(`${PG_BASE}/postgres`, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
 /** The limits a bench's server runs with: its seeding registers many agents and its load sends from few keys. */

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, machineBusySeconds, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
-import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, type LoadResult } from './lib';
+import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, withDb, type LoadResult } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 8;
@@ -33,11 +33,10 @@ const call = apiCaller(base);
 async function pgCeiling() {
   const db = `mpps_pgbench${DB_SUFFIX}`;
   const url = await recreateDatabase(db);
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  await c.query('CREATE TABLE hot (id int PRIMARY KEY, v bigint NOT NULL)');
-  await c.query('INSERT INTO hot VALUES (1, 0)');
-  await c.end();
+  await withDb(url, async (c) => {
+    await c.query('CREATE TABLE hot (id int PRIMARY KEY, v bigint NOT NULL)');
+    await c.query('INSERT INTO hot VALUES (1, 0)');
+  });
   const dir = mkdtempSync(join(tmpdir(), 'pgb-'));
   const script = join(dir, 'hot.sql');
   writeFileSync(script, 'BEGIN;\nUPDATE hot SET v = v + 1 WHERE id = 1;\nCOMMIT;\n');
