@@ -16,6 +16,21 @@ export async function dropDatabase(name: string): Promise<void> {
   await withDb(`${PG_BASE}/postgres`, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
+/** A bench's entry: runs `main`, prints the targets it missed (FAILED: ...), and exits non-zero then or on an error. */
+export function runBench(main: () => Promise<string[]>): void {
+  main().then(
+    (failures) => {
+      if (!failures.length) return;
+      console.log(`\nFAILED: ${failures.join('; ')}`);
+      process.exitCode = 1;
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
+
 /** The limits a bench's server runs with: its seeding registers many agents and its load sends from few keys. */
 export const BENCH_RATE_LIMITS = { RATE_LIMIT_REGISTER_PER_HOUR: '100000', RATE_LIMIT_KEY_PER_MINUTE: '10000000' };
 

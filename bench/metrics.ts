@@ -2,7 +2,8 @@
  * Recalculation after one base change in a workspace of 1,000 metrics, two shapes: a chain
  * (each metric reads the previous one) and a wide fan-out (999 metrics read one base). Every
  * dependant's total moves, so each change writes ~1,000 totals, readings and events in one
- * transaction. Figures: the service call alone, and the full HTTP PUT. Not part of npm test.
+ * transaction. Figures: the service call alone, and the full HTTP PUT; first, dependencyOrder alone
+ * over a 10,000-node chain (target < 1000 ms). Not part of npm test.
  *   npx tsx bench/metrics.ts [--runs 30] [--size 1000]
  */
 import type { Server } from 'node:http';
@@ -11,11 +12,13 @@ import { createApp } from '../src/api/app';
 import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
 import type { Deps } from '../src/deps';
+import { dependencyOrder, type Node } from '../src/domain/formula';
 import { registerParticipant } from '../src/services/participants';
 import { createMetric, getMetricRow, updateMetric, type Actor } from '../src/services/metrics';
 import { createWorkspace } from '../src/services/workspaces';
 import { bootDeps, closeDeps } from '../src/runtime';
 
+import { runBench } from './lib';
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) || def : def;
@@ -23,6 +26,8 @@ const arg = (name: string, def: number) => {
 const RUNS = arg('runs', 30);
 const SIZE = arg('size', 1000);
 const TARGET_MS = 200;
+const ORDER_NODES = 10_000;
+const ORDER_TARGET_MS = 1000;
 const PG_BASE = process.env.BENCH_PG_BASE ?? 'postgres://postgres@127.0.0.1:5432';
 const DB = 'mpps_bench_metrics';
 
@@ -46,6 +51,19 @@ async function dropDatabase(): Promise<void> {
   await c.end();
 }
 
+/** dependencyOrder over a chain of ORDER_NODES given in reverse (nothing ready until the input's end), RUNS times. */
+function orderTimes(): Stats {
+  const chain: Node[] = [];
+  for (let i = ORDER_NODES - 1; i >= 0; i--) chain.push({ id: `m${i}`, dependsOn: i ? [`m${i - 1}`] : [] });
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    dependencyOrder(chain);
+    times.push(performance.now() - t0);
+  }
+  return stats(times);
+}
+
 type Shape = 'chain' | 'fan-out';
 
 async function buildShape(deps: Deps, ownerId: string, shape: Shape, actor: Actor) {
@@ -62,7 +80,7 @@ async function buildShape(deps: Deps, ownerId: string, shape: Shape, actor: Acto
 /** The total of the last metric after base value v. */
 const expectedTop = (shape: Shape, v: number) => (shape === 'chain' ? v + (SIZE - 1) : v * (SIZE - 1));
 
-async function main(): Promise<void> {
+async function main(): Promise<string[]> {
   await dropDatabase();
   const config = loadConfig({ ...process.env, DATABASE_URL: `${PG_BASE}/${DB}`, LOG_LEVEL: 'warn', SCHEDULER: 'false', QUEUE_PREFIX: `benchmetrics${Date.now()}` });
   const deps = await bootDeps(config, { migrate: true, poolSize: 4 });
@@ -74,6 +92,9 @@ async function main(): Promise<void> {
     const owner = await registerParticipant(deps, { nickname: `bench${Date.now() % 1e8}` });
     const actor: Actor = { agentId: owner.agentId, clock: deps.clock };
     console.log(`# bench/metrics: ${SIZE} metrics per workspace, ${RUNS} base changes per shape (target < ${TARGET_MS} ms)`);
+    const order = orderTimes();
+    console.log(`\ndependencyOrder, ${ORDER_NODES}-node chain: ${fmt(order)}; max ${(order.max / ORDER_TARGET_MS).toFixed(3)} of the ${ORDER_TARGET_MS} ms target: ${order.max < ORDER_TARGET_MS ? 'met' : 'MISSED'}`);
+    if (order.max >= ORDER_TARGET_MS) failures.push(`dependencyOrder max ${order.max.toFixed(1)} ms`);
     for (const shape of ['chain', 'fan-out'] as Shape[]) {
       const { ws, base, setupMs } = await buildShape(deps, owner.agentId, shape, actor);
       console.log(`\n## ${shape}: built ${SIZE} metrics through createMetric in ${(setupMs / 1000).toFixed(1)} s`);
@@ -114,13 +135,7 @@ async function main(): Promise<void> {
     await closeDeps(deps);
     if (!process.env.KEEP_BENCH_DB) await dropDatabase();
   }
-  if (failures.length) {
-    console.log(`\nFAILED: ${failures.join('; ')}`);
-    process.exitCode = 1;
-  }
+  return failures;
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
+import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 
 /** A Chromium for the browser tests and what its process needs in the environment. */
 export interface ChromiumBinary {
@@ -66,4 +67,47 @@ export function chromiumBinary(): ChromiumBinary {
     if (!existsSync(join(dest, 'chromium'))) throw err; // else a run started meanwhile unpacked it first
   }
   return result();
+}
+
+/**
+ * A headless Chromium (chromiumBinary()) as the browser tests and bench/pages.ts run it. The caller
+ * closes it.
+ */
+export function launchChromium(): Promise<Browser> {
+  const { executablePath, env } = chromiumBinary();
+  return chromium.launch({
+    executablePath,
+    env: { ...process.env, ...env } as Record<string, string>,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+}
+
+/** What a page load cost: the server's render time, the browser's first contentful paint and DOM ready, and the scripts it ran. */
+export interface PageFigures {
+  /** The Server-Timing header's dur (the render, src/web/index.ts); NaN when the header is missing. */
+  serverMs: number;
+  /** First contentful paint from the navigation's start; NaN when none was seen within 2 s. */
+  firstPaintMs: number;
+  domReadyMs: number;
+  scriptBytes: number;
+}
+
+/** The figures of a page just loaded by `page.goto` (its answer `res`). */
+export async function pageFigures(page: Page, res: Response | null): Promise<PageFigures> {
+  const serverMs = Number(/dur=([\d.]+)/.exec(res?.headers()['server-timing'] ?? '')?.[1] ?? NaN);
+  // Browser-side code as text: this project's TypeScript has no DOM library.
+  const nav = (await page.evaluate(`new Promise((resolve) => {
+    const done = (paint) => {
+      const n = performance.getEntriesByType('navigation')[0];
+      const scripts = performance.getEntriesByType('resource').filter((r) => r.initiatorType === 'script');
+      resolve({ domReadyMs: n.domContentLoadedEventEnd, firstPaintMs: paint, scriptBytes: scripts.reduce((s, r) => s + r.decodedBodySize, 0) });
+    };
+    new PerformanceObserver((list) => {
+      const fcp = list.getEntries().find((e) => e.name === 'first-contentful-paint');
+      if (fcp) done(fcp.startTime);
+    }).observe({ type: 'paint', buffered: true });
+    setTimeout(() => done(NaN), 2000);
+  })`)) as Omit<PageFigures, 'serverMs'>;
+  return { serverMs, ...nav };
 }

@@ -27,8 +27,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real app on a real port, real workers, a queue prefix of its own. */
-export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean } = {}): Promise<TestApp> {
+/**
+ * The real app on a real port, real workers, a queue prefix of its own. The database is migrated
+ * already (test/helpers/globalSetup.ts) unless `migrate` (a bench's own database).
+ */
+export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean; migrate?: boolean } = {}): Promise<TestApp> {
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const masterKey = `master-${randomBytes(12).toString('hex')}`;
   // Rate limits are high by default so suites that register many participants from one address
@@ -48,7 +51,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     ...env,
   });
   const clock = new ManualClock();
-  const deps = await bootDeps(config, { migrate: false, clock, poolSize: 10 });
+  const deps = await bootDeps(config, { migrate: opts.migrate ?? false, clock, poolSize: 10 });
   await ensurePlatform(deps.ds, masterKey);
   let workers: WorkerSet | undefined = opts.workers === false ? undefined : await startWorkers(deps);
   const contract = new ContractRecorder();

@@ -1,5 +1,5 @@
-import { chromium, type Browser } from 'playwright-core';
-import { chromiumBinary } from '../helpers/browser';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
 import { useTestApp, type TestApp } from '../helpers/harness';
 
 /** The reference page in a real headless browser: the Chromium @sparticuz/chromium ships, or CHROMIUM_PATH. */
@@ -9,13 +9,7 @@ useTestApp((a) => (app = a), {}, { workers: false });
 
 let browser: Browser;
 beforeAll(async () => {
-  const { executablePath, env } = chromiumBinary();
-  browser = await chromium.launch({
-    executablePath,
-    env: { ...process.env, ...env } as Record<string, string>,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-dev-shm-usage'],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

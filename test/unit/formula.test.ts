@@ -317,16 +317,13 @@ describe('dependency graph', () => {
     expect(() => dependents(nodes({ a: ['b'], b: ['a'] }), 'a')).toThrow(CycleError);
   });
 
-  test('10,000-node chains and cycles are handled iteratively and fast', () => {
+  // Iterative: a recursive walk would overflow the stack 10,000 deep. The time is bench/metrics.ts's.
+  test('10,000-node chains and cycles are handled iteratively', () => {
     const n = 10_000;
     // given in reverse so nothing is ready until the very end of the input
     const chain: Node[] = [];
     for (let i = n - 1; i >= 0; i--) chain.push({ id: `m${i}`, dependsOn: i ? [`m${i - 1}`] : [] });
-    const t0 = performance.now();
-    const order = dependencyOrder(chain);
-    const elapsed = performance.now() - t0;
-    expect(order).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
-    expect(elapsed).toBeLessThan(1000);
+    expect(dependencyOrder(chain)).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
     expect(depths(chain).get(`m${n - 1}`)).toBe(n - 1);
     expect(dependents(chain, 'm0')).toHaveLength(n - 1);
 
