@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { redisSocketPath } from './lib';
 
 const TICK = 100;
 
@@ -103,7 +104,8 @@ export function machineBusySeconds(): number {
 
 /** A private Redis for the run on `port`, no persistence; stop it with stopServer (lib.ts). */
 export async function startPrivateRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+  const socket = ['--unixsocket', redisSocketPath(port), '--unixsocketperm', '700'];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...socket, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
   const { Redis } = await import('ioredis');
   for (let i = 0; i < 100; i++) {
     // A PONG from a server that is not ours (the last run's, still exiting) would leave the service

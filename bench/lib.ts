@@ -4,12 +4,26 @@ import { Client } from 'pg';
 
 export const PG_BASE = process.env.BENCH_PG_BASE ?? 'postgres://postgres@127.0.0.1:5432';
 
+/**
+ * BENCH_SOCKETS=1: the servers reach Postgres (its socket directory: BENCH_PG_SOCKET_DIR, default
+ * /var/run/postgresql) and the bench's private Redis by unix sockets, not loopback TCP, and so
+ * does pgbench: a round trip on one host then skips the TCP stack on both ends.
+ */
+export const BENCH_SOCKETS = process.env.BENCH_SOCKETS === '1';
+const PG_SOCKET_DIR = process.env.BENCH_PG_SOCKET_DIR ?? '/var/run/postgresql';
+
+/** The private Redis's socket (startPrivateRedis listens on it too). */
+export const redisSocketPath = (port: number) => `/tmp/bench-redis-${port}.sock`;
+
+/** The REDIS_URL of a bench's private Redis on this port (by its socket under BENCH_SOCKETS). */
+export const benchRedisUrl = (port: number) => (BENCH_SOCKETS ? `unix://${redisSocketPath(port)}` : `redis://127.0.0.1:${port}`);
+
 export async function recreateDatabase(name: string): Promise<string> {
   await withDb(`${PG_BASE}/postgres`, async (c) => {
     await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await c.query(`CREATE DATABASE "${name}"`);
   });
-  return `${PG_BASE}/${name}`;
+  return BENCH_SOCKETS ? `${PG_BASE}/${name}?host=${PG_SOCKET_DIR}` : `${PG_BASE}/${name}`;
 }
 
 export async function dropDatabase(name: string): Promise<void> {
@@ -154,10 +168,10 @@ export async function openLoop(rate: number, seconds: number, send: (i: number) 
   return { tps: ok / elapsed, p50: percentile(lat, 50), p99: percentile(lat, 99), ok, failed };
 }
 
-/** pgbench against the Postgres the bench uses (BENCH_PG_BASE's host and port). */
+/** pgbench against the Postgres the bench uses (BENCH_PG_BASE's host and port; its socket under BENCH_SOCKETS, as the servers). */
 const pgbenchConn = () => {
   const u = new URL(PG_BASE);
-  return ['-h', u.hostname, '-p', u.port || '5432', '-U', u.username || 'postgres'];
+  return ['-h', BENCH_SOCKETS ? PG_SOCKET_DIR : u.hostname, '-p', u.port || '5432', '-U', u.username || 'postgres'];
 };
 
 export function pgbenchInit(scale: number, db: string): void {

@@ -8,7 +8,7 @@
  *   npx tsx bench/request-floor.ts [--seconds 5] [--clients 8]
  */
 import { cpuPerTrade, cpuSnapshot, startPrivateRedis } from './cpu';
-import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, rawSender, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
+import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, rawSender, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, benchRedisUrl } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 5;
@@ -22,7 +22,7 @@ const DB = 'mpps_bench_floor';
 async function main() {
   const url = await recreateDatabase(DB);
   const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `floor${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
+  const env = { DATABASE_URL: url, REDIS_URL: benchRedisUrl(REDIS_PORT), MASTER_API_KEY: MASTER, QUEUE_PREFIX: `floor${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
   const server = await startServer(env, PORT);
   try {
     const seeded = await seedTradingWorkspace(base, MASTER, 16);

@@ -24,7 +24,7 @@ import { Redis } from 'ioredis';
 import { checkLedgerInvariant } from '../src/services/ledger';
 import { cpuSnapshot, machineBusySeconds, startPrivateRedis } from './cpu';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer } from './lib';
+import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, fmt, percentile, recreateDatabase, startServer, stopServer, benchRedisUrl } from './lib';
 
 const MINUTES = Number(process.env.SOAK_MINUTES) || 30;
 const RAMP_SECONDS = Number(process.env.SOAK_RAMP_SECONDS) || 90;
@@ -100,7 +100,7 @@ async function main() {
   const redisProc = await startPrivateRedis(REDIS_PORT);
   const env = {
     DATABASE_URL: dbUrl,
-    REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`,
+    REDIS_URL: benchRedisUrl(REDIS_PORT),
     QUEUE_BACKEND: 'redis',
     MASTER_API_KEY: MASTER,
     QUEUE_PREFIX: prefix,

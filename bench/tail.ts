@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPrivateRedis } from './cpu';
-import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender } from './lib';
+import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, benchRedisUrl } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const RATE = Number(arg('--rate')) || 1300;
@@ -95,7 +95,7 @@ async function main() {
   const redis = await startPrivateRedis(REDIS_PORT);
   const env = {
     DATABASE_URL: url,
-    REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`,
+    REDIS_URL: benchRedisUrl(REDIS_PORT),
     QUEUE_BACKEND: 'redis',
     MASTER_API_KEY: MASTER,
     QUEUE_PREFIX: `tail${Date.now()}`,

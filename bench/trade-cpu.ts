@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { fitBatchCost } from './batchCost';
-import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, lastTradeSeq, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, withDb } from './lib';
+import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, lastTradeSeq, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, withDb, benchRedisUrl } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 10;
@@ -31,7 +31,7 @@ const DB = `mpps_bench_cpu${process.env.BENCH_DB_SUFFIX ?? ''}`;
 export async function measureTradeCpu(layout: 'all' | 'split', seconds: number, markets: number, clients = 8, opts: { wal?: boolean; env?: Record<string, string> } = {}) {
   const url = await recreateDatabase(DB);
   const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS, ...opts.env };
+  const env = { DATABASE_URL: url, REDIS_URL: benchRedisUrl(REDIS_PORT), MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cpu${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS, ...opts.env };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {
     // Trades spread over 16 traders (64 from 64 clients, as bench:trades), so lanes rarely wait on

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, machineBusySeconds, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
-import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, withDb, type LoadResult } from './lib';
+import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, withDb, type LoadResult, benchRedisUrl, BENCH_SOCKETS } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 8;
@@ -65,7 +65,7 @@ function machineMeter(): (rate: number) => { msPerUnit: number; cores: number } 
 }
 
 async function main() {
-  console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}`);
+  console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}; Postgres and Redis by ${BENCH_SOCKETS ? 'unix sockets (BENCH_SOCKETS=1)' : 'loopback TCP'}`);
   const ceiling = await pgCeiling();
   console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
   console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
@@ -73,7 +73,7 @@ async function main() {
   // The same load on each queue backend, in one run: Redis (production) and BullMQ's Postgres backend (zero setup).
   const backends = (process.env.BENCH_LAYOUTS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
   for (const backend of backends) for (const layout of LAYOUTS) runs.push(await runLayout(layout, backend, ceiling));
-  const out = { at: new Date().toISOString(), seconds: SECONDS, loadAverage: loadavg(), pgbench: ceiling, runs };
+  const out = { at: new Date().toISOString(), seconds: SECONDS, sockets: BENCH_SOCKETS, loadAverage: loadavg(), pgbench: ceiling, runs };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', `${JSON.stringify(out, null, 2)}\n`);
   console.log('\nfigures written to bench/results/latest.json (compare two runs: npx tsx bench/compare.ts A.json B.json)');
@@ -90,7 +90,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
   const prefix = `bench${Date.now()}`;
   // A private Redis: its CPU is the run's alone (the shared one serves other users).
   const redis = backend === 'redis' ? await startPrivateRedis(REDIS_PORT) : null;
-  const queues: Record<string, string> = redis ? { REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}`, QUEUE_BACKEND: 'redis' } : { QUEUE_BACKEND: 'postgres' };
+  const queues: Record<string, string> = redis ? { REDIS_URL: benchRedisUrl(REDIS_PORT), QUEUE_BACKEND: 'redis' } : { QUEUE_BACKEND: 'postgres' };
   const env = { DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: prefix, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
   const procs = layout === 'all' ? { server: await startServer(env, PORT) } : { api: await startServer(env, PORT, 'api'), worker: await startServer(env, PORT, 'worker') };
   try {

@@ -25,11 +25,13 @@ export type HubWorker = Worker<any, any, string, any, any, any>;
 
 export function redisConnection(url: string) {
   const u = new URL(url);
+  // unix:///run/redis/redis.sock?db=2&password=...: a socket on this host (each round trip skips the TCP stack).
+  const socket = u.protocol === 'unix:';
+  const password = socket ? u.searchParams.get('password') : u.password && decodeURIComponent(u.password);
   return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    password: u.password ? decodeURIComponent(u.password) : undefined,
-    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
+    ...(socket ? { path: decodeURIComponent(u.pathname) } : { host: u.hostname, port: Number(u.port || 6379) }),
+    password: password || undefined,
+    db: socket ? Number(u.searchParams.get('db') ?? 0) : u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
     maxRetriesPerRequest: null,
     // Reconnect within half a second of Redis answering again (BullMQ's default waits 1 s, then up
     // to 20 s): a refused connect costs nothing, a late one stalls every lane.

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { clusterSeeds, JobHub } from '../../jobs/hub';
+import { clusterSeeds, JobHub, redisConnection } from '../../jobs/hub';
 import { loadConfig } from '../../src/config';
 
 /** Redis Cluster's key slot: CRC16 (XMODEM) of the hash tag (the first non-empty `{...}`), else of the key, mod 16384. */
@@ -66,5 +66,17 @@ describe('REDIS_CLUSTER_NODES', () => {
   it('refuses a malformed list with one sentence naming the variable', () => {
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1' })).toThrow(/REDIS_CLUSTER_NODES is "host:port,host:port,\.\.\."/);
     expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:1,,b:2' })).toThrow(/REDIS_CLUSTER_NODES/);
+  });
+});
+
+describe('REDIS_URL', () => {
+  it('reaches Redis by TCP or, with unix://, by its socket on this host', () => {
+    expect(redisConnection('redis://:p%40ss@redis-a:7000/3')).toMatchObject({ host: 'redis-a', port: 7000, password: 'p@ss', db: 3 });
+    expect(redisConnection('redis://127.0.0.1')).toMatchObject({ host: '127.0.0.1', port: 6379, db: 0 });
+    const socket = redisConnection('unix:///run/redis/redis.sock?db=2&password=s%26cret');
+    expect(socket).toMatchObject({ path: '/run/redis/redis.sock', password: 's&cret', db: 2 });
+    expect(socket).not.toHaveProperty('host');
+    expect(redisConnection('unix:///tmp/r.sock')).toMatchObject({ path: '/tmp/r.sock', db: 0 });
+    expect(loadConfig({ REDIS_URL: 'unix:///tmp/r.sock' }).queueBackend).toBe('redis');
   });
 });
