@@ -62,8 +62,18 @@ export class PrivateRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /** The same Redis by its unix socket. */
+  get socketUrl(): string {
+    return `unix://${this.socketPath}`;
+  }
+
+  get socketPath(): string {
+    return join(this.dir, 'redis.sock');
+  }
+
   private async up(): Promise<void> {
-    this.proc = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir], { stdio: 'ignore' });
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--unixsocket', this.socketPath, '--unixsocketperm', '700', '--save', '', '--appendonly', 'no', '--dir', this.dir];
+    this.proc = spawn('redis-server', args, { stdio: 'ignore' });
     await waitFor('private redis', async () => {
       const { Redis } = await import('ioredis');
       const c = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
