@@ -115,9 +115,11 @@ export interface LocalServices {
   stop(): Promise<void>;
 }
 
-function redact(url: string): string {
+export function redact(url: string): string {
   const u = new URL(url);
   if (u.password) u.password = '***';
+  // A socket's URL carries it in the query (unix:///run/redis.sock?password=...), as can Postgres's.
+  if (u.searchParams.has('password')) u.searchParams.set('password', '***');
   return u.toString();
 }
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { clusterSeeds, JobHub, redisConnection } from '../../jobs/hub';
+import { redact } from '../../src/boot/localServices';
 import { loadConfig } from '../../src/config';
 
 /** Redis Cluster's key slot: CRC16 (XMODEM) of the hash tag (the first non-empty `{...}`), else of the key, mod 16384. */
@@ -78,5 +79,11 @@ describe('REDIS_URL', () => {
     expect(socket).not.toHaveProperty('host');
     expect(redisConnection('unix:///tmp/r.sock')).toMatchObject({ path: '/tmp/r.sock', db: 0 });
     expect(loadConfig({ REDIS_URL: 'unix:///tmp/r.sock' }).queueBackend).toBe('redis');
+  });
+
+  it('logs no password, in the URL\'s credentials or in its query', () => {
+    expect(redact('unix:///run/redis.sock?db=2&password=s3cret')).toBe('unix:///run/redis.sock?db=2&password=***');
+    expect(redact('redis://:s3cret@redis-a:7000/3')).toBe('redis://:***@redis-a:7000/3');
+    expect(redact('postgres://app:s3cret@localhost/db?host=/var/run/postgresql')).not.toContain('s3cret');
   });
 });
