@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 
 type Run = { layout: string; ratios: Record<string, number>; cpuMsPerTrade: Record<string, number>; halfRate: { hot: { p99: number }; spread: { p99: number } } };
-type File = { at: string; loadAverage?: string; pgbench: { hot: number; simple: number }; runs: Run[] };
+type File = { at: string; loadAverage?: string; sockets?: boolean; pgbench: { hot: number; simple: number }; runs: Run[] };
 
 const [a, b] = process.argv.slice(2).map((f) => JSON.parse(readFileSync(f, 'utf8')) as File);
 if (!a || !b) {
@@ -17,6 +17,8 @@ if (!a || !b) {
 }
 const f = (n: number | undefined, d = 2) => (n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(d));
 console.log(`A ${a.at} (load ${a.loadAverage ?? '?'}), B ${b.at} (load ${b.loadAverage ?? '?'})`);
+const transport = (x: File) => (x.sockets ? 'unix sockets' : 'loopback TCP');
+if (Boolean(a.sockets) !== Boolean(b.sockets)) console.log(`NOTE: A reached Postgres and Redis by ${transport(a)}, B by ${transport(b)} (BENCH_SOCKETS): the figures compare transports too`);
 console.log(`pgbench hot row ${f(a.pgbench.hot, 0)} -> ${f(b.pgbench.hot, 0)} tps, -N ${f(a.pgbench.simple, 0)} -> ${f(b.pgbench.simple, 0)} tps`);
 console.log('| layout | figure | A | B | change | |');
 console.log('|---|---|---|---|---|---|');

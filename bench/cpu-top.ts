@@ -31,7 +31,9 @@ const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k)
 const dir = process.argv[2];
 const opt = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const top = Number(opt('--top')) || 15;
-const [from, to] = (opt('--window') ?? '0,1e9').split(',').map((s) => Number(s) * 1e6); // µs since the profile's start
+const window = (opt('--window') ?? '0,1e9').split(',').map(Number);
+if (window.length !== 2 || !window.every(Number.isFinite) || window[0] >= window[1]) throw new Error('--window is FROM,TO: seconds since the profile started, FROM before TO');
+const [from, to] = window.map((s) => s * 1e6); // µs
 const self = new Map<string, number>();
 // Self time attributed to the nearest caller that is a package or our code: a socket write's time
 // goes to pg, ioredis or koa, not to Node's writev.
@@ -45,9 +47,9 @@ for (const f of readdirSync(dir).filter((n) => n.endsWith('.cpuprofile'))) {
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n);
   let at = 0;
   for (let i = 0; i < p.samples.length; i++) {
-    at += p.timeDeltas[i];
+    at += Math.max(0, p.timeDeltas[i]); // V8 writes a negative delta now and then
     if (at < from || at > to) continue;
-    const ms = (p.timeDeltas[i + 1] ?? 0) / 1000; // a sample stands for the time until the next one
+    const ms = Math.max(0, p.timeDeltas[i + 1] ?? 0) / 1000; // a sample stands for the time until the next one
     const n = byId.get(p.samples[i])!;
     const name = n.callFrame.functionName;
     let owner: string | null = name.startsWith('(') ? name : null;

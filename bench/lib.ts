@@ -18,16 +18,19 @@ export const redisSocketPath = (port: number) => `/tmp/bench-redis-${port}.sock`
 /** The REDIS_URL of a bench's private Redis on this port (by its socket under BENCH_SOCKETS). */
 export const benchRedisUrl = (port: number) => (BENCH_SOCKETS ? `unix://${redisSocketPath(port)}` : `redis://127.0.0.1:${port}`);
 
+/** A database's URL, by the socket under BENCH_SOCKETS (the bench's own connections and the servers' the same way). */
+const dbUrl = (name: string) => (BENCH_SOCKETS ? `${PG_BASE}/${name}?host=${PG_SOCKET_DIR}` : `${PG_BASE}/${name}`);
+
 export async function recreateDatabase(name: string): Promise<string> {
-  await withDb(`${PG_BASE}/postgres`, async (c) => {
+  await withDb(dbUrl('postgres'), async (c) => {
     await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await c.query(`CREATE DATABASE "${name}"`);
   });
-  return BENCH_SOCKETS ? `${PG_BASE}/${name}?host=${PG_SOCKET_DIR}` : `${PG_BASE}/${name}`;
+  return dbUrl(name);
 }
 
 export async function dropDatabase(name: string): Promise<void> {
-  await withDb(`${PG_BASE}/postgres`, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  await withDb(dbUrl('postgres'), (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
 /** A bench's entry: runs `main`, prints the targets it missed (FAILED: ...), and exits non-zero then or on an error. */

@@ -7,7 +7,6 @@
  *   npx tsx bench/metrics.ts [--runs 30] [--size 1000]
  */
 import type { Server } from 'node:http';
-import { Client } from 'pg';
 import { createApp } from '../src/api/app';
 import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
@@ -18,7 +17,7 @@ import { createMetric, getMetricRow, updateMetric, type Actor } from '../src/ser
 import { createWorkspace } from '../src/services/workspaces';
 import { bootDeps, closeDeps } from '../src/runtime';
 
-import { runBench } from './lib';
+import { dropDatabase, recreateDatabase, runBench } from './lib';
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) || def : def;
@@ -28,7 +27,6 @@ const SIZE = arg('size', 1000);
 const TARGET_MS = 200;
 const ORDER_NODES = 10_000;
 const ORDER_TARGET_MS = 1000;
-const PG_BASE = process.env.BENCH_PG_BASE ?? 'postgres://postgres@127.0.0.1:5432';
 const DB = 'mpps_bench_metrics';
 
 interface Stats {
@@ -43,13 +41,6 @@ function stats(xs: number[]): Stats {
   return { p50: at(0.5), p95: at(0.95), max: s[s.length - 1], mean: s.reduce((a, b) => a + b, 0) / s.length };
 }
 const fmt = (st: Stats) => `p50 ${st.p50.toFixed(1)} ms  p95 ${st.p95.toFixed(1)} ms  max ${st.max.toFixed(1)} ms  mean ${st.mean.toFixed(1)} ms`;
-
-async function dropDatabase(): Promise<void> {
-  const c = new Client({ connectionString: `${PG_BASE}/postgres` });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${DB}" WITH (FORCE)`);
-  await c.end();
-}
 
 /** dependencyOrder over a chain of ORDER_NODES given in reverse (nothing ready until the input's end), RUNS times. */
 function orderTimes(): Stats {
@@ -81,8 +72,8 @@ async function buildShape(deps: Deps, ownerId: string, shape: Shape, actor: Acto
 const expectedTop = (shape: Shape, v: number) => (shape === 'chain' ? v + (SIZE - 1) : v * (SIZE - 1));
 
 async function main(): Promise<string[]> {
-  await dropDatabase();
-  const config = loadConfig({ ...process.env, DATABASE_URL: `${PG_BASE}/${DB}`, LOG_LEVEL: 'warn', SCHEDULER: 'false', QUEUE_PREFIX: `benchmetrics${Date.now()}` });
+  const url = await recreateDatabase(DB);
+  const config = loadConfig({ ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', SCHEDULER: 'false', QUEUE_PREFIX: `benchmetrics${Date.now()}` });
   const deps = await bootDeps(config, { migrate: true, poolSize: 4 });
   const server: Server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
@@ -133,7 +124,7 @@ async function main(): Promise<string[]> {
   } finally {
     await new Promise<void>((r) => server.close(() => r()));
     await closeDeps(deps);
-    if (!process.env.KEEP_BENCH_DB) await dropDatabase();
+    if (!process.env.KEEP_BENCH_DB) await dropDatabase(DB);
   }
   return failures;
 }

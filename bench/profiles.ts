@@ -17,7 +17,7 @@ import { lockMarket } from '../src/services/books';
 import { enqueueStandings, resolveLockedMarket } from '../src/services/lifecycle';
 import { clearStandingsCache, markStandingsPending, recordPendingStandings, sweepPendingStandings } from '../src/services/standings';
 import { bootDeps, closeDeps } from '../src/runtime';
-import { dropDatabase, PG_BASE, recreateDatabase, runBench } from './lib';
+import { dropDatabase, recreateDatabase, runBench } from './lib';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -40,8 +40,8 @@ function stats(xs: number[]) {
 const fmt = (st: ReturnType<typeof stats>) => `p50 ${st.p50.toFixed(1)} ms  p95 ${st.p95.toFixed(1)} ms  max ${st.max.toFixed(1)} ms  mean ${st.mean.toFixed(1)} ms`;
 
 async function main(): Promise<string[]> {
-  await recreateDatabase(DB);
-  const config = loadConfig({ ...process.env, DATABASE_URL: `${PG_BASE}/${DB}`, LOG_LEVEL: 'warn', SCHEDULER: 'false', RATE_LIMIT_KEY_PER_MINUTE: '1000000', QUEUE_PREFIX: `benchprofiles${Date.now()}` });
+  const url = await recreateDatabase(DB);
+  const config = loadConfig({ ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', SCHEDULER: 'false', RATE_LIMIT_KEY_PER_MINUTE: '1000000', QUEUE_PREFIX: `benchprofiles${Date.now()}` });
   const deps = await bootDeps(config, { migrate: true, poolSize: 4 });
   const server: Server = createApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));

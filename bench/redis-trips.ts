@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { startPrivateRedis } from './cpu';
-import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, recreateDatabase, startServer, stopServer, benchRedisUrl } from './lib';
+import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, recreateDatabase, startServer, stopServer } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const TRADES = Number(arg('--trades')) || 200;
@@ -32,7 +32,7 @@ function connectionOwners(): Map<string, number> {
 async function main() {
   const url = await recreateDatabase(DB);
   const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: url, REDIS_URL: benchRedisUrl(REDIS_PORT), MASTER_API_KEY: MASTER, QUEUE_PREFIX: `rt${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
+  const env = { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${REDIS_PORT}` /* TCP even under BENCH_SOCKETS: connections are told apart by their ports */, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `rt${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
   const api = await startServer(env, PORT, 'api');
   const worker = await startServer(env, PORT, 'worker');
   const monitor = new Redis({ port: REDIS_PORT, host: '127.0.0.1' });

@@ -2,6 +2,7 @@ import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, t
 import { Cluster, Redis } from 'ioredis';
 import type { ZodType } from 'zod';
 import { logger } from '../src/logger';
+import { parseRedisUrl } from '../src/redisUrl';
 import { signalWithin } from '../src/signals';
 import { queueFamilies, queueSchema, resultSchema, type JobName, type JobPayload, type JobResult, type QueueFamilyName } from './definitions';
 
@@ -24,14 +25,8 @@ export type HubWorker = Worker<any, any, string, any, any, any>;
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 export function redisConnection(url: string) {
-  const u = new URL(url);
-  // unix:///run/redis/redis.sock?db=2&password=...: a socket on this host (each round trip skips the TCP stack).
-  const socket = u.protocol === 'unix:';
-  const password = socket ? u.searchParams.get('password') : u.password && decodeURIComponent(u.password);
   return {
-    ...(socket ? { path: decodeURIComponent(u.pathname) } : { host: u.hostname, port: Number(u.port || 6379) }),
-    password: password || undefined,
-    db: socket ? Number(u.searchParams.get('db') ?? 0) : u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
+    ...parseRedisUrl(url),
     maxRetriesPerRequest: null,
     // Reconnect within half a second of Redis answering again (BullMQ's default waits 1 s, then up
     // to 20 s): a refused connect costs nothing, a late one stalls every lane.

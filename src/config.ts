@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { feeBasisPoints, unitsPerCredit } from './domain/credits';
 import { TRADE_BATCH_LIMIT } from '../jobs/definitions';
+import { parseRedisUrl } from './redisUrl';
 
 const boolish = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no'])
@@ -9,7 +10,17 @@ const boolish = z
 
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
-  REDIS_URL: z.string().url().optional(),
+  REDIS_URL: z
+    .string()
+    .url()
+    .superRefine((url, ctx) => {
+      try {
+        parseRedisUrl(url);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    })
+    .optional(),
   // A Redis Cluster's seed nodes: the queues and rate limits run on it (REDIS_URL then only gives the password).
   REDIS_CLUSTER_NODES: z
     .string()

@@ -94,7 +94,8 @@ export interface PageFigures {
 }
 
 /** The figures of a page just loaded by `page.goto` (its answer `res`). */
-export async function pageFigures(page: Page, res: Response | null): Promise<PageFigures> {
+/** The page's figures; a first paint not seen within `paintWaitMs` is NaN. */
+export async function pageFigures(page: Page, res: Response | null, paintWaitMs = 2000): Promise<PageFigures> {
   const serverMs = Number(/dur=([\d.]+)/.exec(res?.headers()['server-timing'] ?? '')?.[1] ?? NaN);
   // Browser-side code as text: this project's TypeScript has no DOM library.
   const nav = (await page.evaluate(`new Promise((resolve) => {
@@ -107,7 +108,7 @@ export async function pageFigures(page: Page, res: Response | null): Promise<Pag
       const fcp = list.getEntries().find((e) => e.name === 'first-contentful-paint');
       if (fcp) done(fcp.startTime);
     }).observe({ type: 'paint', buffered: true });
-    setTimeout(() => done(NaN), 2000);
+    setTimeout(() => done(NaN), ${paintWaitMs});
   })`)) as Omit<PageFigures, 'serverMs'>;
   return { serverMs, ...nav };
 }

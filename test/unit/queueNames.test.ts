@@ -81,6 +81,14 @@ describe('REDIS_URL', () => {
     expect(loadConfig({ REDIS_URL: 'unix:///tmp/r.sock' }).queueBackend).toBe('redis');
   });
 
+  it('refuses, at start-up and in one sentence, a URL that would reach the wrong database', () => {
+    expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/abc' })).toThrow(/REDIS_URL: the database is a whole number.*"abc"/);
+    expect(() => loadConfig({ REDIS_URL: 'unix:///tmp/r.sock?db=x' })).toThrow(/REDIS_URL: the database is a whole number/);
+    expect(() => loadConfig({ REDIS_URL: 'unix://tmp/r.sock' })).toThrow(/three slashes.*"tmp" was read as a host/);
+    expect(() => loadConfig({ REDIS_URL: 'http://127.0.0.1:6379' })).toThrow(/"http:" is not supported/);
+    expect(redisConnection('unix://localhost/tmp/r.sock')).toMatchObject({ path: '/tmp/r.sock' });
+  });
+
   it('logs no password, in the URL\'s credentials or in its query', () => {
     expect(redact('unix:///run/redis.sock?db=2&password=s3cret')).toBe('unix:///run/redis.sock?db=2&password=***');
     expect(redact('redis://:s3cret@redis-a:7000/3')).toBe('redis://:***@redis-a:7000/3');
