@@ -17,13 +17,17 @@ describe('a pipelined transaction', () => {
   let counter: ReturnType<typeof countRoundTrips>;
 
   beforeAll(async () => {
-    ds = makeDataSource(process.env.DATABASE_URL!, 3);
+    // Named, so the checks below count this pool's connections only: other suites share the database.
+    const url = new URL(process.env.DATABASE_URL!);
+    url.searchParams.set('application_name', table);
+    ds = makeDataSource(url.toString(), 3);
     await ds.initialize();
     await ds.query(`CREATE TABLE ${table} (id text PRIMARY KEY, n int NOT NULL DEFAULT 0)`);
     await ds.query(`CREATE SEQUENCE ${table}_flaky`);
     // Fails with a serialization failure on its first call only (a sequence is not rolled back).
     await ds.query(`CREATE FUNCTION ${table}_flaky() RETURNS int LANGUAGE plpgsql AS $$
       BEGIN IF nextval('${table}_flaky') = 1 THEN RAISE EXCEPTION 'flaky' USING ERRCODE = '40001'; END IF; RETURN 1; END $$`);
+    expect((await ds.query(`SELECT current_setting('application_name') AS a`))[0].a).toBe(table);
     counter = countRoundTrips();
   });
   afterAll(async () => {
@@ -34,7 +38,7 @@ describe('a pipelined transaction', () => {
 
   const count = async (id: string) => Number((await ds.query(`SELECT count(*) AS n FROM ${table} WHERE id = $1`, [id]))[0].n);
   const idleInTransaction = async () =>
-    Number((await ds.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`))[0].n);
+    Number((await ds.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND state LIKE 'idle in transaction%'`, [table]))[0].n);
   const insert = (id: string) => ({ text: `INSERT INTO ${table} (id) VALUES ($1)`, values: [id] });
 
   it('sends BEGIN with the first statements and COMMIT with the last: 2 round trips, nothing seen before the COMMIT', async () => {
