@@ -6,6 +6,7 @@
  * flagged. Exit code 0 either way: figures on a shared machine are for a person to judge.
  */
 import { readFileSync } from 'node:fs';
+import { transportName } from './lib';
 
 type Run = { layout: string; ratios: Record<string, number>; cpuMsPerTrade: Record<string, number>; halfRate: { hot: { p99: number }; spread: { p99: number } } };
 type File = { at: string; loadAverage?: string; sockets?: boolean; pgbench: { hot: number; simple: number }; runs: Run[] };
@@ -17,8 +18,7 @@ if (!a || !b) {
 }
 const f = (n: number | undefined, d = 2) => (n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(d));
 console.log(`A ${a.at} (load ${a.loadAverage ?? '?'}), B ${b.at} (load ${b.loadAverage ?? '?'})`);
-const transport = (x: File) => (x.sockets ? 'unix sockets' : 'loopback TCP');
-if (Boolean(a.sockets) !== Boolean(b.sockets)) console.log(`NOTE: A reached Postgres and Redis by ${transport(a)}, B by ${transport(b)} (BENCH_SOCKETS): the figures compare transports too`);
+if (Boolean(a.sockets) !== Boolean(b.sockets)) console.log(`NOTE: A reached Postgres and Redis by ${transportName(Boolean(a.sockets))}, B by ${transportName(Boolean(b.sockets))}: the figures compare transports too`);
 console.log(`pgbench hot row ${f(a.pgbench.hot, 0)} -> ${f(b.pgbench.hot, 0)} tps, -N ${f(a.pgbench.simple, 0)} -> ${f(b.pgbench.simple, 0)} tps`);
 console.log('| layout | figure | A | B | change | |');
 console.log('|---|---|---|---|---|---|');

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { Client } from 'pg';
+import { parseRedisUrl } from '../src/redisUrl';
 
 export const PG_BASE = process.env.BENCH_PG_BASE ?? 'postgres://postgres@127.0.0.1:5432';
 
@@ -14,6 +15,9 @@ const PG_SOCKET_DIR = process.env.BENCH_PG_SOCKET_DIR ?? '/var/run/postgresql';
 
 /** The private Redis's socket (startPrivateRedis listens on it too). */
 export const redisSocketPath = (port: number) => `/tmp/bench-redis-${port}.sock`;
+
+/** How a run reached Postgres and Redis, as the benches print it (and bench/compare.ts, from a run's `sockets`). */
+export const transportName = (sockets: boolean) => (sockets ? 'unix sockets (BENCH_SOCKETS=1)' : 'loopback TCP');
 
 /** The REDIS_URL of a bench's private Redis on this port (by its socket under BENCH_SOCKETS). */
 export const benchRedisUrl = (port: number) => (BENCH_SOCKETS ? `unix://${redisSocketPath(port)}` : `redis://127.0.0.1:${port}`);
@@ -80,7 +84,7 @@ export async function startServer(env: Record<string, string>, port: number, rol
 /** Delete every Redis key a benchmark's queue prefix left behind (jobs, events, locks). */
 export async function dropQueuePrefix(prefix: string, redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'): Promise<number> {
   const { Redis } = await import('ioredis');
-  const redis = new Redis(redisUrl);
+  const redis = new Redis(parseRedisUrl(redisUrl)); // as the service reads REDIS_URL: unix:// too
   let dropped = 0;
   try {
     for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }) as AsyncIterable<string[]>) {

@@ -16,8 +16,8 @@ import { registerParticipant } from '../src/services/participants';
 import { createMetric, getMetricRow, updateMetric, type Actor } from '../src/services/metrics';
 import { createWorkspace } from '../src/services/workspaces';
 import { bootDeps, closeDeps } from '../src/runtime';
-
 import { dropDatabase, recreateDatabase, runBench } from './lib';
+
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) || def : def;

@@ -92,12 +92,11 @@ async function main(): Promise<string[]> {
     let worstServer = 0;
     let worstPaint = 0;
     for (const [name, fs] of figures) {
-      // A figure not read is left out of the stats (and counted as a miss below).
+      // A figure not read (no Server-Timing header, no paint seen) is NaN: left out of the stats, it counts as a miss.
       const server = fs.map((f) => f.serverMs).filter(Number.isFinite).sort((a, b) => a - b);
       const paint = fs.map((f) => f.firstPaintMs).filter(Number.isFinite).sort((a, b) => a - b);
       const [s50, sMax, p50, pMax] = [percentile(server, 50), server.at(-1)!, percentile(paint, 50), paint.at(-1)!];
       const kb = Math.max(...fs.map((f) => f.scriptBytes)) / 1024;
-      // A figure not read (no Server-Timing header, no paint seen) is NaN: it counts as a miss.
       if (!fs.every((f) => Number.isFinite(f.serverMs) && Number.isFinite(f.firstPaintMs))) failures.push(`${name}: a figure was not read`);
       worstServer = Math.max(worstServer, sMax / SERVER_BUDGET_MS);
       worstPaint = Math.max(worstPaint, pMax / PAINT_BUDGET_MS);

@@ -11,7 +11,8 @@ import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { cpuSnapshot, startPrivateRedis } from './cpu';
-import { BENCH_SOCKETS, closedLoop, dropDatabase, fmt, recreateDatabase, redisSocketPath, stopServer } from './lib';
+import { parseRedisUrl } from '../src/redisUrl';
+import { BENCH_SOCKETS, benchRedisUrl, closedLoop, dropDatabase, fmt, recreateDatabase, stopServer, transportName } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 5;
@@ -47,7 +48,7 @@ async function main() {
   const pool = new Pool({ connectionString: url, max: CONCURRENCY });
   const redisProc = await startPrivateRedis(REDIS_PORT);
   const redis = Array.from({ length: CONCURRENCY }, () => {
-    const r = new Redis(BENCH_SOCKETS ? { path: redisSocketPath(REDIS_PORT) } : { port: REDIS_PORT, host: '127.0.0.1' });
+    const r = new Redis(parseRedisUrl(benchRedisUrl(REDIS_PORT)));
     r.on('error', () => undefined); // a refused connect while the private Redis starts is retried
     return r;
   });
@@ -78,7 +79,7 @@ async function main() {
     await stopServer(redisProc);
     await dropDatabase(DB);
   }
-  console.log(`# bench/round-trips: ${SECONDS} s each, ${CONCURRENCY} concurrent callers; Postgres and Redis by ${BENCH_SOCKETS ? 'unix sockets (BENCH_SOCKETS=1)' : 'loopback TCP'}\n`);
+  console.log(`# bench/round-trips: ${SECONDS} s each, ${CONCURRENCY} concurrent callers; Postgres and Redis by ${transportName(BENCH_SOCKETS)}\n`);
   console.log('| round trip | per second | caller CPU us | server CPU us | total CPU us |');
   console.log('|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.what} | ${fmt(r.perSecond, 0)} | ${r.callerUs} | ${r.serverUs} | ${r.totalUs} |`);

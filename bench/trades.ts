@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, machineBusySeconds, netOfIdle, startPrivateRedis } from './cpu';
 import { judgeTargets, targetsTable, type Step } from './targets';
-import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, withDb, type LoadResult, benchRedisUrl, BENCH_SOCKETS } from './lib';
+import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, withDb, type LoadResult, benchRedisUrl, BENCH_SOCKETS, transportName } from './lib';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 8;
@@ -65,7 +65,7 @@ function machineMeter(): (rate: number) => { msPerUnit: number; cores: number } 
 }
 
 async function main() {
-  console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}; Postgres and Redis by ${BENCH_SOCKETS ? 'unix sockets (BENCH_SOCKETS=1)' : 'loopback TCP'}`);
+  console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}; Postgres and Redis by ${transportName(BENCH_SOCKETS)}`);
   const ceiling = await pgCeiling();
   console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
   console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
@@ -204,7 +204,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
   } finally {
     for (const p of Object.values(procs)) await stopServer(p);
     if (redis) {
-      await dropQueuePrefix(prefix, `redis://127.0.0.1:${REDIS_PORT}`).catch(() => 0); // the private Redis keeps nothing anyway (no persistence)
+      await dropQueuePrefix(prefix, benchRedisUrl(REDIS_PORT)).catch(() => 0); // the private Redis keeps nothing anyway (no persistence)
       await stopServer(redis);
     } // the Postgres queues went with the database
     await dropDatabase(dbName);

@@ -87,14 +87,13 @@ export function launchChromium(): Promise<Browser> {
 export interface PageFigures {
   /** The Server-Timing header's dur (the render, src/web/index.ts); NaN when the header is missing. */
   serverMs: number;
-  /** First contentful paint from the navigation's start; NaN when none was seen within 2 s. */
+  /** First contentful paint from the navigation's start; NaN when none was seen within pageFigures' wait. */
   firstPaintMs: number;
   domReadyMs: number;
   scriptBytes: number;
 }
 
-/** The figures of a page just loaded by `page.goto` (its answer `res`). */
-/** The page's figures; a first paint not seen within `paintWaitMs` is NaN. */
+/** The figures of a page just loaded by `page.goto` (its answer `res`); a first paint not seen within `paintWaitMs` is NaN. */
 export async function pageFigures(page: Page, res: Response | null, paintWaitMs = 2000): Promise<PageFigures> {
   const serverMs = Number(/dur=([\d.]+)/.exec(res?.headers()['server-timing'] ?? '')?.[1] ?? NaN);
   // Browser-side code as text: this project's TypeScript has no DOM library.
