@@ -12,6 +12,7 @@ import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, w
 import { deserializeSpec, keyOfRequest, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
 import { hearCommitted, outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
+import { markBatch } from './batchTimeline';
 
 /**
  * The lane worker's entry: a batch of trade requests (one or more, in arrival order) applied in one
@@ -34,8 +35,11 @@ import { hearCommitted, outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcome
 export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
   let notices: string[] = [];
+  const id = jobs[0].requestId; // the batch's job id (tradeBatches' send)
+  markBatch(id, 'started');
   const outcomes = await inTransaction(deps.ds, async (m) => {
     const batch = await TradeBatch.open(m, jobs);
+    markBatch(id, 'opened');
     const out: TradeOutcome[] = new Array(jobs.length);
     for (const i of order) {
       try {
@@ -47,9 +51,11 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
     }
     // The outcomes are announced by the write itself (delivered at commit): the API hears them there.
     notices = outcomeNotices(jobs.map((j) => j.requestId), out);
+    markBatch(id, 'priced');
     await batch.write(m, notices, { commit: true });
     return out;
   }, { pipelined: true });
+  markBatch(id, 'written');
   // Committed: this process's own callers hear the same notices now, not one backend's hop later.
   hearCommitted(deps, notices);
   return outcomes;

@@ -5,6 +5,7 @@ import { logger } from '../../logger';
 import { isKeyTaken, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome } from '../../domain/outcomes';
 import { outcomeEar } from './outcomeNotices';
+import { markBatch, timelineNow, timelineOn } from './batchTimeline';
 
 /**
  * Job options of every trade job. A job's id is its first request's id, so enqueueing it again while
@@ -27,6 +28,8 @@ export type BatchAnswer =
 
 interface Waiting {
   job: TradeJobData;
+  /** When it reached the lane (batchTimeline's clock; 0 while nobody listens). */
+  arrivedAt: number;
   resolve(a: BatchAnswer): void;
   reject(err: unknown): void;
 }
@@ -118,7 +121,7 @@ class LaneBatches {
     let lane = this.lanes.get(name);
     if (!lane) this.lanes.set(name, (lane = { waiting: [], inFlight: 0, around: 0, answeredAt: 0, noLinger: 0, quiet: false }));
     this.count++;
-    const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, resolve, reject }));
+    const answer = new Promise<BatchAnswer>((resolve, reject) => lane.waiting.push({ job, arrivedAt: timelineOn() ? timelineNow() : 0, resolve, reject }));
     if (this.returning > 0) this.returning--;
     this.pump(lane);
     // The last caller out is back: the lanes waiting for it (those with a wait's timer) go.
@@ -218,6 +221,10 @@ class LaneBatches {
 
   private async send(batch: Waiting[]): Promise<void> {
     const first = batch[0].job;
+    if (timelineOn()) {
+      const arrivals = batch.map((w) => w.arrivedAt);
+      markBatch(first.requestId, 'sent', { trades: batch.length, firstArrival: Math.min(...arrivals), lastArrival: Math.max(...arrivals) });
+    }
     // The outcomes come in the notice of the batch's own commit (registered before the enqueue).
     const heard = await outcomeEar(this.deps).watch(batch.map((w) => w.job.requestId));
     const waited = await this.deps.hub
@@ -228,6 +235,7 @@ class LaneBatches {
         { jobId: first.requestId, laneKey: first.marketId, ...TRADE_JOB_OPTS, waitMs: this.deps.config.TRADE_WAIT_MS, ended: heard.ended },
       )
       .finally(heard.dispose);
+    markBatch(first.requestId, 'answered');
     if (waited.finished) {
       const outcomes = waited.result.outcomes;
       batch.forEach((w, i) => w.resolve(isKeyTaken(outcomes[i]) ? { kind: 'taken' } : { kind: 'outcome', outcome: outcomes[i] }));
