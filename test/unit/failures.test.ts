@@ -1,5 +1,6 @@
 import { QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { isConnectionLoss, isSerializationFailure, isTransient } from '../../src/failures';
+import { ApiError, DomainError } from '../../src/errors';
 
 const pgError = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 const wrapped = (code: string) => Object.assign(new Error('query failed'), { driverError: { code } });
@@ -30,5 +31,18 @@ describe('infrastructure failures', () => {
     for (const err of [pgError('23505'), wrapped('22P02'), new TypeError('x is undefined'), 'a string', undefined]) {
       expect(isTransient(err)).toBe(false);
     }
+  });
+});
+
+describe('refusals', () => {
+  it('take no stack trace (an answer, not a fault); an internal_error keeps its stack, and the limit is put back', () => {
+    const before = Error.stackTraceLimit;
+    const refusal = new ApiError('validation_failed', 'The amount must be positive.');
+    expect(refusal).toBeInstanceOf(Error);
+    expect(refusal.stack).toMatch(/The amount must be positive\.$/);
+    expect(new DomainError('insufficient_balance', 'Not enough credits.').stack).not.toMatch(/\n\s+at /);
+    expect(new DomainError('internal_error', 'A bug.').stack).toMatch(/\n\s+at /);
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(new Error('plain').stack).toMatch(/\n\s+at /);
   });
 });
