@@ -1,9 +1,9 @@
 /*
  * Preloaded into a bench's server process (`node --require ./bench/timelineprobe.cjs`): subscribes to
  * the trade batches' timeline (src/services/trading/batchTimeline.ts, channel 'mpps:trade-batch') and
- * appends one JSON line per mark to TIMELINE_FILE, buffered and written every 250 ms and at exit, so
- * the marks cost the server a push onto an array, not a write each. Bench-only: the service itself
- * subscribes to nothing.
+ * appends one JSON line per mark to TIMELINE_FILE, buffered and written every 250 ms and at exit:
+ * a mark costs the server's main thread a JSON.stringify, and the buffer a write four times a
+ * second, not a write each. Bench-only: the service itself subscribes to nothing.
  */
 const { isMainThread } = require('node:worker_threads');
 const { subscribe } = require('node:diagnostics_channel');

@@ -81,10 +81,11 @@ export class DomainError extends Error {
     message: string,
     readonly details: Record<string, unknown> = {},
   ) {
-    // A refusal is an answer, not a fault: no stack trace is taken for it (capturing one, under Koa's
-    // middleware, was a tenth of a 400's CPU; issue 29). An internal_error keeps its stack.
+    // A refusal (a 4xx) is an answer, not a fault: no stack trace is taken for it (capturing one,
+    // under Koa's middleware, was 12% of a 400's main-thread CPU; issue 29). A 5xx keeps its stack:
+    // it is logged with it (app.ts, a failed job).
     const limit = Error.stackTraceLimit;
-    if (code !== 'internal_error') Error.stackTraceLimit = 0;
+    if (ERROR_CATALOG[code].status < 500) Error.stackTraceLimit = 0;
     try {
       super(message);
     } finally {

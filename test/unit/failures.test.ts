@@ -35,13 +35,14 @@ describe('infrastructure failures', () => {
 });
 
 describe('refusals', () => {
-  it('take no stack trace (an answer, not a fault); an internal_error keeps its stack, and the limit is put back', () => {
+  it('take no stack trace (an answer, not a fault); a 5xx keeps its stack, and the limit is put back', () => {
     const before = Error.stackTraceLimit;
     const refusal = new ApiError('validation_failed', 'The amount must be positive.');
     expect(refusal).toBeInstanceOf(Error);
     expect(refusal.stack).toMatch(/The amount must be positive\.$/);
     expect(new DomainError('insufficient_balance', 'Not enough credits.').stack).not.toMatch(/\n\s+at /);
     expect(new DomainError('internal_error', 'A bug.').stack).toMatch(/\n\s+at /);
+    expect(new DomainError('trade_pending', 'Still applying.').stack).toMatch(/\n\s+at /); // a 503, logged with its stack
     expect(Error.stackTraceLimit).toBe(before);
     expect(new Error('plain').stack).toMatch(/\n\s+at /);
   });

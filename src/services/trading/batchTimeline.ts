@@ -11,11 +11,19 @@ export const BATCH_TIMELINE_CHANNEL = 'mpps:trade-batch';
 
 const timeline = channel(BATCH_TIMELINE_CHANNEL);
 
-/** A batch's stages, in the order each batch passes them (`answered` is the API's, after `written`). */
+/**
+ * A batch's stages, in the order each batch passes them. `answered` is the API's: usually after
+ * `written`, but the commit's notice may reach the API before the COMMIT's reply reaches the worker.
+ * A retried transaction marks `opened` and `priced` again, a retried job `started` too.
+ */
 export const BATCH_STAGES = ['sent', 'started', 'opened', 'priced', 'written', 'answered'] as const;
 export type BatchStage = (typeof BATCH_STAGES)[number];
 
-/** One stage of one batch. `batch` is its first request's id (the job's id); `at` is wall-clock ms, fractional, so an API and a worker process line up. */
+/**
+ * One stage of one batch. `batch` is its first request's id (the job's id); `at` is wall-clock ms,
+ * fractional (each process's start time plus its monotonic clock: processes on one host agree
+ * unless the clock is stepped while they run).
+ */
 export interface BatchMark {
   batch: string;
   stage: BatchStage;

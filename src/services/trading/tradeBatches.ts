@@ -223,7 +223,9 @@ class LaneBatches {
     const first = batch[0].job;
     if (timelineOn()) {
       const arrivals = batch.map((w) => w.arrivedAt);
-      markBatch(first.requestId, 'sent', { trades: batch.length, firstArrival: Math.min(...arrivals), lastArrival: Math.max(...arrivals) });
+      // A request that arrived before anybody listened has no arrival time: the batch goes without them.
+      const known = arrivals.every((a) => a > 0);
+      markBatch(first.requestId, 'sent', known ? { trades: batch.length, firstArrival: Math.min(...arrivals), lastArrival: Math.max(...arrivals) } : { trades: batch.length });
     }
     // The outcomes come in the notice of the batch's own commit (registered before the enqueue).
     const heard = await outcomeEar(this.deps).watch(batch.map((w) => w.job.requestId));
