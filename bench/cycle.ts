@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPrivateRedis } from './cpu';
 import { BENCH_RATE_LIMITS, benchRedisUrl, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, type LoadResult } from './lib';
-import { BATCH_STAGES, type BatchMark, type BatchStage } from '../src/services/trading/batchTimeline';
+import { BATCH_STAGES, timelineNow, type BatchMark, type BatchStage } from '../src/services/trading/batchTimeline';
 
 const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const list = (s: string | undefined) => (s ? s.split(',').filter(Boolean).map(Number) : []);
@@ -35,13 +35,12 @@ const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6396;
 const MASTER = 'bench-master-key-0123456789';
 const DB = `mpps_bench_cycle${process.env.BENCH_DB_SUFFIX ?? ''}`;
 const base = `http://127.0.0.1:${PORT}/api`;
-const wall = () => performance.timeOrigin + performance.now();
 
 /** One batch's stages; `retried`: a stage was marked twice (a retried transaction or job). */
 type Batch = Partial<Record<BatchStage, number>> & { trades: number; firstArrival: number; lastArrival: number; retried: boolean };
 
 /** Every batch with all its stages, marked once each, in the order they were sent; and how many were left out as retried. */
-export function batchesOf(marks: readonly BatchMark[]): { batches: Batch[]; retried: number } {
+function batchesOf(marks: readonly BatchMark[]): { batches: Batch[]; retried: number } {
   const byId = new Map<string, Batch>();
   for (const m of marks) {
     let b = byId.get(m.batch);
@@ -55,7 +54,7 @@ export function batchesOf(marks: readonly BatchMark[]): { batches: Batch[]; retr
 }
 
 /** Each stage's durations (ms) over the batches sent in [from, to); `back` and `cycle` only where one lane's batches follow each other. */
-export function stagesOf(all: readonly Batch[], from: number, to: number, oneLane: boolean, closed: boolean): Record<string, number[]> {
+function stagesOf(all: readonly Batch[], from: number, to: number, oneLane: boolean, closed: boolean): Record<string, number[]> {
   const bs = all.filter((b) => b.sent! >= from && b.sent! < to);
   const out: Record<string, number[]> = {
     gather: bs.map((b) => b.lastArrival - b.firstArrival),
@@ -98,15 +97,15 @@ async function main(): Promise<void> {
     // A pause between loads: a batch of one load's last requests is not counted in the next one's.
     const pause = () => new Promise((res) => setTimeout(res, 300));
     for (const c of CLIENTS) {
-      const from = wall();
+      const from = timelineNow();
       const r = await closedLoop(c, SECONDS, send);
-      loads.push({ name: `${c} client${c === 1 ? '' : 's'}`, closed: true, from, to: wall(), r });
+      loads.push({ name: `${c} client${c === 1 ? '' : 's'}`, closed: true, from, to: timelineNow(), r });
       await pause();
     }
     for (const rate of RATES) {
-      const from = wall();
+      const from = timelineNow();
       const r = await openLoop(rate, SECONDS, send);
-      loads.push({ name: `${rate}/s open`, closed: false, from, to: wall(), r });
+      loads.push({ name: `${rate}/s open`, closed: false, from, to: timelineNow(), r });
       await pause();
     }
   } finally {
