@@ -8,9 +8,11 @@ import { ManualClock, type Deps } from '../../src/deps';
 import { queueSchema } from '../../jobs/definitions';
 import { bootDeps, closeDeps } from '../../src/runtime';
 import { ensurePlatform } from '../../src/services/identity';
+import { sequenceEvents } from '../../src/services/events';
 import { checkLedgerInvariant } from '../../src/services/ledger';
 import { startWorkers, type WorkerSet } from '../../workers';
 import { ContractRecorder } from './contract';
+import { waitFor } from './services';
 
 export interface TestApp {
   deps: Deps;
@@ -108,6 +110,19 @@ export async function expectLedgerSound(deps: Deps): Promise<void> {
     mismatchedAccounts: [],
     unbalancedTransfers: 0,
     negativeParticipants: [],
+  });
+}
+
+/**
+ * Sequence until every outbox row of the workspace has its place in the log. One pass is not
+ * enough: it finds the lock taken while another pass (this app's pump, or another suite's on the
+ * shared database) runs, and that pass's snapshot may predate the rows.
+ */
+export async function sequenceWorkspace(deps: Deps, workspaceId: string): Promise<void> {
+  await waitFor(`every outbox row of ${workspaceId} sequenced`, async () => {
+    await sequenceEvents(deps);
+    const [{ left }] = await deps.ds.query(`SELECT count(*)::int AS left FROM outbox WHERE workspace_id = $1 AND seq IS NULL`, [workspaceId]);
+    return left === 0;
   });
 }
 

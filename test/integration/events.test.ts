@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { inTransaction } from '../../src/db/tx';
 import { emitEvent, purgeEvents, readFeed, sequenceEvents } from '../../src/services/events';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
-import { expectLedgerSound, startTestApp, useTestApp, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, sequenceWorkspace, startTestApp, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 import { receiver } from '../helpers/receiver';
 import { PrivateRedis, waitFor } from '../helpers/services';
@@ -148,7 +148,7 @@ describe('retention', () => {
       await emitEvent(m, ws.id, 'metric:updated', { age: 'old' });
       await emitEvent(m, ws.id, 'metric:updated', { age: 'new' });
     });
-    await sequenceEvents(app.deps);
+    await sequenceWorkspace(app.deps, ws.id);
     await app.deps.ds.query(`UPDATE outbox SET created_at = now() - interval '31 days' WHERE workspace_id = $1 AND data->>'age' = 'old'`, [ws.id]);
     const r = await purgeEvents(app.deps, 30);
     expect(r.events).toBeGreaterThanOrEqual(1);

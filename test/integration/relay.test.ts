@@ -4,9 +4,8 @@ import { makeDataSource } from '../../src/db/dataSource';
 import { inTransaction } from '../../src/db/tx';
 import { emitEvent, sequenceEvents } from '../../src/services/events';
 import { buildWorkspace } from '../helpers/factories';
-import { dropQueueData, useTestApp, type TestApp } from '../helpers/harness';
+import { dropQueueData, sequenceWorkspace, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
-import { waitFor } from '../helpers/services';
 import { countRoundTrips } from '../helpers/roundTrips';
 
 let app: TestApp;
@@ -20,13 +19,8 @@ describe('the event sequencer', () => {
     const t = await trader(app, ws, 20);
     const done = await trade(app, ws, t, { marketId: book.id, direction: 'higher', amount: 2 });
     expect(done.status).toBe(200);
-    // A pass finds the lock taken while another pass (this app's pump, or another suite's on the
-    // shared database) runs, or may take older rows first: pass until this workspace's rows are in.
     const read = () => app.deps.ds.query(`SELECT id, seq::text AS seq, type, data, published_at FROM outbox WHERE workspace_id = $1 ORDER BY id`, [ws.id]);
-    await waitFor('every row sequenced', async () => {
-      await sequenceEvents(app.deps);
-      return (await read()).every((r: any) => r.seq !== null);
-    });
+    await sequenceWorkspace(app.deps, ws.id);
     const rows = await read();
     expect(rows.map((r: any) => r.type)).toEqual(expect.arrayContaining(['market:created', 'trade:executed']));
     // Every row sequenced and marked, seqs increase with the insert order here (one writer at a time).
@@ -81,10 +75,7 @@ describe('the event sequencer under a flow', () => {
       for (let i = 0; i < 10; i++) await inTransaction(app.deps.ds, (m) => emitEvent(m, ws.id, 'metric:updated', { n: w * 10 + i }));
     }));
     const read = () => app.deps.ds.query(`SELECT seq::text AS seq FROM outbox WHERE workspace_id = $1 AND seq IS NOT NULL`, [ws.id]);
-    await waitFor('every row sequenced', async () => {
-      await sequenceEvents(app.deps);
-      return (await read()).length === 100 + emitted;
-    });
+    await sequenceWorkspace(app.deps, ws.id);
     writing = false;
     await Promise.all(passes);
     const after = await head();
