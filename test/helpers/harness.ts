@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client } from 'pg';
 import request from 'supertest';
 import { createApp } from '../../src/api/app';
 import { loadConfig } from '../../src/config';
@@ -124,6 +125,26 @@ export async function sequenceWorkspace(deps: Deps, workspaceId: string): Promis
     const [{ left }] = await deps.ds.query(`SELECT count(*)::int AS left FROM outbox WHERE workspace_id = $1 AND seq IS NULL`, [workspaceId]);
     return left === 0;
   });
+}
+
+/** Test-only advisory lock key (suites share one database; see outboxNumbersHeld). */
+const OUTBOX_NUMBERS_LOCK = 727399;
+
+/**
+ * Suites share one database. A test that deletes numbered outbox rows runs `fn` as a 'delete' (many
+ * at once); a test that counts every number the sequencer gave between two heads runs it as the
+ * 'count' (alone): a deletion in its window would read as a number used twice. A session-level
+ * advisory lock on a connection of its own, released when the connection ends.
+ */
+export async function outboxNumbersHeld<T>(deps: Deps, as: 'delete' | 'count', fn: () => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: deps.config.databaseUrl });
+  await client.connect();
+  try {
+    await client.query(as === 'delete' ? 'SELECT pg_advisory_lock_shared($1)' : 'SELECT pg_advisory_lock($1)', [OUTBOX_NUMBERS_LOCK]);
+    return await fn();
+  } finally {
+    await client.end();
+  }
 }
 
 let seq = 0;

@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { inTransaction } from '../../src/db/tx';
 import { emitEvent, purgeEvents, readFeed, sequenceEvents } from '../../src/services/events';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
-import { expectLedgerSound, sequenceWorkspace, startTestApp, useTestApp, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, outboxNumbersHeld, sequenceWorkspace, startTestApp, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 import { receiver } from '../helpers/receiver';
 import { PrivateRedis, waitFor } from '../helpers/services';
@@ -144,14 +144,16 @@ function openStream(path: string, headers: Record<string, string>) {
 describe('retention', () => {
   it('the purge deletes events older than the retention and keeps the rest', async () => {
     const ws = await buildWorkspace(app, { public: true });
-    await inTransaction(app.deps.ds, async (m) => {
-      await emitEvent(m, ws.id, 'metric:updated', { age: 'old' });
-      await emitEvent(m, ws.id, 'metric:updated', { age: 'new' });
+    await outboxNumbersHeld(app.deps, 'delete', async () => {
+      await inTransaction(app.deps.ds, async (m) => {
+        await emitEvent(m, ws.id, 'metric:updated', { age: 'old' });
+        await emitEvent(m, ws.id, 'metric:updated', { age: 'new' });
+      });
+      await sequenceWorkspace(app.deps, ws.id);
+      await app.deps.ds.query(`UPDATE outbox SET created_at = now() - interval '31 days' WHERE workspace_id = $1 AND data->>'age' = 'old'`, [ws.id]);
+      const r = await purgeEvents(app.deps, 30);
+      expect(r.events).toBeGreaterThanOrEqual(1);
     });
-    await sequenceWorkspace(app.deps, ws.id);
-    await app.deps.ds.query(`UPDATE outbox SET created_at = now() - interval '31 days' WHERE workspace_id = $1 AND data->>'age' = 'old'`, [ws.id]);
-    const r = await purgeEvents(app.deps, 30);
-    expect(r.events).toBeGreaterThanOrEqual(1);
     const left = await readFeed(app.deps, { workspaceIds: [ws.id], agentId: null }, { after: '0', limit: 10 });
     expect(left.map((e) => e.data.age)).toEqual(['new']);
   });

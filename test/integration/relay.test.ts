@@ -4,7 +4,7 @@ import { makeDataSource } from '../../src/db/dataSource';
 import { inTransaction } from '../../src/db/tx';
 import { emitEvent, sequenceEvents } from '../../src/services/events';
 import { buildWorkspace } from '../helpers/factories';
-import { dropQueueData, sequenceWorkspace, useTestApp, type TestApp } from '../helpers/harness';
+import { dropQueueData, outboxNumbersHeld, sequenceWorkspace, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 import { countRoundTrips } from '../helpers/roundTrips';
 
@@ -63,26 +63,29 @@ describe('the event sequencer under a flow', () => {
       counter.restore();
       await own.destroy();
     }
-    const before = await head();
-    // Four pass loops (as four processes' pumps) while ten writers commit 100 events.
-    let writing = true;
-    const passes = Array.from({ length: 4 }, async () => {
-      let sequenced = 0;
-      while (writing) sequenced += (await sequenceEvents(app.deps, 7, { probe: false })).sequenced;
-      return sequenced;
+    // No suite deletes numbered rows while the numbers are counted (outboxNumbersHeld).
+    await outboxNumbersHeld(app.deps, 'count', async () => {
+      const before = await head();
+      // Four pass loops (as four processes' pumps) while ten writers commit 100 events.
+      let writing = true;
+      const passes = Array.from({ length: 4 }, async () => {
+        let sequenced = 0;
+        while (writing) sequenced += (await sequenceEvents(app.deps, 7, { probe: false })).sequenced;
+        return sequenced;
+      });
+      await Promise.all(Array.from({ length: 10 }, async (_, w) => {
+        for (let i = 0; i < 10; i++) await inTransaction(app.deps.ds, (m) => emitEvent(m, ws.id, 'metric:updated', { n: w * 10 + i }));
+      }));
+      const read = () => app.deps.ds.query(`SELECT seq::text AS seq FROM outbox WHERE workspace_id = $1 AND seq IS NOT NULL`, [ws.id]);
+      await sequenceWorkspace(app.deps, ws.id);
+      writing = false;
+      await Promise.all(passes);
+      const after = await head();
+      // Every number between the two heads belongs to one row (another suite's rows among them): a row numbered twice would leave its first number unused.
+      const [{ n }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM outbox WHERE seq > $1::bigint AND seq <= $2::bigint`, [before.toString(), after.toString()]);
+      expect(BigInt(n)).toBe(after - before);
+      expect(new Set((await read()).map((r: { seq: string }) => r.seq)).size).toBe(100 + emitted);
     });
-    await Promise.all(Array.from({ length: 10 }, async (_, w) => {
-      for (let i = 0; i < 10; i++) await inTransaction(app.deps.ds, (m) => emitEvent(m, ws.id, 'metric:updated', { n: w * 10 + i }));
-    }));
-    const read = () => app.deps.ds.query(`SELECT seq::text AS seq FROM outbox WHERE workspace_id = $1 AND seq IS NOT NULL`, [ws.id]);
-    await sequenceWorkspace(app.deps, ws.id);
-    writing = false;
-    await Promise.all(passes);
-    const after = await head();
-    // Every number between the two heads belongs to one row (another suite's rows among them): a row numbered twice would leave its first number unused.
-    const [{ n }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM outbox WHERE seq > $1::bigint AND seq <= $2::bigint`, [before.toString(), after.toString()]);
-    expect(BigInt(n)).toBe(after - before);
-    expect(new Set((await read()).map((r: { seq: string }) => r.seq)).size).toBe(100 + emitted);
   });
 });
 
