@@ -146,10 +146,10 @@ describe('account locks across lanes', () => {
     // refunds its reserve), `low` holds a position there (the decision's void refunds it); a lane batch
     // on another book trades both, so it locks low, then high.
     const metric = await createMetric(app, ws, { value: 500 });
-    const proposer = await trader(app, ws, 100);
-    // On this metric alone: a pair on every metric of the workspace costs the proposer 20 credits a
-    // metric, and the earlier tests leave 4 or more (booksOnTwoLanes makes books until two lanes differ).
-    const proposed = await app.http.post('/api/proposals').set('X-Agent-Key', proposer.key).set('X-Workspace-Id', ws.id).send({ title: 'deadlock', liquidity: 10, metricIds: [metric.id] });
+    // A proposal opens a pair on every leaf metric of the workspace (20 credits a metric here), and
+    // the earlier tests leave 4 or more: booksOnTwoLanes makes books until two lanes differ.
+    const proposer = await trader(app, ws, 1000);
+    const proposed = await app.http.post('/api/proposals').set('X-Agent-Key', proposer.key).set('X-Workspace-Id', ws.id).send({ title: 'deadlock', liquidity: 10 });
     expect({ status: proposed.status, body: proposed.body }).toMatchObject({ status: 200 });
     const branchBook: string = proposed.body.conditionalMarkets.find((b: { metricId: string }) => b.metricId === metric.id).id;
     const [low, high] = [await trader(app, ws, 1000), await trader(app, ws, 1000)].sort((x, y) => (`agent:${x.id}` < `agent:${y.id}` ? -1 : 1));
