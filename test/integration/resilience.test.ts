@@ -20,6 +20,8 @@ import { freePort, PrivateRedis, ServiceProcess, waitFor } from '../helpers/serv
  */
 
 const dbUrl = () => process.env.DATABASE_URL!;
+/** How long a spawned service process may take to start (tsx compiles it first): on a slow, busy machine it took over 30 s. */
+const SPAWN_START_MS = 90_000;
 
 let monitorClient: Client | undefined;
 async function monitor(): Promise<Client> {
@@ -311,7 +313,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
     });
     const holder = await pgClient();
     try {
-      await api.waitForLine('started', (l) => l.includes('"started"'));
+      await api.waitForLine('started', (l) => l.includes('"started"'), SPAWN_START_MS);
       const base = `http://127.0.0.1:${port}/api`;
       const key = `k-${randomUUID()}`;
       const post = () =>
@@ -354,7 +356,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
     });
     expect(bad).toEqual([]);
     expect(api.lines.length).toBeGreaterThan(2);
-  });
+  }, SPAWN_START_MS + 60_000);
 });
 
 // Redis only: it finds the worker through getWorkersCount, which on Postgres names connections the shared one does not have.
@@ -376,7 +378,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
     });
     const holder = await pgClient();
     try {
-      await waitFor('the worker to take jobs', async () => (await app.deps.hub.queue(app.deps.hub.queueFor('trade', s.marketId)).getWorkersCount()) > 0, 30_000);
+      await waitFor('the worker to take jobs', async () => (await app.deps.hub.queue(app.deps.hub.queueFor('trade', s.marketId)).getWorkersCount()) > 0, SPAWN_START_MS);
       // Hold the book so the worker's job stays active until the kill.
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM markets WHERE id = $1 FOR UPDATE', [s.marketId]);
@@ -402,7 +404,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
       await holder.end();
       await worker.kill('SIGKILL');
     }
-  });
+  }, SPAWN_START_MS + 60_000);
 });
 
 describe('start-up in any number (item 7)', () => {
