@@ -10,8 +10,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { arg } from './lib';
 
-const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const dirs = { a: arg('--a'), b: arg('--b') };
 if (!dirs.a || !dirs.b) {
   console.error('usage: npx tsx bench/ab.ts --a DIR --b DIR [--pairs 4] [--markets 1,100] [--clients 8] [--seconds 8]');

@@ -21,10 +21,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPrivateRedis } from './cpu';
-import { BENCH_RATE_LIMITS, benchRedisUrl, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, type LoadResult } from './lib';
+import { BENCH_RATE_LIMITS, benchRedisUrl, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, type LoadResult, arg } from './lib';
 import { BATCH_STAGES, timelineNow, type BatchMark, type BatchStage } from '../src/services/trading/batchTimeline';
 
-const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const list = (s: string | undefined) => (s ? s.split(',').filter(Boolean).map(Number) : []);
 const MARKETS = Number(arg('--markets')) || 1;
 const CLIENTS = list(arg('--clients') ?? '1,8,16');

@@ -193,6 +193,9 @@ export function pgbench(args: string[], db: string): number {
   return Number(m[1]);
 }
 
+/** A command-line option's value (`--name value`), or undefined when it is absent. */
+export const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
+
 export const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 
 export function peakRssMb(): number {

@@ -7,9 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { startPrivateRedis } from './cpu';
-import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, recreateDatabase, startServer, stopServer } from './lib';
+import { BENCH_RATE_LIMITS, apiCaller, dropDatabase, recreateDatabase, startServer, stopServer, arg } from './lib';
 
-const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const TRADES = Number(arg('--trades')) || 200;
 const PORT = 3934;
 const REDIS_PORT = 6394;

@@ -8,9 +8,8 @@
  *   npx tsx bench/request-floor.ts [--seconds 5] [--clients 8]
  */
 import { cpuPerTrade, cpuSnapshot, startPrivateRedis } from './cpu';
-import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, rawSender, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, benchRedisUrl } from './lib';
+import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, rawSender, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, benchRedisUrl, arg } from './lib';
 
-const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 5;
 const CLIENTS = Number(arg('--clients')) || 8;
 const PORT = Number(process.env.BENCH_PORT) || 3934;

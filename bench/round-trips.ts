@@ -12,9 +12,8 @@ import { Redis } from 'ioredis';
 import { Pool } from 'pg';
 import { cpuSnapshot, startPrivateRedis } from './cpu';
 import { parseRedisUrl } from '../src/redisUrl';
-import { BENCH_SOCKETS, benchRedisUrl, closedLoop, dropDatabase, fmt, recreateDatabase, stopServer, transportName } from './lib';
+import { BENCH_SOCKETS, benchRedisUrl, closedLoop, dropDatabase, fmt, recreateDatabase, stopServer, transportName, arg } from './lib';
 
-const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 5;
 const CONCURRENCY = 8;
 const REDIS_PORT = Number(process.env.BENCH_REDIS_PORT) || 6395;

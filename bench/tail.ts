@@ -12,9 +12,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startPrivateRedis } from './cpu';
-import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, benchRedisUrl } from './lib';
+import { BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, openLoop, percentile, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, benchRedisUrl, arg } from './lib';
 
-const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const RATE = Number(arg('--rate')) || 1300;
 const REPS = Number(arg('--reps')) || 3;
 const SECONDS = Number(arg('--seconds')) || 6;

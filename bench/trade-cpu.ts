@@ -13,9 +13,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpuPerTrade, cpuSnapshot, netOfIdle, startPrivateRedis } from './cpu';
 import { fitBatchCost } from './batchCost';
-import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, lastTradeSeq, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, withDb, benchRedisUrl } from './lib';
+import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, fmt, lastTradeSeq, recreateDatabase, seedTradingWorkspace, startServer, stopServer, tradeSender, withDb, benchRedisUrl, arg } from './lib';
 
-const arg = (name: string) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined);
 const SECONDS = Number(arg('--seconds')) || 10;
 const LAYOUT = arg('--layout') ?? 'both';
 const MARKETS = Number(arg('--markets')) || 100;
