@@ -1,4 +1,4 @@
-import type { Client } from 'pg';
+import { Client } from 'pg';
 
 /**
  * Backends of the monitor's database waiting on a lock that any of `pids` holds, with the statement
@@ -15,4 +15,40 @@ export async function lockWaiters(monitor: Client, pids: number[]): Promise<Arra
     [pids],
   );
   return r.rows;
+}
+
+/** A row lock held from outside, and who waits on it. */
+export interface HeldLock {
+  pid: number;
+  /** Backends waiting on a lock any of `pids` holds. */
+  waitingOn(pids: number[]): Promise<number[]>;
+  /** The statements those backends wait in. */
+  blockedQueries(pids: number[]): Promise<string[]>;
+  release(): Promise<unknown>;
+}
+
+/**
+ * Hold a row lock (`lockSql`, in a transaction of a connection of its own) while `run` starts the
+ * contenders and, when it wants, releases it; watched from a second connection (see lockWaiters).
+ */
+export async function whileHolding(lockSql: string, params: unknown[], run: (h: HeldLock) => Promise<void>): Promise<void> {
+  const holder = new Client({ connectionString: process.env.DATABASE_URL });
+  const monitor = new Client({ connectionString: process.env.DATABASE_URL });
+  await holder.connect();
+  await monitor.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query(lockSql, params);
+    const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
+    await run({
+      pid,
+      waitingOn: async (pids) => (await lockWaiters(monitor, pids)).map((r) => r.pid),
+      blockedQueries: async (pids) => (await lockWaiters(monitor, pids)).map((r) => r.query),
+      release: () => holder.query('ROLLBACK'),
+    });
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await holder.end();
+    await monitor.end();
+  }
 }

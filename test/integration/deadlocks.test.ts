@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { TRADE_JOB_OPTS } from '../../src/services/trading';
 import type { TradeJobData } from '../../src/services/trading';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
@@ -7,7 +6,7 @@ import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness'
 import { createMetric, freshBookId, trade, trader } from '../helpers/markets';
 import { waitFor } from '../helpers/services';
 import { waitForDeletion } from '../helpers/deletions';
-import { lockWaiters } from '../helpers/lockWaits';
+import { whileHolding as holdLock, type HeldLock } from '../helpers/lockWaits';
 
 /**
  * Issue 29 step 0: no deadlock by construction. Two books on two different lanes get batches over
@@ -70,33 +69,13 @@ async function laneBatchIn(inWs: TestWorkspace, marketId: string, traders: TestA
  * Hold a row lock from outside (`lockSql`) while `run` starts the contenders and releases it, then
  * check that the database saw no deadlock meanwhile.
  */
-async function whileHolding(
-  lockSql: string,
-  params: unknown[],
-  run: (h: { pid: number; waitingOn: (pids: number[]) => Promise<number[]>; blockedQueries: (pids: number[]) => Promise<string[]>; release: () => Promise<unknown> }) => Promise<void>,
-): Promise<void> {
-  const holder = new Client({ connectionString: process.env.DATABASE_URL });
-  const monitor = new Client({ connectionString: process.env.DATABASE_URL });
-  await holder.connect();
-  await monitor.connect();
-  try {
-    const before = await deadlocks();
-    await holder.query('BEGIN');
-    await holder.query(lockSql, params);
-    const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
-    await run({
-      pid,
-      waitingOn: async (pids) => (await lockWaiters(monitor, pids)).map((r) => r.pid),
-      blockedQueries: async (pids) => (await lockWaiters(monitor, pids)).map((r) => r.query),
-      release: () => holder.query('ROLLBACK'),
-    });
+async function whileHolding(lockSql: string, params: unknown[], run: (h: HeldLock) => Promise<void>): Promise<void> {
+  const before = await deadlocks();
+  await holdLock(lockSql, params, async (h) => {
+    await run(h);
     await new Promise((r) => setTimeout(r, 1100)); // backends report their counters at most once a second
     expect((await deadlocks()) - before).toBe(0);
-  } finally {
-    await holder.query('ROLLBACK').catch(() => undefined);
-    await holder.end();
-    await monitor.end();
-  }
+  });
 }
 
 describe('account locks across lanes', () => {

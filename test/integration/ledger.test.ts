@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { makeDataSource } from '../../src/db/dataSource';
 import { DomainError } from '../../src/errors';
 import { toNano } from '../../src/domain/money';
 import { accountId, checkLedgerInvariant, leg, ledgerFragment, ledgerOutcome, openAccounts, transfer, writeLedger, type Transfer } from '../../src/services/ledger';
 import { EVENT_TYPES, outboxFragment, writeEvents } from '../../src/services/events';
+import { whileHolding } from '../helpers/lockWaits';
 import { waitFor } from '../helpers/services';
 
 let ds: DataSource;
@@ -140,14 +140,8 @@ describe('the ledger writer', () => {
 
   it('locks the accounts of a batch once, in id order: batches naming them in opposite orders do not deadlock', async () => {
     const [a, mid, z] = await accounts(['a', 'm', 'z'], 50);
-    const holder = new Client({ connectionString: process.env.DATABASE_URL });
-    const monitor = new Client({ connectionString: process.env.DATABASE_URL });
-    await holder.connect();
-    await monitor.connect();
-    try {
-      // Hold the middle account so both batches queue up inside their statement.
-      await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [mid]);
+    // Hold the middle account so both batches queue up inside their statement.
+    await whileHolding('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [mid], async (h) => {
       const pids: number[] = [];
       const run = (legs: Transfer[]) =>
         ds.transaction(async (m) => {
@@ -158,16 +152,12 @@ describe('the ledger writer', () => {
       const backward = run([leg(z, mid, 2n, 'test_order'), leg(mid, a, 2n, 'test_order')]);
       await waitFor('both batches to wait for a lock', async () => {
         if (pids.length < 2) return false;
-        const r = await monitor.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND wait_event_type = 'Lock'`, [pids]);
-        return r.rows[0].n === 2;
+        const r = await ds.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1::int[]) AND wait_event_type = 'Lock'`, [pids]);
+        return r[0].n === 2;
       });
-      await holder.query('COMMIT');
+      await h.release();
       await Promise.all([forward, backward]);
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-      await monitor.end();
-    }
+    });
     expect(await balances([a, mid, z])).toEqual([toNano(50) + 1n, toNano(50), toNano(50) - 1n]);
   });
 

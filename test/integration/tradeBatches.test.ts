@@ -4,7 +4,7 @@ import { outcomeEar, TRADE_OUTCOMES_CHANNEL } from '../../src/services/trading/o
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, freshBookId, gathered, trade, trader } from '../helpers/markets';
-import { lockWaiters } from '../helpers/lockWaits';
+import { whileHolding } from '../helpers/lockWaits';
 import { waitFor } from '../helpers/services';
 
 /**
@@ -147,31 +147,20 @@ describe('trade batches on a lane', () => {
     const key = `two-books-${Date.now()}`;
     // Both batches read the key's holders, then wait on the trader's account: the first to get it
     // commits the key; the second's write meets the unique index and runs again, reading it taken.
-    const holder = new Client({ connectionString: process.env.DATABASE_URL });
-    const monitor = new Client({ connectionString: process.env.DATABASE_URL });
-    await holder.connect();
-    await monitor.connect();
-    try {
-      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows;
-      await holder.query('BEGIN');
-      await holder.query(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, [`agent:${t.id}`]);
+    await whileHolding(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, [`agent:${t.id}`], async (h) => {
       const answers = [trade(app, ws, t, { marketId: a, direction: 'higher', amount: 2 }, key).then((r) => r), trade(app, ws, t, { marketId: b, direction: 'higher', amount: 2 }, key).then((r) => r)];
       // Waiting on this holder, the second in line behind the first (other suites' backends wait on
       // their own locks meanwhile).
       await waitFor('both batches waiting on the account', async () => {
-        const first = await lockWaiters(monitor, [pid]);
-        const behind = await lockWaiters(monitor, [pid, ...first.map((w) => w.pid)]);
-        return behind.filter((w) => w.query.includes('locked_accounts')).length >= 2;
+        const first = await h.waitingOn([h.pid]);
+        const behind = await h.blockedQueries([h.pid, ...first]);
+        return behind.filter((q) => q.includes('locked_accounts')).length >= 2;
       });
-      await holder.query('ROLLBACK');
+      await h.release();
       const [ra, rb] = await Promise.all(answers);
       expect([ra.status, rb.status].sort()).toEqual([200, 409]);
       expect([ra, rb].find((r) => r.status === 409)!.body.code).toBe('idempotency_key_reuse');
-    } finally {
-      await holder.query('ROLLBACK').catch(() => undefined);
-      await holder.end();
-      await monitor.end();
-    }
+    });
     const [n] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM trades WHERE agent_id = $1`, [t.id]);
     expect(n.n).toBe(1);
   });
