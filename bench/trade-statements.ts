@@ -6,20 +6,8 @@
  * With --fks it measures what the foreign keys of the tables a batch writes cost: batches of 8 and
  * 64 over 8 books with them, without them (dropped in this bench's own database), and with them again.
  */
-import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { loadConfig } from '../src/config';
-import { inTransaction } from '../src/db/tx';
-import { toNano } from '../src/domain/money';
-import { bootDeps, closeDeps } from '../src/runtime';
-import type { Deps } from '../src/deps';
-import { accountId, transfer } from '../src/services/ledger';
-import { createAgent } from '../src/services/identity';
-import { createWorkspace } from '../src/services/workspaces';
-import { createMetric } from '../src/services/metrics';
-import { applyTradeBatch } from '../src/services/trading';
-import { listMarkets } from '../src/services/books';
-import { recreateDatabase, dropDatabase } from './lib';
+import { openLaneBench, timeBatches, type LaneBench } from './laneAlone';
 import { countRoundTrips } from '../test/helpers/roundTrips';
 
 const shapes = new Map<string, number>();
@@ -44,48 +32,27 @@ Client.prototype.query = function (this: Client, ...args: unknown[]) {
 } as typeof Client.prototype.query;
 
 async function main() {
-  const db = `mpps_bench_statements${process.env.BENCH_DB_SUFFIX ?? ''}`;
-  const url = await recreateDatabase(db);
-  const deps = await bootDeps(loadConfig({ ...process.env, DATABASE_URL: url, QUEUE_PREFIX: `stmts${Date.now()}`, LOG_LEVEL: 'warn' }), { migrate: true });
-  const { agents, ws } = await inTransaction(deps.ds, async (m) => {
-    const owner = await createAgent(m, { nickname: `o${Date.now() % 1e6}` });
-    await transfer(m, { from: accountId.issuance, to: accountId.agent(owner), amount: toNano(1e7), kind: 'mint' });
-    const ws = await createWorkspace(m, owner, { name: 'stmts' });
-    for (let i = 0; i < 2; i++) await createMetric(m, ws.id, { name: `x${i}`, value: 500 }, { agentId: owner, clock: deps.clock });
-    const agents: string[] = [];
-    for (let i = 0; i < 16; i++) {
-      const a = await createAgent(m, { nickname: `t${i}x${Date.now() % 1e6}` });
-      await transfer(m, { from: accountId.issuance, to: accountId.agent(a), amount: toNano(1e6), kind: 'mint' });
-      agents.push(a);
-    }
-    return { agents, ws };
-  });
-  const books = (await listMarkets(deps.ds, ws.id, { limit: 8 })).map((b) => b.id);
-  const job = (i: number, book: string) => ({ requestId: randomUUID(), agentId: agents[i % agents.length], workspaceId: ws.id, marketId: book, spec: { mode: 'buy' as const, direction: (i % 2 ? 'higher' : 'lower') as 'higher' | 'lower', amount: '1000000000' } });
-  const jobs: Jobs = (size, spread) => Array.from({ length: size }, (_, i) => job(i, books[i % spread]));
-  if (process.argv.includes('--fks')) await measureForeignKeys(deps, jobs);
-  else for (const spread of [1, 8]) for (const size of [1, 8, 64]) await measure(deps, size, spread, jobs);
-  await closeDeps(deps);
-  await dropDatabase(db);
+  const lane = await openLaneBench(`mpps_bench_statements${process.env.BENCH_DB_SUFFIX ?? ''}`);
+  if (process.argv.includes('--fks')) await measureForeignKeys(lane);
+  else for (const spread of [1, 8]) for (const size of [1, 8, 64]) await measure(lane, size, spread);
+  await lane.close();
 }
 
-type Jobs = (size: number, spread: number) => Parameters<typeof applyTradeBatch>[1];
-
 /** One line of figures (and the statements of a batch of 8 over 8 books or of 1) for batches of `size` trades over `spread` books. */
-async function measure(deps: Deps, size: number, spread: number, jobs: Jobs, label = ''): Promise<void> {
+async function measure(lane: LaneBench, size: number, spread: number, label = ''): Promise<void> {
   const rounds = Math.max(3, Math.round(256 / size));
-  await applyTradeBatch(deps, jobs(size, spread)); // warm (prepared statements)
-  shapes.clear();
-  spent.clear();
-  roundTrips.reset();
-  counting = true;
-  const t = performance.now();
-  for (let r = 0; r < rounds; r++) await applyTradeBatch(deps, jobs(size, spread));
-  const ms = performance.now() - t;
-  counting = false;
+  const measuring = (on: boolean) => {
+    if (on) {
+      shapes.clear();
+      spent.clear();
+      roundTrips.reset();
+    }
+    counting = on;
+  };
+  const timed = await timeBatches(lane, size, spread, { rounds, measuring });
   const trips = roundTrips.trips;
   const total = [...shapes.values()].reduce((s, n) => s + n, 0);
-  console.log(`${label}${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements in ${(trips / rounds).toFixed(1)} round trips per batch, ${(ms / rounds).toFixed(1)} ms per batch, ${(ms / rounds / size).toFixed(2)} ms per trade`);
+  console.log(`${label}${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements in ${(trips / rounds).toFixed(1)} round trips per batch, ${timed.mean.toFixed(1)} ms per batch, ${(timed.mean / size).toFixed(2)} ms per trade`);
   if ((size === 8 && spread === 8) || size === 1) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${((spent.get(s) ?? 0) / rounds).toFixed(2)} ms ${s}`);
 }
 
@@ -94,7 +61,8 @@ async function measure(deps: Deps, size: number, spread: number, jobs: Jobs, lab
  * without them and with them again (A-B-A, so a drift of the machine shows): a foreign key's check
  * runs as a trigger per row written, outside the plan's nodes, so EXPLAIN does not time it.
  */
-async function measureForeignKeys(deps: Deps, jobs: Jobs): Promise<void> {
+async function measureForeignKeys(lane: LaneBench): Promise<void> {
+  const { deps } = lane;
   const fks: Array<{ t: string; c: string; def: string }> = await deps.ds.query(
     `SELECT conrelid::regclass::text AS t, conname AS c, pg_get_constraintdef(oid) AS def FROM pg_constraint
       WHERE contype = 'f' AND conrelid::regclass::text IN ('trades', 'ledger_entries', 'positions', 'trade_requests', 'events', 'markets', 'accounts', 'limit_orders')`,
@@ -103,7 +71,7 @@ async function measureForeignKeys(deps: Deps, jobs: Jobs): Promise<void> {
   for (const pass of ['with foreign keys', 'without foreign keys', 'with foreign keys again'] as const) {
     if (pass === 'without foreign keys') for (const f of fks) await deps.ds.query(`ALTER TABLE ${f.t} DROP CONSTRAINT "${f.c}"`);
     if (pass === 'with foreign keys again') for (const f of fks) await deps.ds.query(`ALTER TABLE ${f.t} ADD CONSTRAINT "${f.c}" ${f.def}`);
-    for (const size of [8, 8, 64]) await measure(deps, size, 8, jobs, `${pass}: `);
+    for (const size of [8, 8, 64]) await measure(lane, size, 8, `${pass}: `);
   }
 }
 

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, machineBusySeconds, netOfIdle, startPrivateRedis } from './cpu';
-import { judgeTargets, targetsTable, type Step } from './targets';
+import { judgeTargets, targetsTable, type Step, type TargetInput } from './targets';
+import { openLaneBench, timeBatches } from './laneAlone';
 import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, withDb, type LoadResult, benchRedisUrl, BENCH_SOCKETS, transportName, arg } from './lib';
 
 const SECONDS = Number(arg('--seconds')) || 8;
@@ -63,16 +64,42 @@ function machineMeter(): (rate: number) => { msPerUnit: number; cores: number } 
   };
 }
 
+/**
+ * The lane transaction alone in this process (bench/laneAlone.ts), in the same run: what the trade
+ * path could reach if HTTP and the queue cost nothing. Batches of the sizes the steps make (8 at 8
+ * clients, up to 64 above), after a warm-up as long as one measure, so the JIT is as warm as a server's.
+ */
+async function laneAlone(): Promise<NonNullable<TargetInput['alone']>> {
+  const lane = await openLaneBench(`mpps_bench_lane${DB_SUFFIX}`);
+  try {
+    const seconds = Math.max(2, SECONDS / 2);
+    await timeBatches(lane, 8, 8, { seconds });
+    const one = await timeBatches(lane, 1, 1, { seconds });
+    const hot8 = await timeBatches(lane, 8, 1, { seconds });
+    const spread8 = await timeBatches(lane, 8, 8, { seconds });
+    const hot64 = await timeBatches(lane, 64, 1, { seconds });
+    return { oneP50: one.p50, hot8: hot8.tps, spread8: spread8.tps, hot64: hot64.tps };
+  } finally {
+    await lane.close();
+  }
+}
+
 async function main() {
   console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}; Postgres and Redis by ${transportName(BENCH_SOCKETS)}`);
   const ceiling = await pgCeiling();
   console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
   console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
+  const alone = await laneAlone();
+  console.log(
+    `the lane transaction alone (in process, no HTTP, no queue): a batch of 1 p50 ${fmt(alone.oneP50, 2)} ms; ` +
+      `batches of 8 on 1 book ${fmt(alone.hot8)} trades/s (${fmt(alone.hot8 / ceiling.hot, 3)} of the hot row), ` +
+      `of 64 on 1 book ${fmt(alone.hot64)} (${fmt(alone.hot64 / ceiling.hot, 3)}), of 8 over 8 books ${fmt(alone.spread8)} (${fmt(alone.spread8 / ceiling.simple, 3)} of -N)`,
+  );
   const runs = [];
   // The same load on each queue backend, in one run: Redis (production) and BullMQ's Postgres backend (zero setup).
   const backends = (process.env.BENCH_LAYOUTS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
-  for (const backend of backends) for (const layout of LAYOUTS) runs.push(await runLayout(layout, backend, ceiling));
-  const out = { at: new Date().toISOString(), seconds: SECONDS, sockets: BENCH_SOCKETS, loadAverage: loadavg(), pgbench: ceiling, runs };
+  for (const backend of backends) for (const layout of LAYOUTS) runs.push(await runLayout(layout, backend, ceiling, alone));
+  const out = { at: new Date().toISOString(), seconds: SECONDS, sockets: BENCH_SOCKETS, loadAverage: loadavg(), pgbench: ceiling, laneAlone: alone, runs };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', `${JSON.stringify(out, null, 2)}\n`);
   console.log('\nfigures written to bench/results/latest.json (compare two runs: npx tsx bench/compare.ts A.json B.json)');
@@ -82,7 +109,12 @@ function loadavg(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
-async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres', ceiling: { hot: number; simple: number; simpleLoad: { msPerUnit: number; cores: number } }) {
+async function runLayout(
+  layout: 'all' | 'split',
+  backend: 'redis' | 'postgres',
+  ceiling: { hot: number; simple: number; simpleLoad: { msPerUnit: number; cores: number } },
+  alone: TargetInput['alone'],
+) {
   console.log(`\n## layout ${layout === 'all' ? 'all-in-one (npm start)' : 'split (npm run api + npm run worker)'}, queues on ${backend === 'redis' ? 'Redis' : "BullMQ's Postgres backend"}`);
   const dbName = `mpps_bench_trades${DB_SUFFIX}`;
   const dbUrl = await recreateDatabase(dbName);
@@ -168,7 +200,7 @@ async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres',
     const satClients = steps.reduce((b, s) => (s.spreadTps > b.spreadTps ? s : b), steps[0]).concurrency;
     const { load: sat, cpu: cpuSat } = await cpuOf(satClients);
     console.log(`CPU ms per trade at saturation (100 markets, ${satClients} clients, ${fmt(sat.tps)}/s): ${Object.entries(cpuSat).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')} (target serverTotal <= 2.0)`);
-    const targets = judgeTargets({ steps, pgbench: ceiling, halfRate: { hot: halfHot, spread: halfSpread }, cpuAtSaturation: cpuSat.serverTotal });
+    const targets = judgeTargets({ steps, pgbench: ceiling, halfRate: { hot: halfHot, spread: halfSpread }, cpuAtSaturation: cpuSat.serverTotal, alone });
     console.log(`\nissue 29's targets (${layout}, queues on ${backend}):\n${targetsTable(targets)}`);
     const result: Record<string, unknown> = {
       layout: backend === 'redis' ? layout : `${layout}/postgres-queues`,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { judgeTargets, type Step, type TargetInput } from '../../bench/targets';
+import { judgeTargets, targetsTable, type Step, type TargetInput } from '../../bench/targets';
 
 const step = (concurrency: number, hotTps: number, spreadTps: number, p50 = 3): Step => ({
   concurrency,
@@ -55,6 +55,24 @@ describe("bench/targets: issue 29's targets judged on a run", () => {
     const vs = judgeTargets(run({ steps: [step(8, 2100, 2500)] }));
     expect(vs.map((v) => v.name)).not.toContain('1 market, 64 clients / pgbench hot row');
     expect(vs.map((v) => v.name)).not.toContain('p50 ms at one trader, 1 market');
+  });
+
+  it('with the lane alone measured, the throughput and one-trader verdicts say what the transaction alone reaches', () => {
+    const vs = judgeTargets(run({ steps: [step(1, 150, 150, 8), step(8, 600, 550)], alone: { hot8: 920, hot64: 2200, spread8: 760, oneP50: 5 } }));
+    // 920 trades/s alone against a 4,000 hot row: 0.23, 2.17x short of 0.5; the whole path (600) 3.33x.
+    expect(byName(vs, '1 market, 8 clients / pgbench hot row').alone!.value).toBeCloseTo(0.23, 6);
+    expect(byName(vs, '1 market, 8 clients / pgbench hot row').alone!.gap).toBeCloseTo(0.5 / 0.23, 6);
+    expect(byName(vs, '100 markets, 8 clients / pgbench -N').alone!.value).toBeCloseTo(760 / 7000, 6);
+    expect(byName(vs, 'p50 ms at one trader, 100 markets').alone).toEqual({ value: 5, gap: 1.25 });
+    // No lane figure for a target the transaction alone does not measure.
+    expect(byName(vs, 'p99 ms at half the saturating rate, 1 market').alone).toBeUndefined();
+    expect(byName(vs, 'server CPU-ms per trade at saturation').alone).toBeUndefined();
+    // The table grows two columns, and a met lane figure shows no gap.
+    const table = targetsTable(judgeTargets(run({ alone: { hot8: 2500, hot64: 5000, spread8: 2600, oneP50: 2 } }))).split('\n');
+    expect(table[0]).toContain('| lane alone | its gap |');
+    expect(table.find((l) => l.startsWith('| 1 market, 8 clients'))).toMatch(/\| 0\.625 \| - \|$/);
+    expect(table.find((l) => l.startsWith('| deadlocks'))).toMatch(/\| \| \|$/);
+    expect(targetsTable(judgeTargets(run()))).not.toContain('lane alone');
   });
 
   it('met exactly when the gap is at most 1, for every figure', () => {
