@@ -52,8 +52,8 @@ async function measure(lane: LaneBench, size: number, spread: number, label = ''
   const timed = await timeBatches(lane, size, spread, { rounds, measuring });
   const trips = roundTrips.trips;
   const total = [...shapes.values()].reduce((s, n) => s + n, 0);
-  console.log(`${label}${spread} book(s), batch of ${size}: ${(total / rounds).toFixed(1)} statements in ${(trips / rounds).toFixed(1)} round trips per batch, ${timed.mean.toFixed(1)} ms per batch, ${(timed.mean / size).toFixed(2)} ms per trade`);
-  if ((size === 8 && spread === 8) || size === 1) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / rounds).toFixed(1)}x ${((spent.get(s) ?? 0) / rounds).toFixed(2)} ms ${s}`);
+  console.log(`${label}${spread} book(s), batch of ${size}: ${(total / timed.batches).toFixed(1)} statements in ${(trips / timed.batches).toFixed(1)} round trips per batch, ${timed.mean.toFixed(1)} ms per batch, ${(timed.mean / size).toFixed(2)} ms per trade`);
+  if ((size === 8 && spread === 8) || size === 1) for (const [s, n] of [...shapes].sort((a, b) => b[1] - a[1])) console.log(`    ${(n / timed.batches).toFixed(1)}x ${((spent.get(s) ?? 0) / timed.batches).toFixed(2)} ms ${s}`);
 }
 
 /**

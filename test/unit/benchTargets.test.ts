@@ -64,6 +64,9 @@ describe("bench/targets: issue 29's targets judged on a run", () => {
     expect(byName(vs, '1 market, 8 clients / pgbench hot row').alone!.gap).toBeCloseTo(0.5 / 0.23, 6);
     expect(byName(vs, '100 markets, 8 clients / pgbench -N').alone!.value).toBeCloseTo(760 / 7000, 6);
     expect(byName(vs, 'p50 ms at one trader, 100 markets').alone).toEqual({ value: 5, gap: 1.25 });
+    expect(byName(vs, 'p50 ms at one trader, 1 market').alone).toEqual({ value: 5, gap: 1.25 });
+    const at64 = judgeTargets(run({ alone: { hot8: 920, hot64: 2200, spread8: 760, oneP50: 5 } }));
+    expect(byName(at64, '1 market, 64 clients / pgbench hot row').alone!.value).toBeCloseTo(2200 / 4000, 6);
     // No lane figure for a target the transaction alone does not measure.
     expect(byName(vs, 'p99 ms at half the saturating rate, 1 market').alone).toBeUndefined();
     expect(byName(vs, 'server CPU-ms per trade at saturation').alone).toBeUndefined();
@@ -72,6 +75,10 @@ describe("bench/targets: issue 29's targets judged on a run", () => {
     expect(table[0]).toContain('| lane alone | its gap |');
     expect(table.find((l) => l.startsWith('| 1 market, 8 clients'))).toMatch(/\| 0\.625 \| - \|$/);
     expect(table.find((l) => l.startsWith('| deadlocks'))).toMatch(/\| \| \|$/);
+    // Every row has the header's cells; a lane figure that misses shows its gap.
+    for (const l of table) expect(l.split('|').length).toBe(table[0].split('|').length);
+    const missed = targetsTable(judgeTargets(run({ alone: { hot8: 1000, hot64: 5000, spread8: 2600, oneP50: 2 } }))).split('\n');
+    expect(missed.find((l) => l.startsWith('| 1 market, 8 clients'))).toMatch(/\| 0\.250 \| 2\.000 \|$/);
     expect(targetsTable(judgeTargets(run()))).not.toContain('lane alone');
   });
 
