@@ -1,6 +1,7 @@
 import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, type BackendFactory, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import type { ZodType } from 'zod';
+import { ListeningClient } from '../src/db/listeningClient';
 import { logger } from '../src/logger';
 import { parseRedisUrl } from '../src/redisUrl';
 import { signalWithin } from '../src/signals';
@@ -82,6 +83,27 @@ export function laneOf(key: string, lanes: number): number {
   return (h >>> 0) % lanes;
 }
 
+/** The queues' Postgres connection (a pool of 12 and a LISTEN client) on `schema`, as the hub opens it. */
+export function queueConnection(url: string, schema: string): PostgresConnection {
+  // synchronous_commit off for queue state only (never the ledger's connections): a crash may
+  // lose the last jobs' moves as an unpersisted Redis would, and the watchdog already re-enqueues
+  // every journalled request without a live job; it saves a WAL flush per job move. Its pool's
+  // clients keep an error listener while checked out (ListeningClient): a backend terminated
+  // between two of BullMQ's statements must fail them, not end the process.
+  const options = { connectionString: url, schema, migrate: true, max: 12, options: '-c synchronous_commit=off', Client: ListeningClient };
+  const conn = new PostgresConnection(options);
+  conn.on('error', (err) => logger.warn({ err }, 'queue database connection error'));
+  // Every queue, worker and event reader listens on this one connection and its LISTEN client.
+  conn.setMaxListeners(0);
+  const listenClient = conn.getListenClient.bind(conn);
+  conn.getListenClient = async () => {
+    const client = await listenClient();
+    (client as unknown as { setMaxListeners(n: number): void }).setMaxListeners(0);
+    return client;
+  };
+  return conn;
+}
+
 /**
  * One Postgres connection (a small pool and one LISTEN client) for every queue, worker and event
  * reader of the process: BullMQ's own factory opens a pool and a LISTEN connection per instance,
@@ -93,24 +115,7 @@ function sharedPostgresFactory(url: string, schema: string): {
   close(): Promise<void>;
 } {
   let conn: PostgresConnection | undefined;
-  const connection = () => {
-    if (!conn) {
-      // synchronous_commit off for queue state only (never the ledger's connections): a crash may
-      // lose the last jobs' moves as an unpersisted Redis would, and the watchdog already re-enqueues
-      // every journalled request without a live job; it saves a WAL flush per job move.
-      conn = new PostgresConnection({ connectionString: url, schema, migrate: true, max: 12, options: '-c synchronous_commit=off' });
-      conn.on('error', (err) => logger.warn({ err }, 'queue database connection error'));
-      // Every queue, worker and event reader listens on this one connection and its LISTEN client.
-      conn.setMaxListeners(0);
-      const listenClient = conn.getListenClient.bind(conn);
-      conn.getListenClient = async () => {
-        const client = await listenClient();
-        (client as unknown as { setMaxListeners(n: number): void }).setMaxListeners(0);
-        return client;
-      };
-    }
-    return conn;
-  };
+  const connection = () => (conn ??= queueConnection(url, schema));
   const factory: BackendFactory<PostgresQueueBackend, unknown> = (name, opts) => {
     const c = connection();
     // Not owning the connection, a backend does not re-LISTEN after the LISTEN client is rebuilt

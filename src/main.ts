@@ -4,6 +4,7 @@ import { startWorkers, type WorkerSet } from '../workers';
 import { createApp } from './api/app';
 import { bindHttp, StartupError, type BoundHttp } from './boot/listen';
 import { ensureLocalServices, type LocalServices } from './boot/localServices';
+import { startAgainOnLostConnection } from './boot/startAgain';
 import { config, setConfig } from './config';
 import type { Deps } from './deps';
 import { logger } from './logger';
@@ -17,13 +18,27 @@ type Role = 'all' | 'api' | 'worker';
 const parts: { http?: BoundHttp; local?: LocalServices; deps?: Deps; workers?: WorkerSet; scheduler?: { stop(): void } } = {};
 
 async function stopParts(): Promise<void> {
-  parts.scheduler?.stop();
   // Stop taking requests, let running jobs finish, then close Redis and Postgres (stopping an embedded one).
   const server = parts.http?.server;
-  await Promise.all([server?.listening ? new Promise<void>((r) => server.close(() => r())) : Promise.resolve(), parts.workers?.close()]);
+  await Promise.all([server?.listening ? new Promise<void>((r) => server.close(() => r())) : Promise.resolve(), stopWorkers()]);
   server?.closeAllConnections?.();
-  if (parts.deps) await closeDeps(parts.deps);
+  await stopServices();
   await parts.local?.stop();
+}
+
+async function stopWorkers(): Promise<void> {
+  parts.scheduler?.stop();
+  const workers = parts.workers;
+  parts.scheduler = parts.workers = undefined;
+  await workers?.close();
+}
+
+/** The workers, the scheduler, Redis and Postgres: what a start that lost a connection undoes before it starts again. */
+async function stopServices(): Promise<void> {
+  await stopWorkers();
+  const deps = parts.deps;
+  parts.deps = undefined;
+  if (deps) await closeDeps(deps);
 }
 
 let booted = false;
@@ -71,12 +86,22 @@ async function main(): Promise<void> {
   parts.local = await ensureLocalServices(config());
   const cfg = parts.local.config;
   setConfig(cfg);
-  const deps = (parts.deps = await bootDeps(cfg, { migrate: true }));
-  await ensurePlatform(deps.ds, cfg.MASTER_API_KEY);
-  if (role !== 'api') {
-    parts.workers = await startWorkers(deps);
-    if (cfg.SCHEDULER) parts.scheduler = startScheduler(deps);
-  }
+  const deps = await startAgainOnLostConnection(
+    async () => {
+      const d = (parts.deps = await bootDeps(cfg, { migrate: true }));
+      await ensurePlatform(d.ds, cfg.MASTER_API_KEY);
+      if (role !== 'api') {
+        parts.workers = await startWorkers(d);
+        if (cfg.SCHEDULER) parts.scheduler = startScheduler(d);
+      }
+      return d;
+    },
+    () => stopServices().catch((err: Error) => logger.warn({ err }, 'undoing a start that lost a connection')),
+    {
+      onRetry: (err, attempt, waitMs) => logger.warn({ err, attempt, waitMs }, `the start lost a connection (${(err as Error).message}); starting again`),
+      stopping: () => signalDuringBoot !== undefined,
+    },
+  );
   parts.http?.attach(createApp(deps).callback());
   booted = true;
   logger.info({ role, port: parts.http ? cfg.PORT : undefined, queuePrefix: cfg.QUEUE_PREFIX }, 'started');

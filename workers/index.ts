@@ -51,7 +51,26 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
   checkProcessors(table);
   const workers: HubWorker[] = [];
   const watchdog = new Watchdog(deps);
-  // Lanes first get their concurrency, then workers; pending requests are recovered once workers run.
+  const pump = new EventPump(deps);
+  const close = async () => {
+    await watchdog.stop();
+    await pump.stop();
+    await Promise.all(workers.map((w) => w.close()));
+  };
+  try {
+    await openWorkers(deps, table, workers);
+    await watchdog.start();
+    pump.start();
+  } catch (err) {
+    // A start that fails half-way (a connection lost) leaves no worker taking jobs behind it.
+    await close().catch((e: Error) => logger.warn({ err: e }, 'closing the workers of a failed start'));
+    throw err;
+  }
+  return { watchdog, close };
+}
+
+/** One worker per queue (lanes given their concurrency first), ready to take jobs. */
+async function openWorkers(deps: Deps, table: ReturnType<typeof processorTable>, workers: HubWorker[]): Promise<void> {
   const serial = deps.config.TRADE_LANES_SERIAL;
   for (const family of Object.keys(queueFamilies) as QueueFamilyName[]) {
     const def = queueFamilies[family];
@@ -84,15 +103,4 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
     }
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  await watchdog.start();
-  const pump = new EventPump(deps);
-  pump.start();
-  return {
-    watchdog,
-    close: async () => {
-      await watchdog.stop();
-      await pump.stop();
-      await Promise.all(workers.map((w) => w.close()));
-    },
-  };
 }

@@ -4,18 +4,7 @@ import { DataSource } from 'typeorm';
 import { migrations } from '../../migrations';
 import { entities } from '../entities';
 import { logger } from '../logger';
-
-/**
- * A pg client that always has an error listener. A terminated backend can emit a second 'error' (the
- * socket's end) after TypeORM and pg-pool have let go of the client; with no listener left Node would
- * crash the process. The query in flight still fails, and the pool still drops the client.
- */
-class ListeningClient extends Client {
-  constructor(config?: ConstructorParameters<typeof Client>[0]) {
-    super(config);
-    this.on('error', (err) => logger.debug({ err }, 'postgres client error'));
-  }
-}
+import { ListeningClient } from './listeningClient';
 
 export function makeDataSource(url: string, poolSize = 20): DataSource {
   return new DataSource({
@@ -91,6 +80,12 @@ export async function openDatabase(url: string, opts: { migrate: boolean; poolSi
   await ensureDatabase(url);
   const ds = makeDataSource(url, opts.poolSize);
   await ds.initialize();
-  if (opts.migrate) await migrateUnderLock(ds);
+  try {
+    if (opts.migrate) await migrateUnderLock(ds);
+  } catch (err) {
+    // A start that fails here (a lost connection: it starts again) leaves no pool behind.
+    await ds.destroy().catch(() => undefined);
+    throw err;
+  }
   return ds;
 }

@@ -3,11 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
+import { freePort } from '../helpers/services';
 
 /**
  * main.ts as an operator starts it (a child process, a fresh database): a port clash stops the first
  * start with one sentence, before a master key is generated; the next start on a free port then
- * generates and prints the key, and that key works.
+ * generates and prints the key, and that key works. A start whose Postgres connections are
+ * terminated while it migrates starts again instead of exiting.
  */
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -49,20 +51,26 @@ function startMain(env: Record<string, string>): Run {
 const listen = (srv: Server, port = 0) => new Promise<number>((r) => srv.listen(port, () => r((srv.address() as { port: number }).port)));
 
 let database: string;
+let database2: string;
 let holder: Server;
 const runs: Run[] = [];
 beforeAll(() => {
   database = `mpps_startup_${randomBytes(4).toString('hex')}`;
+  database2 = `${database}_2`;
   holder = createServer();
 });
+
+function adminUrl(): string {
+  const admin = new URL(process.env.DATABASE_URL!);
+  admin.pathname = '/postgres';
+  return admin.toString();
+}
 afterAll(async () => {
   await Promise.all(runs.map((r) => r.stop()));
   if (holder.listening) holder.close();
-  const admin = new URL(process.env.DATABASE_URL!);
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
+  const c = new Client({ connectionString: adminUrl() });
   await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  for (const name of [database, database2]) await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   await c.end();
 });
 
@@ -96,3 +104,41 @@ it('a port clash stops the first start with one sentence and no key; the next st
   expect((await post(`/agents/${agent.agentId}/credit`, { amount: 5, reason: 'startup test' }, { 'X-API-Key': key })).status).toBe(200);
   expect(await second.stop()).toBe(0);
 });
+
+it('a start whose Postgres connections are terminated while it migrates starts again and serves', async () => {
+  const url = new URL(process.env.DATABASE_URL!);
+  url.pathname = `/${database2}`;
+  const port = await freePort();
+  const run = startMain({ DATABASE_URL: url.toString(), QUEUE_BACKEND: 'postgres', QUEUE_PREFIX: 'startup2', TRADE_LANES: '1', SCHEDULER: 'false', LOG_LEVEL: 'info', PORT: String(port) });
+  runs.push(run);
+
+  // Every backend of the new database is terminated as soon as it shows, for one second from the first.
+  const admin = new Client({ connectionString: adminUrl() });
+  await admin.connect();
+  let terminated = 0;
+  try {
+    let first = 0;
+    for (const until = Date.now() + 30_000; Date.now() < until && !(first && Date.now() - first > 1000); await new Promise((r) => setTimeout(r, 10))) {
+      const r = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database2]);
+      if (r.rowCount) {
+        terminated += r.rowCount;
+        first ||= Date.now();
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  expect(terminated).toBeGreaterThan(0);
+
+  await run.waitFor(/"msg":"started"/, 60_000);
+  // The terminations hit the start (not only a started process), and it started again rather than exiting.
+  expect(run.out).toMatch(/"attempt":1,.*starting again/);
+  expect(run.out).not.toContain('"level":60');
+  const answer = await fetch(`http://127.0.0.1:${port}/api/agents/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `again-${randomBytes(3).toString('hex')}`, operator: 'ops@example.com' }),
+  });
+  expect(answer.status).toBe(201);
+  expect(await run.stop()).toBe(0);
+}, 90_000);
