@@ -25,11 +25,17 @@ export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?
   return deps;
 }
 
+/** Close every part, in order, even when one fails (its connection already lost, say); then throw the first failure. */
 export async function closeDeps(deps: Deps): Promise<void> {
-  await closeCallerCache(deps);
-  await closeAccountSystem(deps);
-  await closeNotices(deps);
-  await deps.hub.close();
-  deps.redis?.disconnect();
-  if (deps.ds.isInitialized) await deps.ds.destroy();
+  const steps: Array<() => Promise<unknown> | void> = [
+    () => closeCallerCache(deps),
+    () => closeAccountSystem(deps),
+    () => closeNotices(deps),
+    () => deps.hub.close(),
+    () => deps.redis?.disconnect(),
+    () => (deps.ds.isInitialized ? deps.ds.destroy() : undefined),
+  ];
+  const failures: unknown[] = [];
+  for (const step of steps) await Promise.resolve().then(step).catch((err: unknown) => void failures.push(err));
+  if (failures.length) throw failures[0];
 }

@@ -1,20 +1,21 @@
 import { isConnectionLoss, isQueueLoss } from '../failures';
 
 /**
- * A start that loses a connection it had made (a terminated Postgres backend, a failover, Redis
- * dropping) undoes what it started and starts again, backing off, instead of exiting: a process
- * restarted while its database is being failed over comes up once the database is back. A
- * connection never made (nothing listens there, no such host) still fails the start at once: that
- * is most often a wrong setting, and the operator should hear of it now.
+ * A start that loses a Postgres connection it had made (a terminated backend, a failover) undoes
+ * what it started and starts again, backing off, instead of exiting: a process restarted while its
+ * database is being failed over comes up once the database is back. A first attempt whose connection
+ * is refused or whose host is unknown still fails at once: that is most often a wrong setting, and
+ * the operator should hear of it now. Once a start has lost a connection, a refusal is the database
+ * coming back, and the start keeps trying.
  */
 
 export const START_ATTEMPTS = 6;
 
-const NEVER_CONNECTED = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/;
+const NEVER_CONNECTED = /ECONNREFUSED|ENOTFOUND/;
 
-/** True when starting again may succeed: a connection was lost during the start, not refused. */
-export function mayStartAgain(err: unknown): boolean {
-  if (NEVER_CONNECTED.test((err as Error)?.message ?? '')) return false;
+/** True when starting again may succeed: a lost connection, or (after one was lost) a refused one. */
+export function mayStartAgain(err: unknown, attempt = 1): boolean {
+  if (attempt === 1 && NEVER_CONNECTED.test((err as Error)?.message ?? '')) return false;
   return isConnectionLoss(err) || isQueueLoss(err);
 }
 
@@ -32,7 +33,11 @@ export interface StartAgainOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** Run `start`; when it fails on a lost connection, run `undo` and start again, up to `attempts` times in all. */
+/**
+ * Run `start`; when it fails on a lost connection, run `undo` and start again, up to `attempts`
+ * times in all. A failing `undo` does not hide the start's error; the process being stopped (checked
+ * before and after each wait) ends the attempts with the last error.
+ */
 export async function startAgainOnLostConnection<T>(start: () => Promise<T>, undo: () => Promise<void>, opts: StartAgainOptions): Promise<T> {
   const attempts = opts.attempts ?? START_ATTEMPTS;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
@@ -40,11 +45,12 @@ export async function startAgainOnLostConnection<T>(start: () => Promise<T>, und
     try {
       return await start();
     } catch (err) {
-      if (attempt >= attempts || !mayStartAgain(err) || opts.stopping()) throw err;
+      if (attempt >= attempts || !mayStartAgain(err, attempt) || opts.stopping()) throw err;
       const waitMs = startBackoffMs(attempt);
       opts.onRetry(err, attempt, waitMs);
-      await undo();
+      await undo().catch(() => undefined);
       await sleep(waitMs);
+      if (opts.stopping()) throw err;
     }
   }
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { migrations } from '../../migrations';
 import { entities } from '../entities';
 import { logger } from '../logger';
@@ -79,12 +80,14 @@ async function migrateUnderLock(ds: DataSource): Promise<void> {
 export async function openDatabase(url: string, opts: { migrate: boolean; poolSize?: number }): Promise<DataSource> {
   await ensureDatabase(url);
   const ds = makeDataSource(url, opts.poolSize);
-  await ds.initialize();
   try {
+    await ds.initialize();
     if (opts.migrate) await migrateUnderLock(ds);
   } catch (err) {
-    // A start that fails here (a lost connection: it starts again) leaves no pool behind.
-    await ds.destroy().catch(() => undefined);
+    // A start that fails here (a lost connection: it starts again) leaves no pool behind. TypeORM
+    // opens the pool before its first queries and does not end it when one of them fails.
+    if (ds.isInitialized) await ds.destroy().catch(() => undefined);
+    else await (ds.driver as PostgresDriver).master?.end().catch(() => undefined);
     throw err;
   }
   return ds;

@@ -14,6 +14,12 @@ describe('which failed starts start again', () => {
     ['Redis dropping the queue connection', new Error('Connection is closed.')],
   ])('%s: yes', (_, err) => expect(mayStartAgain(err)).toBe(true));
 
+  it('a refused connection after a lost one is the database coming back: yes, from the second attempt on', () => {
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    expect([1, 2, 3].map((a) => mayStartAgain(refused, a))).toEqual([false, true, true]);
+    expect(mayStartAgain(new Error('getaddrinfo ENOTFOUND db.example'), 2)).toBe(false); // not a lost connection at all
+  });
+
   it.each([
     ['nothing listens at the database address', new Error('connect ECONNREFUSED 127.0.0.1:5499')],
     ['no such host', new Error('getaddrinfo ENOTFOUND db.example')],
@@ -33,7 +39,7 @@ describe('startAgainOnLostConnection', () => {
   const lost = () => new Error('Connection terminated unexpectedly');
 
   /** A start failing with the given errors in turn, then returning its attempt number. */
-  function run(failures: unknown[], stopping = () => false) {
+  function run(failures: unknown[], stopping = () => false, undoFails = false, duringWait = () => undefined as void) {
     const log: string[] = [];
     const waits: number[] = [];
     let attempt = 0;
@@ -44,8 +50,15 @@ describe('startAgainOnLostConnection', () => {
         if (attempt <= failures.length) throw failures[attempt - 1];
         return attempt;
       },
-      async () => void log.push('undo'),
-      { onRetry: (_e, a, w) => log.push(`retry after ${a} in ${w}`), stopping, sleep: async (ms) => void waits.push(ms) },
+      async () => {
+        log.push('undo');
+        if (undoFails) throw new Error('undo failed');
+      },
+      { onRetry: (_e, a, w) => log.push(`retry after ${a} in ${w}`), stopping, sleep: async (ms) => {
+          waits.push(ms);
+          duringWait();
+        },
+      },
     );
     return { result, log, waits };
   }
@@ -72,5 +85,23 @@ describe('startAgainOnLostConnection', () => {
     const stopped = run([lost()], () => true);
     await expect(stopped.result).rejects.toThrow('Connection terminated');
     expect(stopped.log).toEqual(['start 1']);
+  });
+
+  it('a refusal once a connection was lost starts again', async () => {
+    const r = run([lost(), new Error('connect ECONNREFUSED 127.0.0.1:5432')]);
+    await expect(r.result).resolves.toBe(3);
+  });
+
+  it('a signal during the wait ends the attempts with the last error, before another start', async () => {
+    let signalled = false;
+    const r = run([lost()], () => signalled, false, () => (signalled = true));
+    await expect(r.result).rejects.toThrow('Connection terminated');
+    expect(r.log).toEqual(['start 1', 'retry after 1 in 500', 'undo']);
+  });
+
+  it("an undo that fails does not hide the start's error or stop the next attempt", async () => {
+    const r = run([lost()], () => false, true);
+    await expect(r.result).resolves.toBe(2);
+    expect(r.log).toEqual(['start 1', 'retry after 1 in 500', 'undo', 'start 2']);
   });
 });

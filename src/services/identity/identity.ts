@@ -105,7 +105,7 @@ export async function keyHolder(deps: Deps, raw: string): Promise<ResolvedKey | 
  * generated at first start, stored hashed, and printed once.
  */
 export async function ensurePlatform(ds: DataSource, masterKey: string | undefined): Promise<{ printedKey?: string }> {
-  return ds.transaction(async (m) => {
+  const out = await ds.transaction(async (m): Promise<{ printedKey?: string }> => {
     await m.query(`SELECT pg_advisory_xact_lock(727275)`);
     await m.query(
       `INSERT INTO agents (id, nickname, operator, is_platform) VALUES ($1, 'platform', NULL, true) ON CONFLICT (id) DO NOTHING`,
@@ -121,8 +121,13 @@ export async function ensurePlatform(ds: DataSource, masterKey: string | undefin
     const any = await m.query(`SELECT 1 FROM api_keys WHERE is_master AND revoked_at IS NULL LIMIT 1`);
     if (any.length) return {};
     const key = await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true });
-    logger.warn('generated a master key; it is printed once on stdout and stored hashed');
-    process.stdout.write(`\nMASTER_API_KEY=${key.apiKey}\n(store it now: it is not shown again)\n\n`);
     return { printedKey: key.apiKey };
   });
+  // Printed once committed: a start that loses its connection before the commit starts again and
+  // mints another key, and the operator must never be shown one that was rolled back.
+  if (out.printedKey) {
+    logger.warn('generated a master key; it is printed once on stdout and stored hashed');
+    process.stdout.write(`\nMASTER_API_KEY=${out.printedKey}\n(store it now: it is not shown again)\n\n`);
+  }
+  return out;
 }
