@@ -113,6 +113,7 @@ main().catch(async (err: Error) => {
   if (err instanceof StartupError) logger.fatal(err.message);
   else logger.fatal({ err }, err.message);
   process.stderr.write(`${err.message}\n`);
+  if (!booted) parts.http?.refuse();
   await stopParts().catch((e: Error) => logger.error({ err: e }, 'stopping after a failed start'));
   process.exit(1);
 });

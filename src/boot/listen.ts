@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { ApiError } from '../errors';
 import { logger } from '../logger';
 
 /** A start-up failure the operator fixes (a port taken, a bad setting): one sentence, no stack trace. */
@@ -14,6 +15,8 @@ export interface BoundHttp {
   server: Server;
   /** Serve with the app from now on, starting with the requests that arrived while the service booted. */
   attach(handler: RequestListener): void;
+  /** The start failed: answer the requests waiting for it (and any until the port closes) with a 503. */
+  refuse(): void;
 }
 
 /**
@@ -31,11 +34,20 @@ export async function bindHttp(port: number): Promise<BoundHttp> {
   });
   server.removeAllListeners('error');
   server.on('error', (err) => logger.error({ err }, 'http server error'));
+  const attach = (h: RequestListener) => {
+    handler = h;
+    for (const [req, res] of waiting.splice(0)) h(req, res);
+  };
   return {
     server,
-    attach(h) {
-      handler = h;
-      for (const [req, res] of waiting.splice(0)) h(req, res);
+    attach,
+    refuse() {
+      // Unanswered, they would hold the port's close (and the exit) for as long as their clients wait.
+      const body = JSON.stringify(new ApiError('service_unavailable', 'The service failed to start; nothing was written. Retry once it is back.').toBody());
+      attach((_req, res) => {
+        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '5', connection: 'close' });
+        res.end(body);
+      });
     },
   };
 }

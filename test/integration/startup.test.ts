@@ -145,3 +145,28 @@ it('a start whose Postgres connections are terminated while it migrates starts a
   expect((await post(`/agents/${agentId}/credit`, { amount: 5, reason: 'startup test' }, { 'X-API-Key': keys[0] })).status).toBe(200);
   expect(await run.stop()).toBe(0);
 }, 90_000);
+
+it('a start whose database address drops every connection tries 6 times, answers the requests that waited with a 503 and exits 1', async () => {
+  // Something listens at the database address and hangs up on every connection: each attempt loses
+  // its connection (not refused), so the start tries again, backing off, then gives up.
+  const dropper = createServer((socket) => socket.destroy());
+  const dbPort = await listen(dropper);
+  const port = await freePort();
+  try {
+    const started = Date.now();
+    const run = startMain({ DATABASE_URL: `postgres://postgres@127.0.0.1:${dbPort}/mpps_dropped`, QUEUE_BACKEND: 'postgres', QUEUE_PREFIX: 'startup3', SCHEDULER: 'false', LOG_LEVEL: 'info', PORT: String(port) });
+    runs.push(run);
+    await run.waitFor(/"attempt":1,.*starting again/, 60_000);
+    // The port is bound before the database: this request waits for a start that will not come.
+    const answer = await fetch(`http://127.0.0.1:${port}/api/status`);
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('5');
+    expect(((await answer.json()) as { code: string }).code).toBe('service_unavailable');
+    expect(await run.exited).toBe(1);
+    expect([...run.out.matchAll(/starting again/g)]).toHaveLength(5);
+    expect(Date.now() - started).toBeGreaterThan(12_000); // 0.5 + 1 + 2 + 4 + 5 s of waiting
+    expect(run.out).not.toContain('MASTER_API_KEY=');
+  } finally {
+    dropper.close();
+  }
+}, 90_000);
