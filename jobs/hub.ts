@@ -484,15 +484,20 @@ export class JobHub {
     }
   }
 
+  /** Close every reader and queue, then the shared connections, even when one fails; then throw the first failure. */
   async close(): Promise<void> {
-    await Promise.all([...this.events.values()].map((e) => e.close()));
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    const settled = [
+      ...(await Promise.allSettled([...this.events.values()].map((e) => e.close()))),
+      ...(await Promise.allSettled([...this.queues.values()].map((q) => q.close()))),
+    ];
     this.events.clear();
     this.queues.clear();
-    await this.pg?.close();
+    settled.push(...(await Promise.allSettled([this.pg?.close()])));
     const cluster = this.cluster;
     this.cluster = undefined;
     await cluster?.quit().catch(() => cluster.disconnect());
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 }
 

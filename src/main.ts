@@ -10,7 +10,7 @@ import type { Deps } from './deps';
 import { logger } from './logger';
 import { bootDeps, closeDeps } from './runtime';
 import { startScheduler } from './scheduler';
-import { ensurePlatform } from './services/identity';
+import { ensurePlatform, newKeyValue } from './services/identity';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -35,10 +35,13 @@ async function stopWorkers(): Promise<void> {
 
 /** The workers, the scheduler, Redis and Postgres: what a start that lost a connection undoes before it starts again. */
 async function stopServices(): Promise<void> {
-  await stopWorkers();
-  const deps = parts.deps;
-  parts.deps = undefined;
-  if (deps) await closeDeps(deps);
+  try {
+    await stopWorkers();
+  } finally {
+    const deps = parts.deps;
+    parts.deps = undefined;
+    if (deps) await closeDeps(deps);
+  }
 }
 
 let booted = false;
@@ -86,10 +89,12 @@ async function main(): Promise<void> {
   parts.local = await ensureLocalServices(config());
   const cfg = parts.local.config;
   setConfig(cfg);
+  // One key per process to generate (when MASTER_API_KEY is not set), whichever attempt commits it.
+  const generatedKey = newKeyValue();
   const deps = await startAgainOnLostConnection(
     async () => {
       const d = (parts.deps = await bootDeps(cfg, { migrate: true }));
-      await ensurePlatform(d.ds, cfg.MASTER_API_KEY);
+      await ensurePlatform(d.ds, cfg.MASTER_API_KEY, generatedKey);
       if (role !== 'api') {
         parts.workers = await startWorkers(d);
         if (cfg.SCHEDULER) parts.scheduler = startScheduler(d);

@@ -1,7 +1,8 @@
 import { isConnectionLoss, isQueueLoss } from '../failures';
 
 /**
- * A start that loses a Postgres connection it had made (a terminated backend, a failover) undoes
+ * A start that loses a connection it had made (a terminated Postgres backend, a failover, Redis
+ * dropping a command) undoes
  * what it started and starts again, backing off, instead of exiting: a process restarted while its
  * database is being failed over comes up once the database is back. A first attempt whose connection
  * is refused or whose host is unknown still fails at once: that is most often a wrong setting, and

@@ -85,9 +85,9 @@ export async function openDatabase(url: string, opts: { migrate: boolean; poolSi
     if (opts.migrate) await migrateUnderLock(ds);
   } catch (err) {
     // A start that fails here (a lost connection: it starts again) leaves no pool behind. TypeORM
-    // opens the pool before its first queries and does not end it when one of them fails.
+    // opens its pool before the queries of its driver's connect and does not end it when one fails.
     if (ds.isInitialized) await ds.destroy().catch(() => undefined);
-    else await (ds.driver as PostgresDriver).master?.end().catch(() => undefined);
+    else if ((ds.driver as PostgresDriver).master) await ds.driver.disconnect().catch(() => undefined);
     throw err;
   }
   return ds;

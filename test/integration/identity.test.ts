@@ -1,5 +1,6 @@
 import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, mint, registerAgent } from '../helpers/factories';
+import { ensurePlatform, hashKey, mintKey, newKeyValue, PLATFORM_AGENT_ID } from '../../src/services/identity';
 
 let app: TestApp;
 useTestApp((a) => (app = a));
@@ -108,5 +109,24 @@ describe('credits', () => {
       ['issuance', -1n],
       [`agent:${a.id}`, 1n],
     ]);
+  });
+});
+
+describe('the generated master key', () => {
+  it("a start that finds the key it generated already stored (its commit landed, the answer was lost) prints that key; another process's start prints none", async () => {
+    const mine = newKeyValue();
+    // What the lost attempt committed: the key this process generated, stored as the master.
+    await app.deps.ds.transaction((m) => mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true, value: mine }));
+    const stdout = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      expect(await ensurePlatform(app.deps.ds, undefined, mine)).toEqual({ printedKey: mine });
+      expect(stdout.mock.calls.map((c) => String(c[0])).join('')).toContain(`MASTER_API_KEY=${mine}\n`);
+      stdout.mockClear();
+      expect(await ensurePlatform(app.deps.ds, undefined, newKeyValue())).toEqual({});
+      expect(stdout.mock.calls.map((c) => String(c[0])).join('')).not.toContain('MASTER_API_KEY=');
+    } finally {
+      stdout.mockRestore();
+      await app.deps.ds.query(`UPDATE api_keys SET revoked_at = now() WHERE hash = $1`, [hashKey(mine)]);
+    }
   });
 });

@@ -48,7 +48,7 @@ function startMain(env: Record<string, string>): Run {
   return run;
 }
 
-const listen = (srv: Server, port = 0) => new Promise<number>((r) => srv.listen(port, () => r((srv.address() as { port: number }).port)));
+const listen = (srv: Server, port = 0, host?: string) => new Promise<number>((r) => srv.listen(port, host, () => r((srv.address() as { port: number }).port)));
 
 let database: string;
 let database2: string;
@@ -150,7 +150,7 @@ it('a start whose database address drops every connection tries 6 times, answers
   // Something listens at the database address and hangs up on every connection: each attempt loses
   // its connection (not refused), so the start tries again, backing off, then gives up.
   const dropper = createServer((socket) => socket.destroy());
-  const dbPort = await listen(dropper);
+  const dbPort = await listen(dropper, 0, '127.0.0.1');
   const port = await freePort();
   try {
     const started = Date.now();

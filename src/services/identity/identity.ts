@@ -102,9 +102,11 @@ export async function keyHolder(deps: Deps, raw: string): Promise<ResolvedKey | 
 
 /**
  * The platform operator identity and its master key. MASTER_API_KEY wins; otherwise a key is
- * generated at first start, stored hashed, and printed once.
+ * generated at first start, stored hashed, and printed once. `generated` is the key to mint then, one
+ * per process: a start whose commit landed but whose answer was lost starts again, finds its own key
+ * stored, and prints it then.
  */
-export async function ensurePlatform(ds: DataSource, masterKey: string | undefined): Promise<{ printedKey?: string }> {
+export async function ensurePlatform(ds: DataSource, masterKey: string | undefined, generated = newKeyValue()): Promise<{ printedKey?: string }> {
   const out = await ds.transaction(async (m): Promise<{ printedKey?: string }> => {
     await m.query(`SELECT pg_advisory_xact_lock(727275)`);
     await m.query(
@@ -118,9 +120,11 @@ export async function ensurePlatform(ds: DataSource, masterKey: string | undefin
       if (!exists.length) await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (MASTER_API_KEY)', isMaster: true, value: masterKey });
       return {};
     }
+    const mine = await m.query(`SELECT 1 FROM api_keys WHERE hash = $1 AND is_master AND revoked_at IS NULL`, [hashKey(generated)]);
+    if (mine.length) return { printedKey: generated };
     const any = await m.query(`SELECT 1 FROM api_keys WHERE is_master AND revoked_at IS NULL LIMIT 1`);
     if (any.length) return {};
-    const key = await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true });
+    const key = await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true, value: generated });
     return { printedKey: key.apiKey };
   });
   // Printed once committed: a start that loses its connection before the commit starts again and
