@@ -2,12 +2,11 @@ import { isConnectionLoss, isQueueLoss } from '../failures';
 
 /**
  * A start that loses a connection it had made (a terminated Postgres backend, a failover, Redis
- * dropping a command) undoes
- * what it started and starts again, backing off, instead of exiting: a process restarted while its
- * database is being failed over comes up once the database is back. A first attempt whose connection
- * is refused or whose host is unknown still fails at once: that is most often a wrong setting, and
- * the operator should hear of it now. Once a start has lost a connection, a refusal is the database
- * coming back, and the start keeps trying.
+ * dropping a command) undoes what it started and starts again, backing off, instead of exiting: a
+ * process restarted while its database is being failed over comes up once the database is back. A
+ * first attempt whose connection is refused or whose host is unknown still fails at once: that is
+ * most often a wrong setting, and the operator should hear of it now. Once a start has lost a
+ * connection, a refusal is the database coming back, and the start keeps trying.
  */
 
 export const START_ATTEMPTS = 6;
