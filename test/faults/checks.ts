@@ -32,6 +32,17 @@ export class Violations {
   get total(): number {
     return Object.values(this.counts).reduce((a, b) => a + b, 0);
   }
+
+  /**
+   * Fails the test when any check was violated, with the counts and the first example of each in the
+   * failure's own message: that message is in the run's closing summary, which a CI log cut in the
+   * middle keeps (the printed report and log tails come earlier and may be cut).
+   */
+  expectNone(): void {
+    if (!this.total) return;
+    const first = Object.entries(this.examples).map(([check, xs]) => `${check}: ${(xs[0] ?? '').slice(-1500)}`);
+    throw new Error(`violations ${JSON.stringify(this.counts)}\n${first.join('\n')}`);
+  }
 }
 
 export interface TradeRow {

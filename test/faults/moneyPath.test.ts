@@ -91,7 +91,7 @@ function defineMode(mode: 'A' | 'B', title: string, workerEnv: Record<string, st
           reported = checks.violations.total > 0;
           console.log(reported ? `${text}\n\nservice logs (tails):\n${c.logTails(2500)}` : text);
           expect(summary.acknowledged).toBeGreaterThan(100);
-          expect(checks.violations.counts).toEqual({});
+          checks.violations.expectNone();
         } catch (err) {
           if (!reported) console.log(`fault harness mode ${mode} failed: ${String((err as Error).message ?? err)}\nservice logs (tails):\n${c.logTails()}`);
           throw err;

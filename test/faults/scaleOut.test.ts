@@ -99,7 +99,7 @@ function defineLayout(layout: 'single' | 'cluster', title: string): void {
           expect(fromBoth).toBeGreaterThan(apisByMarket.size / 2);
           expect(checks.counts.orderChecked).toBeGreaterThan(100);
           expect(probe.counts.market_order_broken).toBeGreaterThan(0);
-          expect(checks.violations.counts).toEqual({});
+          checks.violations.expectNone();
           if (layout === 'cluster') {
             expect(lanes.length).toBe(LANES);
             expect(new Set(lanes.flatMap(([, ns]) => [...ns])).size).toBeGreaterThanOrEqual(2);
