@@ -59,6 +59,7 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
   };
   try {
     await openWorkers(deps, table, workers);
+    // Pending requests are recovered (the watchdog's first tick) once workers run.
     await watchdog.start();
     pump.start();
   } catch (err) {

@@ -127,8 +127,7 @@ export async function ensurePlatform(ds: DataSource, masterKey: string | undefin
     const key = await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true, value: generated });
     return { printedKey: key.apiKey };
   });
-  // Printed once committed: a start that loses its connection before the commit starts again and
-  // mints another key, and the operator must never be shown one that was rolled back.
+  // Printed once committed: the operator must never be shown a key that was rolled back.
   if (out.printedKey) {
     logger.warn('generated a master key; it is printed once on stdout and stored hashed');
     process.stdout.write(`\nMASTER_API_KEY=${out.printedKey}\n(store it now: it is not shown again)\n\n`);
