@@ -94,3 +94,15 @@ export function targetsTable(vs: Verdict[]): string {
     ...vs.map((v) => `| ${v.name} | ${f(v.value)} | ${v.kind === 'min' ? '>=' : '<='} ${v.target} | ${v.met ? '-' : f(v.gap)} | ${v.met ? 'yes' : 'no'} |${more(v)}`),
   ].join('\n');
 }
+
+/**
+ * A reference measured at both ends of a run (pgbench, the lane alone): the machine drifts over the
+ * minutes between, so the run is judged against the mean of the two, and `drift` says how far the
+ * second end moved from the first (after / before - 1).
+ */
+export function bothEnds<K extends string>(before: Record<K, number>, after: Record<K, number>): { mean: Record<K, number>; drift: Record<K, number> } {
+  const keys = Object.keys(before) as K[];
+  const mean = Object.fromEntries(keys.map((k) => [k, (before[k] + after[k]) / 2])) as Record<K, number>;
+  const drift = Object.fromEntries(keys.map((k) => [k, before[k] > 0 ? after[k] / before[k] - 1 : NaN])) as Record<K, number>;
+  return { mean, drift };
+}

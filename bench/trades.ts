@@ -1,6 +1,8 @@
 /**
  * Trades per second and latency over HTTP, one hot market and 100 markets, several concurrencies,
- * against Postgres's own ceiling measured in the same run with pgbench. Not part of npm test.
+ * against Postgres's own ceiling measured in the same run with pgbench. pgbench and the lane transaction
+ * alone run at both ends of the run, and the targets are judged against the mean of the two ends (the
+ * drift between them is printed). Not part of npm test.
  *   npx tsx bench/trades.ts [--seconds 8] [--orders 100] [--layout all|split|both]   (or BENCH_ORDERS=100)
  * Both process layouts by default: one process (npm start) and split roles (npm run api + npm run
  * worker), each with the queues on Redis and on BullMQ's Postgres backend (BENCH_LAYOUTS=redis or
@@ -14,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { cpuPerTrade, cpuSnapshot, machineBusySeconds, netOfIdle, startPrivateRedis } from './cpu';
-import { judgeTargets, targetsTable, type Step, type TargetInput } from './targets';
+import { bothEnds, judgeTargets, targetsTable, type Step, type TargetInput } from './targets';
 import { openLaneBench, timeBatches } from './laneAlone';
 import { batchSizes, BENCH_RATE_LIMITS, closedLoop, dropDatabase, dropQueuePrefix, fmt, lastTradeSeq, openLoop, pgbench, pgbenchInit, recreateDatabase, seedTradingWorkspace, startServer, stopServer, apiCaller, tradeSender, withDb, type LoadResult, benchRedisUrl, BENCH_SOCKETS, transportName, arg } from './lib';
 
@@ -84,22 +86,53 @@ async function laneAlone(): Promise<NonNullable<TargetInput['alone']>> {
   }
 }
 
-async function main() {
-  console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}; Postgres and Redis by ${transportName(BENCH_SOCKETS)}`);
+type Ceiling = Awaited<ReturnType<typeof pgCeiling>>;
+type Alone = NonNullable<TargetInput['alone']>;
+
+/** pgbench and the lane alone, measured once: printed as they come, with `when` (before or after the steps). */
+async function references(when: string): Promise<{ ceiling: Ceiling; alone: Alone }> {
   const ceiling = await pgCeiling();
-  console.log(`pgbench hot-row update (8 clients): ${fmt(ceiling.hot)} tps`);
-  console.log(`pgbench -N (8 clients):             ${fmt(ceiling.simple)} tps`);
+  console.log(`pgbench ${when} the steps: hot-row update (8 clients) ${fmt(ceiling.hot)} tps, -N (8 clients) ${fmt(ceiling.simple)} tps`);
   const alone = await laneAlone();
   console.log(
-    `the lane transaction alone (in process, no HTTP, no queue): a batch of 1 p50 ${fmt(alone.oneP50, 2)} ms; ` +
-      `batches of 8 on 1 book ${fmt(alone.hot8)} trades/s (${fmt(alone.hot8 / ceiling.hot, 3)} of the hot row), ` +
-      `of 64 on 1 book ${fmt(alone.hot64)} (${fmt(alone.hot64 / ceiling.hot, 3)}), of 8 over 8 books ${fmt(alone.spread8)} (${fmt(alone.spread8 / ceiling.simple, 3)} of -N)`,
+    `the lane transaction alone ${when} the steps (in process, no HTTP, no queue): a batch of 1 p50 ${fmt(alone.oneP50, 2)} ms; ` +
+      `batches of 8 on 1 book ${fmt(alone.hot8)} trades/s, of 64 on 1 book ${fmt(alone.hot64)}, of 8 over 8 books ${fmt(alone.spread8)}`,
   );
-  const runs = [];
+  return { ceiling, alone };
+}
+
+const pct = (x: number) => `${x >= 0 ? '+' : ''}${fmt(100 * x)}%`;
+
+async function main() {
+  console.log(`# bench/trades: ${SECONDS}s per step; load average ${loadavg()}; Postgres and Redis by ${transportName(BENCH_SOCKETS)}`);
+  const before = await references('before');
+  const layouts = [];
   // The same load on each queue backend, in one run: Redis (production) and BullMQ's Postgres backend (zero setup).
   const backends = (process.env.BENCH_LAYOUTS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
-  for (const backend of backends) for (const layout of LAYOUTS) runs.push(await runLayout(layout, backend, ceiling, alone));
-  const out = { at: new Date().toISOString(), seconds: SECONDS, sockets: BENCH_SOCKETS, loadAverage: loadavg(), pgbench: ceiling, laneAlone: alone, runs };
+  for (const backend of backends) for (const layout of LAYOUTS) layouts.push(await runLayout(layout, backend));
+  // The machine drifts over the minutes the steps take: the references again, and the run judged against the mean of both ends.
+  console.log('');
+  const after = await references('after');
+  const hotRow = bothEnds({ hot: before.ceiling.hot, simple: before.ceiling.simple }, { hot: after.ceiling.hot, simple: after.ceiling.simple });
+  const load = bothEnds(before.ceiling.simpleLoad, after.ceiling.simpleLoad);
+  const ceiling: Ceiling = { ...hotRow.mean, simpleLoad: load.mean };
+  const lane = bothEnds(before.alone, after.alone);
+  console.log(
+    `drift from before to after the steps: pgbench hot row ${pct(hotRow.drift.hot)}, -N ${pct(hotRow.drift.simple)}; ` +
+      `the lane alone ${pct(lane.drift.hot8)} (8 on 1 book), ${pct(lane.drift.hot64)} (64), ${pct(lane.drift.spread8)} (8 over 8), batch of 1 ${pct(lane.drift.oneP50)}. ` +
+      `Judged against the means: hot row ${fmt(ceiling.hot)}, -N ${fmt(ceiling.simple)} tps.`,
+  );
+  const runs = layouts.map((l) => l.judge(ceiling, lane.mean));
+  const out = {
+    at: new Date().toISOString(),
+    seconds: SECONDS,
+    sockets: BENCH_SOCKETS,
+    loadAverage: loadavg(),
+    pgbench: ceiling,
+    laneAlone: lane.mean,
+    ends: { before, after, drift: { pgbench: hotRow.drift, laneAlone: lane.drift } },
+    runs,
+  };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/latest.json', `${JSON.stringify(out, null, 2)}\n`);
   console.log('\nfigures written to bench/results/latest.json (compare two runs: npx tsx bench/compare.ts A.json B.json)');
@@ -109,12 +142,9 @@ function loadavg(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
 
-async function runLayout(
-  layout: 'all' | 'split',
-  backend: 'redis' | 'postgres',
-  ceiling: { hot: number; simple: number; simpleLoad: { msPerUnit: number; cores: number } },
-  alone: TargetInput['alone'],
-) {
+/** One layout's steps; `judge` then sets them against the references measured at both ends of the run. */
+async function runLayout(layout: 'all' | 'split', backend: 'redis' | 'postgres') {
+  const name = `${layout}, queues on ${backend}`;
   console.log(`\n## layout ${layout === 'all' ? 'all-in-one (npm start)' : 'split (npm run api + npm run worker)'}, queues on ${backend === 'redis' ? 'Redis' : "BullMQ's Postgres backend"}`);
   const dbName = `mpps_bench_trades${DB_SUFFIX}`;
   const dbUrl = await recreateDatabase(dbName);
@@ -178,8 +208,6 @@ async function runLayout(
     const halfHot = await openLoop(bestHot / 2, SECONDS, hot);
     const halfSpread = await openLoop(bestSpread / 2, SECONDS, spread);
     console.log(`\nat half the saturating rate: 1 market ${fmt(bestHot / 2)}/s -> p50 ${fmt(halfHot.p50)} ms, p99 ${fmt(halfHot.p99)} ms; 100 markets ${fmt(bestSpread / 2)}/s -> p50 ${fmt(halfSpread.p50)} ms, p99 ${fmt(halfSpread.p99)} ms`);
-    console.log(`ratio 1 market / pgbench hot row: ${fmt(bestHot / ceiling.hot, 2)} (target >= 0.5)`);
-    console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.35)`);
     // CPU per trade of a closed loop on 100 markets, the idle cost taken off.
     const cpuOf = async (clients: number) => {
       const before = snap();
@@ -189,19 +217,10 @@ async function runLayout(
     };
     const { load, cpu, machine } = await cpuOf(8);
     console.log(`CPU ms per trade (100 markets, 8 clients, ${fmt(load.tps)}/s): ${Object.entries(cpu).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')}`);
-    // The 8-client ratio to pgbench -N split in two: what a unit costs the machine, and how much of it each keeps busy.
-    const pg = ceiling.simpleLoad;
-    const split = { cpuFactor: pg.msPerUnit / machine.msPerUnit, coresFactor: machine.cores / pg.cores };
-    console.log(
-      `  against pgbench -N, whole machine: ${fmt(machine.msPerUnit, 2)} CPU-ms a trade vs ${fmt(pg.msPerUnit, 2)} a transaction (x${fmt(split.cpuFactor, 2)}), ` +
-        `${fmt(machine.cores, 2)} cores busy vs ${fmt(pg.cores, 2)} (x${fmt(split.coresFactor, 2)}): ${fmt(load.tps / ceiling.simple, 3)} of its rate`,
-    );
     // And at saturation (the target's condition): 100 markets at the concurrency that gave the most trades/s.
     const satClients = steps.reduce((b, s) => (s.spreadTps > b.spreadTps ? s : b), steps[0]).concurrency;
     const { load: sat, cpu: cpuSat } = await cpuOf(satClients);
     console.log(`CPU ms per trade at saturation (100 markets, ${satClients} clients, ${fmt(sat.tps)}/s): ${Object.entries(cpuSat).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(', ')} (target serverTotal <= 2.0)`);
-    const targets = judgeTargets({ steps, pgbench: ceiling, halfRate: { hot: halfHot, spread: halfSpread }, cpuAtSaturation: cpuSat.serverTotal, alone });
-    console.log(`\nissue 29's targets (${layout}, queues on ${backend}):\n${targetsTable(targets)}`);
     const result: Record<string, unknown> = {
       layout: backend === 'redis' ? layout : `${layout}/postgres-queues`,
       queues: backend,
@@ -209,12 +228,9 @@ async function runLayout(
       bestHot,
       bestSpread,
       halfRate: { hot: { rate: bestHot / 2, p50: halfHot.p50, p99: halfHot.p99 }, spread: { rate: bestSpread / 2, p50: halfSpread.p50, p99: halfSpread.p99 } },
-      ratios: { hotVsPgbenchHotRow: bestHot / ceiling.hot, spreadVsPgbenchN: bestSpread / ceiling.simple },
       cpuMsPerTrade: cpu,
-      againstPgbenchN: { trade: machine, pgbench: pg, ...split },
       cpuAtSaturation: { clients: satClients, tps: sat.tps, msPerTrade: cpuSat },
       idleCpuMsPerSecond: idle,
-      targets,
     };
     if (ORDERS > 0) {
       const without = await closedLoop(16, SECONDS, hot);
@@ -231,7 +247,22 @@ async function runLayout(
       console.log(`ratio with / without orders: ${fmt(withOrders.tps / without.tps, 2)} (target >= 0.8)`);
       result.orders = { resting, without: without.tps, with: withOrders.tps };
     }
-    return result;
+    const judge = (ceiling: Ceiling, alone: Alone) => {
+      console.log(`\n## ${name}, against the references`);
+      console.log(`ratio 1 market / pgbench hot row: ${fmt(bestHot / ceiling.hot, 2)} (target >= 0.5)`);
+      console.log(`ratio 100 markets / pgbench -N:   ${fmt(bestSpread / ceiling.simple, 2)} (target >= 0.35)`);
+      // The 8-client ratio to pgbench -N split in two: what a unit costs the machine, and how much of it each keeps busy.
+      const pg = ceiling.simpleLoad;
+      const split = { cpuFactor: pg.msPerUnit / machine.msPerUnit, coresFactor: machine.cores / pg.cores };
+      console.log(
+        `against pgbench -N at 8 clients, whole machine: ${fmt(machine.msPerUnit, 2)} CPU-ms a trade vs ${fmt(pg.msPerUnit, 2)} a transaction (x${fmt(split.cpuFactor, 2)}), ` +
+          `${fmt(machine.cores, 2)} cores busy vs ${fmt(pg.cores, 2)} (x${fmt(split.coresFactor, 2)}): ${fmt(load.tps / ceiling.simple, 3)} of its rate`,
+      );
+      const targets = judgeTargets({ steps, pgbench: ceiling, halfRate: { hot: halfHot, spread: halfSpread }, cpuAtSaturation: cpuSat.serverTotal, alone });
+      console.log(`\nissue 29's targets (${name}):\n${targetsTable(targets)}`);
+      return { ...result, ratios: { hotVsPgbenchHotRow: bestHot / ceiling.hot, spreadVsPgbenchN: bestSpread / ceiling.simple }, againstPgbenchN: { trade: machine, pgbench: pg, ...split }, targets };
+    };
+    return { judge };
   } finally {
     for (const p of Object.values(procs)) await stopServer(p);
     if (redis) {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -6,6 +5,7 @@ import type { Deps } from '../deps';
 import { ApiError, DomainError, isRetryable } from '../errors';
 import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
+import { requestIdFor } from '../requestId';
 import { callerCache } from '../services/access';
 import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
 import { registeredRoutes, type RouteDef } from './registry';
@@ -39,7 +39,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   app.context.deps = deps;
 
   app.use(async (ctx, next) => {
-    const requestId = (ctx.get('x-request-id') || randomUUID()).slice(0, 100);
+    const requestId = requestIdFor(ctx.get('x-request-id'));
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
     try {

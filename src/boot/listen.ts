@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { ApiError } from '../errors';
 import { logger } from '../logger';
+import { requestIdFor } from '../requestId';
 
 /** A start-up failure the operator fixes (a port taken, a bad setting): one sentence, no stack trace. */
 export class StartupError extends Error {}
@@ -44,8 +45,8 @@ export async function bindHttp(port: number): Promise<BoundHttp> {
     refuse() {
       // Unanswered, they would hold the port's close (and the exit) for as long as their clients wait.
       const body = JSON.stringify(new ApiError('service_unavailable', 'The service failed to start; nothing was written. Retry once it is back.').toBody());
-      attach((_req, res) => {
-        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '5', connection: 'close' });
+      attach((req, res) => {
+        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '5', 'x-request-id': requestIdFor(req.headers['x-request-id']), connection: 'close' });
         res.end(body);
       });
     },

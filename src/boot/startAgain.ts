@@ -6,16 +6,17 @@ import { isConnectionLoss, isQueueLoss } from '../failures';
  * process restarted while its database is being failed over comes up once the database is back. A
  * first attempt whose connection is refused or whose host is unknown still fails at once: that is
  * most often a wrong setting, and the operator should hear of it now. Once a start has lost a
- * connection, a refusal is the database coming back, and the start keeps trying.
+ * connection, a refusal is the database coming back and an unknown host is a failover moving its
+ * name (or the resolver losing it for a moment), and the start keeps trying.
  */
 
 export const START_ATTEMPTS = 6;
 
-const NEVER_CONNECTED = /ECONNREFUSED|ENOTFOUND/;
+const NEVER_CONNECTED = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/;
 
-/** True when starting again may succeed: a lost connection, or (after one was lost) a refused one. */
+/** True when starting again may succeed: a lost connection, or (after one was lost) a refused one or an unknown host. */
 export function mayStartAgain(err: unknown, attempt = 1): boolean {
-  if (attempt === 1 && NEVER_CONNECTED.test((err as Error)?.message ?? '')) return false;
+  if (NEVER_CONNECTED.test((err as Error)?.message ?? '')) return attempt > 1;
   return isConnectionLoss(err) || isQueueLoss(err);
 }
 

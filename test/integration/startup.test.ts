@@ -158,9 +158,10 @@ it('a start whose database address drops every connection tries 6 times, answers
     runs.push(run);
     await run.waitFor(/"attempt":1,.*starting again/, 60_000);
     // The port is bound before the database: this request waits for a start that will not come.
-    const answer = await fetch(`http://127.0.0.1:${port}/api/status`);
+    const answer = await fetch(`http://127.0.0.1:${port}/api/status`, { headers: { 'X-Request-Id': 'waited-for-start' } });
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('5');
+    expect(answer.headers.get('x-request-id')).toBe('waited-for-start');
     expect(((await answer.json()) as { code: string }).code).toBe('service_unavailable');
     expect(await run.exited).toBe(1);
     expect([...run.out.matchAll(/starting again/g)]).toHaveLength(5);

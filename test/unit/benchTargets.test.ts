@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { judgeTargets, targetsTable, type Step, type TargetInput } from '../../bench/targets';
+import { bothEnds, judgeTargets, targetsTable, type Step, type TargetInput } from '../../bench/targets';
 
 const step = (concurrency: number, hotTps: number, spreadTps: number, p50 = 3): Step => ({
   concurrency,
@@ -87,6 +87,21 @@ describe("bench/targets: issue 29's targets judged on a run", () => {
       fc.property(fc.double({ min: 1, max: 1e4, noNaN: true }), fc.double({ min: 0.01, max: 50, noNaN: true }), (tps, cpu) => {
         const vs = judgeTargets(run({ steps: [step(1, tps, tps), step(8, tps, tps)], cpuAtSaturation: cpu }));
         for (const v of vs) expect(v.met).toBe(v.gap <= 1);
+      }),
+    );
+  });
+
+  it('a reference measured at both ends of a run is judged by its mean, with the drift between the ends', () => {
+    const { mean, drift } = bothEnds({ hot: 1000, simple: 2000 }, { hot: 1500, simple: 1000 });
+    expect(mean).toEqual({ hot: 1250, simple: 1500 });
+    expect(drift.hot).toBeCloseTo(0.5, 12);
+    expect(drift.simple).toBeCloseTo(-0.5, 12);
+    fc.assert(
+      fc.property(fc.double({ min: 1, max: 1e5, noNaN: true }), fc.double({ min: 1, max: 1e5, noNaN: true }), (a, b) => {
+        const r = bothEnds({ x: a }, { x: b });
+        expect(r.mean.x).toBeGreaterThanOrEqual(Math.min(a, b) * (1 - 1e-12));
+        expect(r.mean.x).toBeLessThanOrEqual(Math.max(a, b) * (1 + 1e-12));
+        expect(a * (1 + r.drift.x)).toBeCloseTo(b, 6);
       }),
     );
   });

@@ -14,10 +14,12 @@ describe('which failed starts start again', () => {
     ['Redis dropping the queue connection', new Error('Connection is closed.')],
   ])('%s: yes', (_, err) => expect(mayStartAgain(err)).toBe(true));
 
-  it('a refused connection after a lost one is the database coming back: yes, from the second attempt on', () => {
+  it('a refused connection or an unknown host after a lost connection is the database coming back: yes, from the second attempt on', () => {
     const refused = new Error('connect ECONNREFUSED 127.0.0.1:5432');
     expect([1, 2, 3].map((a) => mayStartAgain(refused, a))).toEqual([false, true, true]);
-    expect(mayStartAgain(new Error('getaddrinfo ENOTFOUND db.example'), 2)).toBe(false); // not a lost connection at all
+    // A failover that moves a DNS name: the name is missing, or the resolver times out, for a moment.
+    expect([1, 2].map((a) => mayStartAgain(new Error('getaddrinfo ENOTFOUND db.example'), a))).toEqual([false, true]);
+    expect([1, 2].map((a) => mayStartAgain(new Error('getaddrinfo EAI_AGAIN db.example'), a))).toEqual([false, true]);
   });
 
   it.each([
