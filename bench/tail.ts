@@ -55,7 +55,8 @@ const PG_SAMPLE_MS = 10;
  * Samples pg_stat_activity every 10 ms until stopped: each (backend, wait event) seen in a row of
  * samples is one wait, at least as long as its first sample to its last. Client reads (a backend
  * waiting for its client) and idle processes are not waits of Postgres's own. Returns the waits of
- * 10 ms or more (seen in two samples or more).
+ * 10 ms or more (seen in two samples or more): one of 10-20 ms may fall between samples and be
+ * missed; from about 20 ms every one is seen.
  */
 function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
   const client = new Client({ connectionString: url });
@@ -64,24 +65,26 @@ function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
   let running = true;
   const close = (key: string, w: { from: number; last: number; what: string }) => {
     open.delete(key);
-    // At least this long: seen in samples this far apart (a wait seen once may have lasted a few microseconds).
+    // A backend's wait lasted at least this long: seen in samples this far apart (one seen once may have lasted microseconds).
     const ms = w.last - w.from;
     if (ms >= 10) found.push({ kind: 'pgwait', at: w.from, ms, what: w.what });
   };
+  client.on('error', () => undefined); // a connection ended under it (the database dropped) surfaces as the loop's failure
   const loop = (async () => {
     await client.connect();
     const db = new URL(url).pathname.slice(1);
     while (running) {
       const now = performance.timeOrigin + performance.now();
-      const { rows } = await client.query<{ pid: number; backend_type: string; wait: string; query: string }>(
-        `SELECT pid, backend_type, wait_event_type || ':' || wait_event AS wait, left(query, 24) AS query FROM pg_stat_activity
+      const { rows } = await client.query<{ pid: number; backend_type: string; wait: string; query: string; started: string | null }>(
+        `SELECT pid, backend_type, wait_event_type || ':' || wait_event AS wait, left(query, 24) AS query, query_start::text AS started FROM pg_stat_activity
           WHERE pid <> pg_backend_pid() AND (datname = $1 OR backend_type = 'walwriter')
             AND wait_event IS NOT NULL AND wait_event_type NOT IN ('Activity', 'Client')`,
         [db],
       );
       const seen = new Set<string>();
       for (const r of rows) {
-        const key = `${r.pid} ${r.wait}`;
+        // One statement's wait: the same backend's next statement (another COMMIT) is another wait. The WAL writer runs no statements: its flushes seen in a row merge.
+        const key = `${r.pid} ${r.wait} ${r.started ?? ''}`;
         seen.add(key);
         const w = open.get(key);
         if (w) w.last = now;
@@ -91,12 +94,17 @@ function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
       await new Promise((res) => setTimeout(res, PG_SAMPLE_MS));
     }
     for (const [key, w] of open) close(key, w);
-    await client.end();
   })();
+  const ended = loop.then(
+    () => null,
+    (err: Error) => err,
+  );
   return {
     stop: async () => {
       running = false;
-      await loop;
+      const err = await ended;
+      await client.end().catch(() => undefined);
+      if (err) console.log(`the Postgres wait sampler stopped early: ${err.message}; its waits are partial`);
       return found;
     },
   };
@@ -140,7 +148,8 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
   const lat = sent.map((s) => s.ms).sort((a, b) => a - b);
   const t0 = Math.min(...sent.map((s) => s.at));
   const t1 = Math.max(...sent.map((s) => s.at + s.ms));
-  const inWindow = probe.filter((p) => p.at >= t0 && p.at <= t1);
+  // A Postgres wait or a disk flush that began before the window and lasted into it belongs to it too.
+  const inWindow = probe.filter((p) => p.at + (p.kind === 'pgwait' || p.kind === 'disk' ? p.ms : 0) >= t0 && p.at <= t1);
   const gcs = inWindow.filter((p): p is Extract<GcLine, { kind: 'gc' }> => p.kind === 'gc');
   const major = gcs.filter((g) => g.what !== 'scavenge');
   const scavenges = gcs.filter((g) => g.what === 'scavenge');
@@ -201,6 +210,7 @@ async function main() {
   const probeFile = join(dir, 'gc.log');
   const diskFile = join(dir, 'disk.log');
   let disk: ChildProcess | null = null;
+  let pgWaits: ReturnType<typeof samplePgWaits> | null = null;
   const url = await recreateDatabase(DB);
   const redis = await startPrivateRedis(REDIS_PORT);
   const env = {
@@ -224,7 +234,7 @@ async function main() {
     console.log(
       `# bench/tail: ${RATE} trades/s over ${ids.length} markets, ${REPS} windows of ${SECONDS} s after ${WARM_SECONDS} s at ${WARM_CLIENTS} clients; slices slower than ${SLOW_MS} ms below each window`,
     );
-    const pgWaits = PG_WAITS ? samplePgWaits(url) : null;
+    pgWaits = PG_WAITS ? samplePgWaits(url) : null;
     disk = DISK_DIR ? spawn(process.execPath, [resolve('bench/diskprobe.cjs'), DISK_DIR, diskFile], { stdio: 'inherit' }) : null;
     const windows: Sent[][] = [];
     for (let rep = 0; rep < REPS; rep++) {
@@ -234,9 +244,12 @@ async function main() {
     }
     await new Promise((r) => setTimeout(r, 600)); // the probe's last lines
     const waits = pgWaits ? await pgWaits.stop() : [];
+    pgWaits = null;
+    if (disk && (disk.exitCode !== null || disk.signalCode !== null)) console.log(`the disk probe ended early (exit ${disk.exitCode ?? disk.signalCode}): its flushes are partial or missing`);
     if (disk) await stopServer(disk);
     disk = null;
     const diskLines = readDisk(diskFile);
+    if (DISK_DIR && !diskLines.summary) console.log('the disk probe left no summary: it did not run to the end (is DIR writable?)');
     const probe = [...readProbe(probeFile), ...waits, ...diskLines.lines].sort((a, b) => a.at - b.at);
     const total = { slices: 0, withMarkCompact: 0, withFlush: 0, withNothing: 0 };
     windows.forEach((w, rep) => {
@@ -247,6 +260,7 @@ async function main() {
     if (PG_WAITS || DISK_DIR) console.log(`  ${total.withFlush} had a Postgres WAL wait or a slow probe flush near them; ${total.withNothing} had nothing seen near them`);
     if (diskLines.summary) console.log(`the disk probe: ${diskLines.summary}`);
   } finally {
+    if (pgWaits) await pgWaits.stop();
     if (disk) await stopServer(disk);
     await stopServer(server);
     await stopServer(redis);
