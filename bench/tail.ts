@@ -52,17 +52,20 @@ type Near = Exclude<GcLine, { kind: 'old' }>;
 const PG_SAMPLE_MS = 10;
 
 /**
- * Samples pg_stat_activity every 10 ms until stopped: each (backend, wait event) seen in a row of
- * samples is one wait, at least as long as its first sample to its last. Client reads (a backend
- * waiting for its client) and idle processes are not waits of Postgres's own. Returns the waits of
- * 10 ms or more (seen in two samples or more): one of 10-20 ms may fall between samples and be
- * missed; from about 20 ms every one is seen.
+ * Samples pg_stat_activity every 10 ms (or as often as its query answers) until stopped: each
+ * (backend, wait event) seen in a row of samples is one wait, at least as long as its first sample
+ * to its last. Client reads (a backend waiting for its client) and idle processes are not waits of
+ * Postgres's own. Returns the waits of 10 ms or more (seen in two samples or more): a wait shorter
+ * than two sample periods may fall between samples and be missed. stop() prints the mean period.
  */
 function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
   const client = new Client({ connectionString: url });
   const found: GcLine[] = [];
   const open = new Map<string, { from: number; last: number; what: string }>();
   let running = true;
+  let samples = 0;
+  let firstAt = 0;
+  let lastAt = 0;
   const close = (key: string, w: { from: number; last: number; what: string }) => {
     open.delete(key);
     // A backend's wait lasted at least this long: seen in samples this far apart (one seen once may have lasted microseconds).
@@ -75,6 +78,8 @@ function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
     const db = new URL(url).pathname.slice(1);
     while (running) {
       const now = performance.timeOrigin + performance.now();
+      if (!samples++) firstAt = now;
+      lastAt = now;
       const { rows } = await client.query<{ pid: number; backend_type: string; wait: string; query: string; started: string | null }>(
         `SELECT pid, backend_type, wait_event_type || ':' || wait_event AS wait, left(query, 24) AS query, query_start::text AS started FROM pg_stat_activity
           WHERE pid <> pg_backend_pid() AND (datname = $1 OR backend_type = 'walwriter')
@@ -91,9 +96,9 @@ function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
         else open.set(key, { from: now, last: now, what: `${r.backend_type === 'walwriter' ? 'walwriter' : 'backend'} ${r.wait}${r.query ? ` (${r.query.trim().split(/\s+/)[0]})` : ''}` });
       }
       for (const [key, w] of open) if (!seen.has(key)) close(key, w);
-      await new Promise((res) => setTimeout(res, PG_SAMPLE_MS));
+      // The next sample 10 ms after this one began, not after its answer.
+      await new Promise((res) => setTimeout(res, Math.max(0, PG_SAMPLE_MS - (performance.timeOrigin + performance.now() - now))));
     }
-    for (const [key, w] of open) close(key, w);
   })();
   const ended = loop.then(
     () => null,
@@ -102,9 +107,13 @@ function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
   return {
     stop: async () => {
       running = false;
-      const err = await ended;
+      // A sample that never answers must not hold the bench's cleanup: ending the client fails it.
+      const quick = await Promise.race([ended, new Promise<'slow'>((res) => setTimeout(() => res('slow'), 1000))]);
       await client.end().catch(() => undefined);
+      const err = quick === 'slow' ? await ended : quick;
+      for (const [key, w] of open) close(key, w);
       if (err) console.log(`the Postgres wait sampler stopped early: ${err.message}; its waits are partial`);
+      if (samples > 1) console.log(`the Postgres wait sampler: ${samples} samples, one every ${fmt((lastAt - firstAt) / (samples - 1), 1)} ms on average`);
       return found;
     },
   };
