@@ -48,6 +48,8 @@ type GcLine =
   | { kind: 'pgwait'; at: number; ms: number; what: string }
   | { kind: 'disk'; at: number; ms: number };
 type Near = Exclude<GcLine, { kind: 'old' }>;
+/** When a line's moment ends: a Postgres wait or a disk flush lasts `ms` from `at`; the others are marked at their end. */
+const endOf = (p: GcLine) => p.at + (p.kind === 'pgwait' || p.kind === 'disk' ? p.ms : 0);
 
 const PG_SAMPLE_MS = 10;
 
@@ -119,7 +121,7 @@ function samplePgWaits(url: string): { stop: () => Promise<GcLine[]> } {
   };
 }
 
-/** The disk probe's lines (bench/diskprobe.cjs), and its summary of every flush. */
+/** The disk probe's flushes of 5 ms or more (bench/diskprobe.cjs writes every one), and a summary of all of them. */
 function readDisk(file: string): { lines: GcLine[]; summary?: string } {
   let text = '';
   try {
@@ -127,14 +129,15 @@ function readDisk(file: string): { lines: GcLine[]; summary?: string } {
   } catch {
     return { lines: [] };
   }
-  const lines: GcLine[] = [];
-  let summary: string | undefined;
-  for (const l of text.split('\n').filter(Boolean)) {
-    const [kind, a, b, c, d] = l.split(' ');
-    if (kind === 'disk') lines.push({ kind: 'disk', at: Number(a), ms: Number(b) });
-    else if (kind === 'disks') summary = `${a} flushes of 8 kB, p50 ${b} ms, p99 ${c} ms, max ${d} ms`;
-  }
-  return { lines, summary };
+  const all = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' '))
+    .map(([, at, ms]) => ({ kind: 'disk' as const, at: Number(at), ms: Number(ms) }));
+  if (!all.length) return { lines: [] };
+  const sorted = all.map((d) => d.ms).sort((a, b) => a - b);
+  const summary = `${sorted.length} flushes of 8 kB, p50 ${fmt(percentile(sorted, 50), 2)} ms, p99 ${fmt(percentile(sorted, 99), 2)} ms, max ${fmt(sorted[sorted.length - 1])} ms`;
+  return { lines: all.filter((d) => d.ms >= 5), summary };
 }
 
 const nearText = (p: Near) =>
@@ -158,7 +161,7 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
   const t0 = Math.min(...sent.map((s) => s.at));
   const t1 = Math.max(...sent.map((s) => s.at + s.ms));
   // A Postgres wait or a disk flush that began before the window and lasted into it belongs to it too.
-  const inWindow = probe.filter((p) => p.at + (p.kind === 'pgwait' || p.kind === 'disk' ? p.ms : 0) >= t0 && p.at <= t1);
+  const inWindow = probe.filter((p) => endOf(p) >= t0 && p.at <= t1);
   const gcs = inWindow.filter((p): p is Extract<GcLine, { kind: 'gc' }> => p.kind === 'gc');
   const major = gcs.filter((g) => g.what !== 'scavenge');
   const scavenges = gcs.filter((g) => g.what === 'scavenge');
@@ -192,7 +195,7 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
     slices++;
     const from = t0 + k * 50;
     // Stalls, collections of 3 ms or more, Postgres's waits and slow disk flushes, from 60 ms before the slice to its end (a wait that began earlier and lasted into it counts).
-    const near = inWindow.filter((p): p is Near => p.kind !== 'old' && p.at + (p.kind === 'pgwait' || p.kind === 'disk' ? p.ms : 0) >= from - 60 && p.at < from + 50 && (p.kind !== 'gc' || p.ms >= 3));
+    const near = inWindow.filter((p): p is Near => p.kind !== 'old' && endOf(p) >= from - 60 && p.at < from + 50 && (p.kind !== 'gc' || p.ms >= 3));
     if (near.some((p) => p.kind === 'gc' && p.what !== 'scavenge')) withMarkCompact++;
     if (near.some((p) => (p.kind === 'pgwait' && /WAL/.test(p.what)) || p.kind === 'disk')) withFlush++;
     if (!near.length) withNothing++;
@@ -205,7 +208,10 @@ function report(rep: number, sent: Sent[], probe: GcLine[]): { slices: number; w
 function pgWaitsOf(lines: GcLine[]): string {
   const waits = lines.filter((p): p is Extract<GcLine, { kind: 'pgwait' }> => p.kind === 'pgwait');
   const by = new Map<string, number[]>();
-  for (const w of waits) by.set(w.what.replace(/ \(.*\)$/, ''), [...(by.get(w.what.replace(/ \(.*\)$/, '')) ?? []), w.ms]);
+  for (const w of waits) {
+    const kind = w.what.replace(/ \(.*\)$/, ''); // without the statement
+    by.set(kind, [...(by.get(kind) ?? []), w.ms]);
+  }
   return `${waits.length}${by.size ? ` (${[...by].map(([k, ms]) => `${k} ${ms.length}, longest ${fmt(Math.max(...ms), 0)} ms`).join('; ')})` : ''}`;
 }
 
@@ -258,7 +264,7 @@ async function main() {
     if (disk) await stopServer(disk);
     disk = null;
     const diskLines = readDisk(diskFile);
-    if (DISK_DIR && !diskLines.summary) console.log('the disk probe left no summary: it did not run to the end (is DIR writable?)');
+    if (DISK_DIR && !diskLines.summary) console.log('the disk probe recorded no flush (is DIR writable?)');
     const probe = [...readProbe(probeFile), ...waits, ...diskLines.lines].sort((a, b) => a.at - b.at);
     const total = { slices: 0, withMarkCompact: 0, withFlush: 0, withNothing: 0 };
     windows.forEach((w, rep) => {

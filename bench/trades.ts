@@ -113,10 +113,11 @@ async function main() {
   // The machine drifts over the minutes the steps take: the references again, and the run judged against the mean of both ends.
   console.log('');
   const after = await references('after');
-  const hotRow = bothEnds({ hot: before.ceiling.hot, simple: before.ceiling.simple }, { hot: after.ceiling.hot, simple: after.ceiling.simple });
+  const ends = (c: Ceiling) => ({ hot: c.hot, simple: c.simple, cores: c.simpleLoad.cores });
+  const hotRow = bothEnds(ends(before.ceiling), ends(after.ceiling));
   // Cores busy under -N averaged; its CPU a transaction derived from them and the mean rate, so the split of the -N ratio multiplies out.
-  const cores = (before.ceiling.simpleLoad.cores + after.ceiling.simpleLoad.cores) / 2;
-  const ceiling: Ceiling = { ...hotRow.mean, simpleLoad: { cores, msPerUnit: (cores * 1000) / hotRow.mean.simple } };
+  const { hot, simple, cores } = hotRow.mean;
+  const ceiling: Ceiling = { hot, simple, simpleLoad: { cores, msPerUnit: (cores * 1000) / simple } };
   const lane = bothEnds(before.alone, after.alone);
   console.log(
     `drift from before to after the steps: pgbench hot row ${pct(hotRow.drift.hot)}, -N ${pct(hotRow.drift.simple)}; ` +

@@ -120,10 +120,10 @@ export async function ensurePlatform(ds: DataSource, masterKey: string | undefin
       if (!exists.length) await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (MASTER_API_KEY)', isMaster: true, value: masterKey });
       return {};
     }
-    const mine = await m.query(`SELECT 1 FROM api_keys WHERE hash = $1 AND is_master AND revoked_at IS NULL`, [hashKey(generated)]);
-    if (mine.length) return { printedKey: generated };
-    const any = await m.query(`SELECT 1 FROM api_keys WHERE is_master AND revoked_at IS NULL LIMIT 1`);
-    if (any.length) return {};
+    // A live master key: this process's own generated one (print it), or another (print nothing).
+    const [live] = await m.query(`SELECT bool_or(hash = $1) AS mine, count(*) > 0 AS any FROM api_keys WHERE is_master AND revoked_at IS NULL`, [hashKey(generated)]);
+    if (live.mine) return { printedKey: generated };
+    if (live.any) return {};
     const key = await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true, value: generated });
     return { printedKey: key.apiKey };
   });
