@@ -55,7 +55,13 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }, 10_000);
   deadline.unref();
-  await stopParts();
+  try {
+    await stopParts();
+  } catch (err) {
+    // Said, not left to an unhandled rejection: the operator (and a test) sees which part failed to close.
+    logger.error({ err }, 'stopping failed');
+    process.exit(1);
+  }
   logger.info('stopped');
   process.exit(0);
 }

@@ -172,9 +172,12 @@ describe('start-up and shutdown', () => {
       });
     });
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: String(port), QUEUE_PREFIX: `t${randomBytes(4).toString('hex')}`, MASTER_API_KEY: 'runtime-test-master-key-0123', LOG_LEVEL: 'silent' },
-      stdio: 'ignore',
+      env: { ...process.env, PORT: String(port), QUEUE_PREFIX: `t${randomBytes(4).toString('hex')}`, MASTER_API_KEY: 'runtime-test-master-key-0123', LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // Errors only (a quiet run logs nothing): shown with a failed exit, so a rare failure says which part failed.
+    let said = '';
+    for (const s of [child.stdout!, child.stderr!]) s.on('data', (d: Buffer) => (said = (said + d.toString()).slice(-3000)));
     try {
       let up = false;
       for (let i = 0; i < 150 && !up; i++) {
@@ -185,7 +188,8 @@ describe('start-up and shutdown', () => {
       const started = Date.now();
       const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      const code = await exited;
+      expect({ code, said: code === 0 ? '' : said }).toEqual({ code: 0, said: '' });
       expect(Date.now() - started).toBeLessThan(10_000);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
