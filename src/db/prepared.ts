@@ -1,5 +1,6 @@
 import { hash as digest } from 'node:crypto';
 import { QueryFailedError, type DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+import { encodeArrays } from './arrayLiteral';
 
 interface PgClient {
   query(config: { name: string; text: string; values: unknown[] } | string): Promise<{ rows: unknown[]; command?: string }>;
@@ -48,7 +49,7 @@ function nameOf(text: string): string {
 async function run<T>(client: PgClient, text: string, values: unknown[]): Promise<T[]> {
   try {
     await freshPlans(client);
-    return (await client.query({ name: nameOf(text), text, values })).rows as T[];
+    return (await client.query({ name: nameOf(text), text, values: encodeArrays(values) })).rows as T[];
   } catch (err) {
     throw new QueryFailedError(text, values, err as Error);
   }
@@ -117,7 +118,7 @@ export async function queryPipelined(m: EntityManager, statements: readonly Stat
     try {
       sent = [
         ...(begin ? [client.query('BEGIN')] : []),
-        ...statements.map((s) => client.query({ name: nameOf(s.text), text: s.text, values: s.values })),
+        ...statements.map((s) => client.query({ name: nameOf(s.text), text: s.text, values: encodeArrays(s.values) })),
         ...(opts.commit ? [client.query('COMMIT')] : []),
       ];
     } finally {

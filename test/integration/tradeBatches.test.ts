@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Client, type Notification } from 'pg';
 import { pgNotices } from '../../src/db/notices';
-import { outcomeEar, TRADE_OUTCOMES_CHANNEL } from '../../src/services/trading/outcomeNotices';
+import { outcomeEar, outcomeNotices, TRADE_OUTCOMES_CHANNEL } from '../../src/services/trading/outcomeNotices';
+import type { TradeOutcome } from '../../src/domain/outcomes';
 import { buildWorkspace, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { balanceOf, freshBookId, gathered, trade, trader } from '../helpers/markets';
@@ -233,6 +235,29 @@ describe('trade outcome notices', () => {
       await waitFor('the notice', async () => heard.has(requestId));
     } finally {
       unsubscribe();
+    }
+  });
+
+  it("a batch's notices settle its waiters chunk by chunk, and a notice of requests nobody here waits for is not decoded", async () => {
+    const ear = outcomeEar(app.deps);
+    await waitFor('the LISTEN connection', async () => pgNotices(app.deps).isLive(TRADE_OUTCOMES_CHANNEL));
+    const ids = Array.from({ length: 30 }, () => randomUUID());
+    const outcomes = ids.map((id) => ({ ok: false, body: { code: 'market_closed', message: 'x'.repeat(400), id } }) as unknown as TradeOutcome);
+    const notices = outcomeNotices(ids, outcomes);
+    expect(notices.length).toBeGreaterThan(1);
+    const waiting = await ear.watch(ids);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      for (const n of notices) ear.heard(n);
+      expect(parse).toHaveBeenCalledTimes(notices.length);
+      expect((await waiting.ended).outcomes).toEqual(outcomes);
+      // Heard again (the LISTEN copy after hearCommitted): nobody waits, nothing is decoded.
+      parse.mockClear();
+      for (const n of notices) ear.heard(n);
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+      waiting.dispose();
     }
   });
 

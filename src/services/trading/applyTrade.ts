@@ -34,7 +34,6 @@ import { markBatch } from './batchTimeline';
  */
 export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
-  let notices: string[] = [];
   const id = jobs[0].requestId; // the batch's job id (tradeBatches' send)
   markBatch(id, 'started');
   const outcomes = await inTransaction(deps.ds, async (m) => {
@@ -50,14 +49,14 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
       }
     }
     // The outcomes are announced by the write itself (delivered at commit): the API hears them there.
-    notices = outcomeNotices(jobs.map((j) => j.requestId), out);
+    const notices = outcomeNotices(jobs.map((j) => j.requestId), out);
     markBatch(id, 'priced');
     await batch.write(m, notices, { commit: true });
     return out;
   }, { pipelined: true });
   markBatch(id, 'written');
-  // Committed: this process's own callers hear the same notices now, not one backend's hop later.
-  hearCommitted(deps, notices);
+  // Committed: this process's own callers hear the same outcomes now, not one backend's hop later.
+  hearCommitted(deps, jobs.map((j) => j.requestId), outcomes);
   return outcomes;
 }
 
@@ -293,7 +292,8 @@ class TradeBatch {
 
   private record(job: TradeJobData, status: 'done' | 'failed', response: Record<string, unknown>) {
     this.requests.set(job.requestId, { agentId: job.agentId, workspaceId: job.workspaceId, key: job.key ?? null, hash: job.hash ?? null, status, response });
-    this.priors.set(job.requestId, { status, response: JSON.parse(JSON.stringify(response)) });
+    // As a later twin in the batch reads it back from the journal: JSON (an applied trade's body already is).
+    this.priors.set(job.requestId, { status, response: status === 'done' ? response : JSON.parse(JSON.stringify(response)) });
   }
 
   /**

@@ -14,6 +14,9 @@ const LIVE_WITHIN_MS = 2000;
 
 type Pair = [requestId: string, outcome: TradeOutcome | null];
 
+/** A notice's first request id (outcomeNotices writes each pair as JSON.stringify([id, outcome]); ids are uuids). */
+const FIRST_ID = /^\[\["([^"\\]*)"/;
+
 /**
  * The notices of a batch's outcomes: JSON arrays of [requestId, outcome] pairs, each under Postgres'
  * payload limit. An outcome too large for any notice is announced as null (its waiter reads the journal).
@@ -61,8 +64,14 @@ class OutcomeEar {
     });
   }
 
-  /** A notice's payload (a JSON array of [requestId, outcome] pairs): each waiter it names is settled, once. */
+  /**
+   * A notice's payload (a JSON array of [requestId, outcome] pairs): each waiter it names is settled,
+   * once. A notice's requests are one batch's, all watched by one process or none, and this process
+   * often settled them already (hearCommitted): when nobody waits for its first request, it is not decoded.
+   */
   heard(payload: string): void {
+    const first = FIRST_ID.exec(payload)?.[1];
+    if (first !== undefined && !this.waiting.has(first)) return;
     let pairs: Pair[];
     try {
       pairs = JSON.parse(payload) as Pair[];
@@ -70,6 +79,11 @@ class OutcomeEar {
       return;
     }
     for (const [id, outcome] of pairs) this.settle(id, outcome);
+  }
+
+  /** Outcomes this process committed itself, in the order of their requests. */
+  committed(requestIds: readonly string[], outcomes: readonly TradeOutcome[]): void {
+    requestIds.forEach((id, i) => this.settle(id, outcomes[i]));
   }
 
   private settle(id: string, outcome: TradeOutcome | null): void {
@@ -112,16 +126,15 @@ class OutcomeEar {
 const ears = new WeakMap<Deps, OutcomeEar>();
 
 /**
- * The notices of a batch this process just committed, heard at once by this process's own waiting
+ * The outcomes of a batch this process just committed, heard at once by this process's own waiting
  * requests (the all-in-one layout, where the API and the lane worker share one process and deps).
  * The commit's notice reaches the LISTEN connection through another Postgres backend, one process
- * hop later (about 1 ms on a busy 2-core machine); these are the same strings, decoded by the same
- * code, and a waiter is settled once, so the notice that follows finds nobody. Only after COMMIT was
- * acknowledged. A process without an ear (a worker alone) has nobody waiting: nothing to do.
+ * hop later (about 1 ms on a busy 2-core machine); the notice carries these same outcomes, a waiter
+ * is settled once, and the notice that follows finds nobody (and is not decoded). Only after COMMIT
+ * was acknowledged. A process without an ear (a worker alone) has nobody waiting: nothing to do.
  */
-export function hearCommitted(deps: Deps, notices: readonly string[]): void {
-  const ear = ears.get(deps);
-  if (ear) for (const n of notices) ear.heard(n);
+export function hearCommitted(deps: Deps, requestIds: readonly string[], outcomes: readonly TradeOutcome[]): void {
+  ears.get(deps)?.committed(requestIds, outcomes);
 }
 
 /** This process's ear for trade outcome notices (one per deps). */
