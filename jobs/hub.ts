@@ -1,6 +1,7 @@
 import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, type BackendFactory, type JobsOptions, type Processor, type WorkerOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import type { ZodType } from 'zod';
+import { closeAll } from '../src/closeAll';
 import { ListeningClient } from '../src/db/listeningClient';
 import { logger } from '../src/logger';
 import { parseRedisUrl } from '../src/redisUrl';
@@ -486,18 +487,20 @@ export class JobHub {
 
   /** Close every reader and queue, then the shared connections, even when one fails; then throw the first failure. */
   async close(): Promise<void> {
-    const settled = [
-      ...(await Promise.allSettled([...this.events.values()].map((e) => e.close()))),
-      ...(await Promise.allSettled([...this.queues.values()].map((q) => q.close()))),
-    ];
-    this.events.clear();
-    this.queues.clear();
-    settled.push(...(await Promise.allSettled([this.pg?.close()])));
     const cluster = this.cluster;
-    this.cluster = undefined;
-    await cluster?.quit().catch(() => cluster.disconnect());
-    const failed = settled.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    await closeAll([
+      [...this.events.values()].map((e) => () => e.close()),
+      [...this.queues.values()].map((q) => () => q.close()),
+      () => {
+        this.events.clear();
+        this.queues.clear();
+        return this.pg?.close();
+      },
+      () => {
+        this.cluster = undefined;
+        return cluster?.quit().catch(() => cluster.disconnect());
+      },
+    ]);
   }
 }
 

@@ -8,6 +8,7 @@ import { wireAreas } from './services/wireAreas';
 import { closeCallerCache } from './services/access/callerCache';
 import { closeAccountSystem } from './services/accounts';
 import { closeNotices } from './db/notices';
+import { closeAll } from './closeAll';
 
 /** Connect Postgres (creating and migrating it) and, on the Redis layout, Redis; the same for every role and for tests. */
 export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?: Clock; poolSize?: number } = {}): Promise<Deps> {
@@ -27,15 +28,12 @@ export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?
 
 /** Close every part, in order, even when one fails (its connection already lost, say); then throw the first failure. */
 export async function closeDeps(deps: Deps): Promise<void> {
-  const steps: Array<() => Promise<unknown> | void> = [
+  await closeAll([
     () => closeCallerCache(deps),
     () => closeAccountSystem(deps),
     () => closeNotices(deps),
     () => deps.hub.close(),
     () => deps.redis?.disconnect(),
     () => (deps.ds.isInitialized ? deps.ds.destroy() : undefined),
-  ];
-  const failures: unknown[] = [];
-  for (const step of steps) await Promise.resolve().then(step).catch((err: unknown) => void failures.push(err));
-  if (failures.length) throw failures[0];
+  ]);
 }

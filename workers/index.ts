@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { queueFamilies, resultSchema, type QueueFamilyName } from '../jobs/definitions';
 import type { HubWorker } from '../jobs/hub';
 import type { Deps } from '../src/deps';
+import { closeAll } from '../src/closeAll';
 import { logger } from '../src/logger';
 import { EventPump, outboxProcessors } from './outbox';
 import { webhookProcessors } from './webhooks';
@@ -52,11 +53,7 @@ export async function startWorkers(deps: Deps): Promise<WorkerSet> {
   const workers: HubWorker[] = [];
   const watchdog = new Watchdog(deps);
   const pump = new EventPump(deps);
-  const close = async () => {
-    await watchdog.stop();
-    await pump.stop();
-    await Promise.all(workers.map((w) => w.close()));
-  };
+  const close = () => closeAll([() => watchdog.stop(), () => pump.stop(), workers.map((w) => () => w.close())]);
   try {
     await openWorkers(deps, table, workers);
     // Pending requests are recovered (the watchdog's first tick) once workers run.
