@@ -487,16 +487,17 @@ export class JobHub {
 
   /** Close every reader and queue, then the shared connections, even when one fails; then throw the first failure. */
   async close(): Promise<void> {
-    const cluster = this.cluster;
+    // Each group is listed when its turn comes (a queue opened while the events close is closed too).
     await closeAll([
-      [...this.events.values()].map((e) => () => e.close()),
-      [...this.queues.values()].map((q) => () => q.close()),
+      () => closeAll([[...this.events.values()].map((e) => () => e.close())]),
+      () => closeAll([[...this.queues.values()].map((q) => () => q.close())]),
       () => {
         this.events.clear();
         this.queues.clear();
         return this.pg?.close();
       },
       () => {
+        const cluster = this.cluster;
         this.cluster = undefined;
         return cluster?.quit().catch(() => cluster.disconnect());
       },
