@@ -9,9 +9,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { openLaneBench, timeBatches, type LaneBench } from './laneAlone';
+import { arg } from './lib';
 
-const argRounds = process.argv.indexOf('--rounds');
-const ROUNDS = argRounds > 0 ? Number(process.argv[argRounds + 1]) : 200;
+const ROUNDS = Number(arg('--rounds')) || 200;
 
 function waldump(): string {
   for (const v of ['17', '16', '15', '14']) {
@@ -56,7 +56,7 @@ async function measure(lb: LaneBench, size: number, spread: number, checkpoint: 
     if (!m) continue;
     const [, rmgr, rec, tot, desc, rest] = m;
     const bytes = Number(tot);
-    const fpi = Number(tot) - Number(rec);
+    const fpi = bytes - Number(rec);
     const rel = /rel \d+\/\d+\/(\d+)/.exec(rest)?.[1];
     add(byRel, rel ? (names.get(rel) ?? `rel ${rel}`) : '(none)', bytes, fpi);
     add(byType, `${rmgr} ${desc}`, bytes, fpi);

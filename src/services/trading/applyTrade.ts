@@ -34,7 +34,8 @@ import { markBatch } from './batchTimeline';
  */
 export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
-  const id = jobs[0].requestId; // the batch's job id (tradeBatches' send)
+  const requestIds = jobs.map((j) => j.requestId);
+  const id = requestIds[0]; // the batch's job id (tradeBatches' send)
   markBatch(id, 'started');
   const outcomes = await inTransaction(deps.ds, async (m) => {
     const batch = await TradeBatch.open(m, jobs);
@@ -49,14 +50,14 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
       }
     }
     // The outcomes are announced by the write itself (delivered at commit): the API hears them there.
-    const notices = outcomeNotices(jobs.map((j) => j.requestId), out);
+    const notices = outcomeNotices(requestIds, out);
     markBatch(id, 'priced');
     await batch.write(m, notices, { commit: true });
     return out;
   }, { pipelined: true });
   markBatch(id, 'written');
   // Committed: this process's own callers hear the same outcomes now, not one backend's hop later.
-  hearCommitted(deps, jobs.map((j) => j.requestId), outcomes);
+  hearCommitted(deps, requestIds, outcomes);
   return outcomes;
 }
 
