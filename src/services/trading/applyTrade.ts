@@ -11,7 +11,7 @@ import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
 import { deserializeSpec, keyOfRequest, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
-import { hearCommitted, outcomeNotices, TRADE_OUTCOMES_CHANNEL } from './outcomeNotices';
+import { announceSql, hearCommitted, noticesParam, outcomeNotices } from './outcomeNotices';
 import { markBatch } from './batchTimeline';
 
 /**
@@ -304,7 +304,7 @@ class TradeBatch {
   async write(m: EntityManager, notices: string[] = [], opts: { commit?: boolean } = {}): Promise<void> {
     if (!this.requests.size) {
       // Every request had its outcome already (a batch run again): only the announcement is left.
-      const announce = notices.length ? [{ text: `SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM json_array_elements_text($1::json) AS n`, values: [JSON.stringify(notices)] }] : [];
+      const announce = notices.length ? [{ text: announceSql(1), values: [noticesParam(notices)] }] : [];
       if (announce.length || opts.commit) await queryPipelined(m, announce, opts);
       return;
     }
@@ -359,8 +359,7 @@ class TradeBatch {
     params.push(...ledger.params);
     const outbox = outboxFragment(this.events, params.length + 1, ledger.ok);
     params.push(...outbox.params);
-    // One JSON array of the notices' texts (each is JSON itself): an array literal would escape every quote in them.
-    params.push(JSON.stringify(notices));
+    params.push(noticesParam(notices));
     const noticesAt = params.length;
     const [[row]] = (await queryPipelined(m, [{
       text: `WITH ${ledger.ctes},
@@ -389,7 +388,7 @@ class TradeBatch {
          ON CONFLICT (request_id) DO UPDATE SET status = EXCLUDED.status, response = EXCLUDED.response, job = NULL
           WHERE EXCLUDED.status = 'done' OR trade_requests.status <> 'done'),
        ${outbox.cte}
-       SELECT ${ledger.outcome}, (SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM json_array_elements_text($${noticesAt}::json) AS n WHERE ${ledger.ok}) AS notices`,
+       SELECT ${ledger.outcome}, (${announceSql(noticesAt)} WHERE ${ledger.ok}) AS notices`,
       values: params,
     }], opts)) as [[{ ledger: { ok: boolean; before: Record<string, string> | null } }]];
     ledgerOutcome(ledger, row, 'internal'); // decided in memory on the locked balances: a refusal here is a bug

@@ -7,6 +7,19 @@ import { signalWithin } from '../../signals';
 
 /** Where a lane batch's write announces its outcomes (pg_notify inside the batch's transaction). */
 export const TRADE_OUTCOMES_CHANNEL = 'trade_outcomes';
+/**
+ * The SQL that announces a batch's notices (pg_notify, delivered at commit), given as one parameter at
+ * `$at` holding `noticesParam(notices)`; it yields how many were sent.
+ */
+export function announceSql(at: number): string {
+  return `SELECT count(pg_notify('${TRADE_OUTCOMES_CHANNEL}', n)) FROM json_array_elements_text($${at}::json) AS n`;
+}
+
+/** The notices as announceSql's parameter: one JSON array of their texts (JSON.stringify escapes their quotes natively, where node-postgres's text-array encoding ran two regular expressions over each). */
+export function noticesParam(notices: readonly string[]): string {
+  return JSON.stringify(notices);
+}
+
 /** Postgres refuses a notice payload of 8000 bytes or more. */
 const MAX_NOTICE_BYTES = 7900;
 /** How long a first trade waits for the LISTEN to take effect before it relies on polling instead. */
