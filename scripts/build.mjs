@@ -1,4 +1,4 @@
-/* global process, console */
+/* global process, console, performance */
 // The service for `npm start` and the api/worker/migrate roles: every .ts file of src, jobs, workers and
 // migrations transpiled one to one into dist/ (same layout as tsc's outDir, so files read at run time
 // resolve as before) by esbuild, which tsx already brings. No type-checking here: that is

@@ -35,6 +35,8 @@ export const ERROR_CATALOG = {
   workspace_not_found: { status: 404, text: 'No such workspace, or it is not visible to the caller.' },
   not_found: { status: 404, text: 'No such resource in this workspace.' },
   route_not_found: { status: 404, text: 'No such endpoint; GET /api/help lists them all.' },
+  method_not_allowed: { status: 405, text: 'The path exists but not with this method; the Allow header and the body\'s allow list the methods it takes.' },
+  account_refused: { status: 400, text: 'The account system (sign-up, sign-in, sign-out, password reset) refused; the status says how (401: wrong email or password), the body\'s reason carries its own code (e.g. INVALID_EMAIL_OR_PASSWORD).' },
   validation_failed: { status: 400, text: 'The request did not match the endpoint schema; the body carries issues.' },
   malformed_json: { status: 400, text: 'The body is not valid JSON.' },
   unsupported_media_type: { status: 415, text: 'Send the body as application/json.' },

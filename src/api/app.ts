@@ -48,6 +48,12 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
         throw new ApiError('route_not_found', `No endpoint ${ctx.method} ${ctx.path}; GET /api/help lists them all.`);
       }
+      // The router's wrong-method answer (405 with Allow; 501 for a method it knows nowhere) in the one error shape.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined && ctx.respond !== false) {
+        const allow = ctx.response.get('Allow');
+        const takes = allow ? `it takes ${allow}` : 'GET /api/help lists the methods of every path';
+        throw new ApiError('method_not_allowed', `${ctx.method} is not served at ${ctx.path}; ${takes}.`, allow ? { allow: allow.split(/,\s*/) } : {}, ctx.status);
+      }
     } catch (err) {
       const apiErr = toApiError(err);
       ctx.status = apiErr.status;
@@ -64,7 +70,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // The account system (spec §5.1) answers under /api/auth/* itself, before any body is read: sign-up,
   // sign-in, sign-out, session, password reset. The /api/auth routes of our own registry (DELETE
   // /api/auth/me) go to the router.
-  const ownAuthPaths = new Set(registeredRoutes().filter((r) => `/api${r.path}`.startsWith(`${AUTH_BASE_PATH}/`)).map((r) => `/api${r.path}`));
+  const ownAuthPaths = new Set(registeredRoutes().filter((r) => !r.accountSystem && `/api${r.path}`.startsWith(`${AUTH_BASE_PATH}/`)).map((r) => `/api${r.path}`));
   app.use(async (ctx, next) => {
     if (!ctx.path.startsWith(`${AUTH_BASE_PATH}/`) || ownAuthPaths.has(ctx.path)) return next();
     ctx.respond = false;
@@ -94,7 +100,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   app.use(webRoutes(deps));
 
   const router = new Router({ prefix: '/api' });
-  for (const def of bySpecificity(registeredRoutes())) {
+  for (const def of bySpecificity(registeredRoutes().filter((r) => !r.accountSystem))) {
     // A change made through this process is seen by its very next request: its own caller cache is
     // dropped before the answer goes out (other processes hear of it by NOTIFY). Trades and orders
     // change no access.

@@ -112,7 +112,7 @@ const idempotencyHeader: Json = {
 
 /** One line per tag (the first path segment): what the group of operations is for. */
 export const TAG_DESCRIPTIONS: Record<string, string> = {
-  auth: 'The signed-in person (a session from POST /api/auth/sign-in/email): who it is, and deleting the account.',
+  auth: 'The account system: sign-up, sign-in and sign-out, the session, password reset (a session from POST /api/auth/sign-in/email), and deleting the account.',
   connections: "The person's connected AI assistants (MCP over OAuth): each one's calls, what it must ask before acting, and disconnecting it.",
   benchmark: 'How well the markets forecast: the error of the final consensus by how long a book traded, and the decision scorecard.',
   leaderboard: 'Standings over public workspaces by earnings, calibration, accuracy or volume.',
@@ -124,6 +124,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   feedback: 'Reports from participants to the operator of the instance.',
   groups: 'Groups in a workspace: capabilities and per-metric permissions granted to their members.',
   guides: 'The guides, as Markdown.',
+  health: 'Liveness and readiness (Postgres, the queues) without credentials, for load balancers and health checks.',
   help: 'The live catalog of every endpoint, for people.',
   hooks: 'Webhooks: subscriptions to event types, signed deliveries, retries and replay.',
   marketplace: 'Public workspaces to browse and join.',

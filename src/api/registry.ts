@@ -69,6 +69,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * idempotencyKey(c)); the OpenAPI document declares the header on it.
    */
   idempotent?: boolean;
+  /**
+   * The account system (Better Auth, under /api/auth) answers this route itself: it is in the catalog
+   * and the OpenAPI document, and the router never mounts it (its handler is never called).
+   */
+  accountSystem?: true;
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 

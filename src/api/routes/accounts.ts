@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { deleteAccount, sessionCookieName } from '../../services/accounts';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
@@ -18,4 +19,62 @@ defineRoute({
     c.koa.append('Set-Cookie', `${sessionCookieName(c.deps.config)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
     return undefined;
   },
+});
+
+// The account system's public routes, documented here for GET /help and the OpenAPI document; the
+// account system answers them itself (registry: accountSystem), its refusals in the API's error shape.
+const accountRoute = { accountSystem: true, auth: auth.none(), errors: ['account_refused'], handler: async () => undefined } as const;
+const userSchema = z.looseObject({ id: z.string(), name: z.string(), email: z.string(), emailVerified: z.boolean(), createdAt: z.string(), updatedAt: z.string() });
+const passwordSchema = z.string().min(8).max(128);
+
+defineRoute({
+  ...accountRoute,
+  method: 'POST',
+  path: '/auth/sign-up/email',
+  summary: 'Create an account { name, email, password (8+ characters) } and sign in: sets the session cookie. The account gets its own participant.',
+  body: z.object({ name: z.string(), email: z.email(), password: passwordSchema, callbackURL: z.string().optional() }),
+  response: z.looseObject({ token: z.string().nullable(), user: userSchema }),
+});
+
+defineRoute({
+  ...accountRoute,
+  method: 'POST',
+  path: '/auth/sign-in/email',
+  summary: 'Sign in { email, password, rememberMe? }: sets the session cookie (mpps.session_token). Wrong email or password: 401 account_refused, reason INVALID_EMAIL_OR_PASSWORD.',
+  body: z.object({ email: z.email(), password: z.string(), rememberMe: z.boolean().optional(), callbackURL: z.string().optional() }),
+  response: z.looseObject({ redirect: z.boolean(), token: z.string(), url: z.string().nullish(), user: userSchema }),
+});
+
+defineRoute({
+  ...accountRoute,
+  method: 'POST',
+  path: '/auth/sign-out',
+  summary: 'Sign out: ends the session and clears its cookie.',
+  response: z.object({ success: z.boolean() }),
+});
+
+defineRoute({
+  ...accountRoute,
+  method: 'GET',
+  path: '/auth/get-session',
+  summary: 'The signed-in session and its user, or null without a session cookie.',
+  response: z.looseObject({ session: z.looseObject({}), user: userSchema }).nullable(),
+});
+
+defineRoute({
+  ...accountRoute,
+  method: 'POST',
+  path: '/auth/request-password-reset',
+  summary: 'Ask for a password reset { email, redirectTo? }: a link valid for an hour goes to the address when it has an account (the answer is the same either way).',
+  body: z.object({ email: z.email(), redirectTo: z.string().optional() }),
+  response: z.looseObject({ status: z.boolean() }),
+});
+
+defineRoute({
+  ...accountRoute,
+  method: 'POST',
+  path: '/auth/reset-password',
+  summary: "Choose a new password { newPassword, token } with the reset link's token; every session of the account ends.",
+  body: z.object({ newPassword: passwordSchema, token: z.string() }),
+  response: z.object({ status: z.boolean() }),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DomainError, ERROR_CATALOG } from '../../errors';
+import { settlementEnabled } from '../../services/credits';
 import { AUTH_LEGEND, requirementOf } from '../auth';
 import { defineRoute, registeredRoutes, type RouteDef } from '../registry';
 import { GUIDE_CATEGORIES, guideIndex, guideText } from '../guides';
@@ -112,7 +113,7 @@ defineRoute({
   method: 'GET',
   path: '/public-config',
   auth: { label: '-' },
-  summary: 'Instance flags; no credentials are returned.',
+  summary: 'Instance flags; no credentials are returned. usdcSettlementEnabled: USDC deposits and withdrawals work here (a chain is configured).',
   response: z.object({
     managed: z.boolean(),
     instanceName: z.string(),
@@ -128,7 +129,7 @@ defineRoute({
     instanceName: c.deps.config.INSTANCE_NAME,
     homeFloor: null,
     otto: false,
-    usdcSettlementEnabled: false,
+    usdcSettlementEnabled: settlementEnabled(c.deps),
     store: false,
     preview: false,
   }),

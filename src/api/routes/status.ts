@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { health } from '../../services/health';
 import { workspaceStatus } from '../../services/metrics';
 import { auth } from '../auth';
 import { presentMarketSummary } from '../presenters/market';
@@ -35,4 +36,17 @@ defineRoute({
       })),
     };
   },
+});
+
+const check = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
+
+defineRoute({
+  method: 'GET',
+  path: '/health',
+  response: z.object({ status: z.literal('ok'), postgres: check, queues: check.extend({ backend: z.enum(['redis', 'postgres']) }) }),
+  errors: ['service_unavailable'],
+  auth: auth.none(),
+  summary:
+    'Liveness and readiness, without credentials (for load balancers and compose health checks): 200 { status: "ok", postgres, queues } when Postgres and the queue backend each answer within 2 s; else 503 service_unavailable carrying the same checks.',
+  handler: async (c) => health(c.deps),
 });

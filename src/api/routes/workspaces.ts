@@ -3,13 +3,13 @@ import { shareViewLink, unshareViewLink } from '../../services/access';
 import { metricsOfWorkspace } from '../../services/metrics';
 import { requestWorkspaceDeletion } from '../../services/deletions';
 import { editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
-import { joinPublicWorkspace, openWorkspace, publicWorkspaces, SLUG_RE } from '../../services/workspaces';
+import { joinPublicWorkspace, openWorkspace, publicWorkspaces, SLUG_RE, workspacesOf } from '../../services/workspaces';
 import { auth } from '../auth';
 import { presentMetric } from '../presenters/metric';
 import { presentWorkspace } from '../presenters/workspace';
 import { presentDeletion } from '../presenters/deletion';
 import { deletionSchema } from '../schemas/deletions';
-import { currentWorkspaceSchema, joinSchema, viewLinkSchema, workspaceSchema } from '../schemas/workspaces';
+import { currentWorkspaceSchema, joinSchema, myWorkspaceSchema, viewLinkSchema, workspaceSchema } from '../schemas/workspaces';
 import { defineRoute } from '../registry';
 import { credits } from '../schemas/common';
 
@@ -151,5 +151,18 @@ defineRoute({
   params: workspaceParam,
   handler: async (c) => {
     await unshareViewLink(c.deps, c.workspace().workspace.id);
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/workspaces',
+  response: z.array(myWorkspaceSchema),
+  errors: [],
+  auth: auth.identity(),
+  summary: "The caller's workspaces: [{ id, name, slug, role (owner, admin or member), visibility (public or private) }], owned first. A key locked to a workspace sees that one.",
+  handler: async (c) => {
+    const me = c.identity();
+    return workspacesOf(c.deps, me.agentId, me.keyLocked ? me.keyWorkspaceId : null);
   },
 });

@@ -18,6 +18,7 @@ const workspaceFields = {
 /** presentWorkspace without metrics (they are listed only by GET /workspaces/current). */
 export const workspaceSchema = z.object({ ...workspaceFields, metrics: z.array(metricSchema).max(0) }).meta({ id: 'Workspace' });
 export const currentWorkspaceSchema = z.object({ ...workspaceFields, metrics: z.array(metricSchema), capabilities: z.array(capability) });
+export const myWorkspaceSchema = z.object({ id: z.string(), name: z.string(), slug: z.string(), role: z.enum(['owner', 'admin', 'member']), visibility: z.enum(['public', 'private']) });
 export const joinSchema = z.object({ ok: z.boolean(), workspaceId: z.string(), slug: z.string(), group: z.string() });
 export const viewLinkSchema = z.object({
   token: z.string(),

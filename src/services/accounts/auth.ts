@@ -10,6 +10,7 @@ import { ListeningClient } from '../../db/listeningClient';
 import { logger } from '../../logger';
 import { sendAccountMail } from './mailer';
 import { ensureAccountParticipant } from './participant';
+import { refusalInOurShape } from './refusals';
 
 /** Where the account system answers (spec §5.1: sign-in at POST /api/auth/sign-in/email). */
 export const AUTH_BASE_PATH = '/api/auth';
@@ -106,7 +107,8 @@ function build(deps: Deps) {
   const pool = new Pool({ connectionString: deps.config.databaseUrl, max: 4, Client: ListeningClient });
   pool.on('error', (err) => logger.warn({ err }, 'account system pool error'));
   const auth = betterAuth(authOptions(deps.config, pool, { userCreated: (user) => ensureAccountParticipant(deps, user).then(() => undefined) }));
-  return { auth, pool, handler: toNodeHandler(auth) };
+  // Its refusals in the API's one error shape (refusals.ts).
+  return { auth, pool, handler: toNodeHandler((request: Request) => auth.handler(request).then(refusalInOurShape)) };
 }
 
 export type AccountSystem = ReturnType<typeof build>;

@@ -15,6 +15,11 @@ export function requireChain(deps: Deps): Chain {
   return chain;
 }
 
+/** Whether deposits and withdrawals work here (a chain is configured): GET /public-config's usdcSettlementEnabled. */
+export function settlementEnabled(deps: Deps): boolean {
+  return chainOf(deps.config) !== null;
+}
+
 /** A checksummed address, or 400. */
 export function checksummed(address: string): string {
   try {

@@ -6,5 +6,5 @@ export * from './deposits';
 export * from './withdrawals';
 export * from './treasury';
 export * from './recoverChainJobs';
-export { walletOf } from './chainAccess';
+export { settlementEnabled, walletOf } from './chainAccess';
 export * from './statement';

@@ -15,3 +15,36 @@ export async function joinPublicWorkspace(deps: Deps, agentId: string, idOrSlug:
 export async function isWorkspaceMember(deps: Deps, workspaceId: string, agentId: string): Promise<boolean> {
   return isMember(deps.ds, workspaceId, agentId);
 }
+
+/** One workspace the caller belongs to, with its part in it (GET /workspaces). */
+export interface MyWorkspaceRow {
+  id: string;
+  name: string;
+  slug: string;
+  role: 'owner' | 'admin' | 'member';
+  visibility: 'public' | 'private';
+}
+
+/**
+ * The workspaces `agentId` is a member of (in deletion: left out), owned first then by joining; its
+ * role: owner, admin (a group granting manage) or member. `onlyWorkspaceId`: a key locked to one.
+ */
+export async function workspacesOf(deps: Deps, agentId: string, onlyWorkspaceId: string | null = null): Promise<MyWorkspaceRow[]> {
+  const rows: Array<{ id: string; name: string; slug: string; owned: boolean; admin: boolean; public: boolean }> = await deps.ds.query(
+    `SELECT w.id, w.name, w.slug, w.public, (w.owner_id = $1) AS owned,
+            EXISTS (SELECT 1 FROM group_members gm JOIN groups g ON g.id = gm.group_id
+                     WHERE gm.agent_id = $1 AND g.workspace_id = w.id AND 'manage' = ANY (g.capabilities)) AS admin
+       FROM memberships mb JOIN workspaces w ON w.id = mb.workspace_id
+      WHERE mb.agent_id = $1 AND w.deleting_at IS NULL AND ($2::uuid IS NULL OR w.id = $2::uuid)
+      ORDER BY (w.owner_id = $1) DESC, mb.joined_at ASC, w.created_at ASC
+      LIMIT 1000`,
+    [agentId, onlyWorkspaceId],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    slug: r.slug,
+    role: r.owned ? 'owner' : r.admin ? 'admin' : 'member',
+    visibility: r.public ? 'public' : 'private',
+  }));
+}

@@ -1,0 +1,48 @@
+import { docUrl, type ErrorCode } from '../../errors';
+
+/**
+ * The account system (Better Auth) answers its refusals as {message, code} (its own codes, such as
+ * INVALID_EMAIL_OR_PASSWORD); every error body under /api carries {error, code, doc_url} (spec §7.1).
+ * Its own code stays in `reason`. An OAuth error ({error, error_description}, RFC 6749) keeps its
+ * fields and gains code and doc_url.
+ */
+const BY_STATUS: Record<number, ErrorCode> = {
+  401: 'account_refused',
+  404: 'route_not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+const codeFor = (status: number): ErrorCode => BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'account_refused');
+
+export async function refusalInOurShape(res: Response): Promise<Response> {
+  if (res.status < 400) return res;
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = text ? JSON.parse(text) : {};
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+  } catch {
+    // not JSON: the sentence below says what happened
+  }
+  const code = codeFor(res.status);
+  const { message, code: reason, ...rest } = body;
+  const shaped =
+    typeof body.error === 'string'
+      ? { ...body, code: typeof reason === 'string' ? reason : code, doc_url: docUrl(code) }
+      : {
+          error: typeof message === 'string' && message ? sentence(message) : `The account system refused the request (${res.status}).`,
+          code,
+          doc_url: docUrl(code),
+          ...(typeof reason === 'string' ? { reason } : {}),
+          ...rest,
+        };
+  const headers = new Headers(res.headers);
+  headers.set('content-type', 'application/json');
+  headers.delete('content-length');
+  return new Response(JSON.stringify(shaped), { status: res.status, statusText: res.statusText, headers });
+}
+
+const sentence = (s: string) => (/[.!?]$/.test(s) ? s : `${s}.`);
