@@ -97,12 +97,32 @@ export function queueConnection(url: string, schema: string): PostgresConnection
   // Every queue, worker and event reader listens on this one connection and its LISTEN client.
   conn.setMaxListeners(0);
   const listenClient = conn.getListenClient.bind(conn);
+  const serialized = new WeakSet<object>();
   conn.getListenClient = async () => {
     const client = await listenClient();
     (client as unknown as { setMaxListeners(n: number): void }).setMaxListeners(0);
+    if (!serialized.has(client)) {
+      serialized.add(client);
+      oneQueryAtATime(client as unknown as { query: (...args: unknown[]) => Promise<unknown> });
+    }
     return client;
   };
   return conn;
+}
+
+/**
+ * Every queue's backend LISTENs on the one shared client at once; pg queues a query sent while
+ * another runs, and warns (DeprecationWarning, at every start) that pg 9 will refuse it. So the
+ * client's queries run one after the other here.
+ */
+function oneQueryAtATime(client: { query: (...args: unknown[]) => Promise<unknown> }): void {
+  const query = client.query.bind(client);
+  let tail: Promise<unknown> = Promise.resolve();
+  client.query = (...args: unknown[]) => {
+    const run = tail.then(() => query(...args));
+    tail = run.catch(() => undefined);
+    return run;
+  };
 }
 
 /**
