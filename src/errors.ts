@@ -1,4 +1,5 @@
 import { withCredits } from './domain/money';
+import { readableNumbers } from './domain/readable';
 
 /**
  * The error catalog (spec §7 plus the codes this service adds). A published code never changes
@@ -97,7 +98,7 @@ export class DomainError extends Error {
 
   /** The error body; bigint details are nano amounts, shown as credits. */
   toBody(): Record<string, unknown> {
-    return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...withCredits(this.details) };
+    return { error: this.message, code: this.code, doc_url: docUrl(this.code), ...readableNumbers(withCredits(this.details)) };
   }
 
   /** Rebuild a refusal from its stored body (a trade's outcome read back from its job or Postgres). */

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
+import { readableNumbers } from '../domain/readable';
 import { ApiError, DomainError } from '../errors';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
@@ -92,5 +93,5 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
     if (err instanceof DomainError && errStatus) throw new ApiError(err.code, err.message, err.details, errStatus);
     throw err;
   }
-  return { status, result, warnings };
+  return { status, result: readableNumbers(result), warnings };
 }
