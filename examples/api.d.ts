@@ -2128,7 +2128,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an action
-         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer's balance covers it, and writes nothing. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant's proposals in a workspace (409 conflict).
+         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost, whether the proposer's balance covers it and, when it would not create, the refusal the real call answers (refusal), and writes nothing. A proposer who cannot fund every book is refused (400 insufficient_balance, nothing created); books the owner subsidises open unfunded when the owner cannot pay, as a metric's do. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant's proposals in a workspace (409 conflict).
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
          */
@@ -3142,10 +3142,63 @@ export interface components {
             books: components["schemas"]["BookCost"][];
             /** @constant */
             dryRun: true;
-            /** @description The metric as it would be created (its id is not kept). */
-            metric: components["schemas"]["Metric"];
+            /** @description A preview of the metric as it would be created (nothing was written). */
+            metric: {
+                /** Format: date-time */
+                createdAt: string;
+                /** @description Same as total (condensed name). */
+                currentValue: number | null;
+                depth: number;
+                description: string;
+                formula: string;
+                formulaError: string | null;
+                /** @description A preview has no id: nothing was created. */
+                id: null;
+                isLeaf: boolean;
+                liquidityCredits: number | null;
+                marketRangeMax: number;
+                marketTitle: string | null;
+                measuredAt: string | null;
+                name: string;
+                opensAt: number | null;
+                order: number;
+                /** @constant */
+                preview: true;
+                resetsEvery: string | null;
+                resolvesNaUntilMeasured: boolean;
+                settlementLagMinutes: number | null;
+                targetValue: null;
+                timePreference: {
+                    customHorizons?: string[];
+                    density?: number;
+                    enabled: boolean;
+                    halfLife?: number;
+                    horizonCredits?: {
+                        [key: string]: {
+                            book?: number | null;
+                            proposal?: number;
+                        };
+                    };
+                    horizonTitles?: {
+                        [key: string]: string;
+                    };
+                } | null;
+                total: number | null;
+                unit: null;
+                /** Format: date-time */
+                updatedAt: string;
+                value: number | null;
+            };
             /** @description Who pays the subsidy. */
             payerId: string;
+            /** @description The refusal the real call would answer instead of creating anything (a proposer who cannot fund every book: insufficient_balance), or null when it would create. */
+            refusal: ({
+                code: string;
+                doc_url: string;
+                error: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
             /** @description What every book it would open needs, in total. */
             subsidyNeeded: number;
             /** @description Credits this act moved into the books it opened, in total. */
@@ -3259,6 +3312,14 @@ export interface components {
             dryRun: true;
             /** @description Who pays the subsidy. */
             payerId: string;
+            /** @description The refusal the real call would answer instead of creating anything (a proposer who cannot fund every book: insufficient_balance), or null when it would create. */
+            refusal: ({
+                code: string;
+                doc_url: string;
+                error: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
             /** @description What every book it would open needs, in total. */
             subsidyNeeded: number;
             /** @description Credits this act moved into the books it opened, in total. */

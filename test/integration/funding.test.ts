@@ -207,7 +207,8 @@ describe('what creating a metric costs', () => {
       expect(res.body.books).toHaveLength(5);
       expect(res.body.books.every((b: { marketId: string | null; planned: number }) => b.marketId === null && b.planned === 100)).toBe(true);
       expect(res.body.unfundedBooks).toHaveLength(2);
-      expect(res.body.metric.name).toBe(name);
+      expect(res.body.metric).toMatchObject({ name, id: null, preview: true }); // a preview: no id that answers 404
+      expect(res.body.refusal).toBeNull(); // a metric opens with its unfunded books, as the dry run says
     }
     expect(await ledgerRows()).toBe(before);
     expect(await balanceOf(app, ws.owner)).toBe(300);
@@ -232,17 +233,18 @@ describe('what a proposal costs', () => {
     const quote = await propose(ws, poor, { title: 'Hire a designer', liquidity: 10 }, '?dryRun=true');
     expect(quote.status).toBe(200);
     expect(quote.body).toMatchObject({ dryRun: true, title: 'Hire a designer', subsidyNeeded: 20, subsidySpent: 0, balance: 5, balanceCovers: false, payerId: poor.id });
-    expect(quote.body.unfundedBooks.map((u: { branch: string; reason: string }) => [u.branch, u.reason]).sort()).toEqual([
-      ['approved', 'insufficient_balance'],
-      ['declined', 'insufficient_balance'],
-    ]);
+    // Issue 56: the dry run says the real call would be refused (not that its books would open unfunded).
+    expect(quote.body.refusal).toMatchObject({ code: 'insufficient_balance', balance: 5, cost: 20 });
+    expect(quote.body.unfundedBooks).toEqual([]);
     const rich = await trader(app, ws, 100);
     const covered = await propose(ws, rich, { title: 'Hire a designer', liquidity: 10, dryRun: true });
-    expect(covered.body).toMatchObject({ subsidyNeeded: 20, subsidySpent: 20, balanceCovers: true, unfundedBooks: [] });
+    expect(covered.body).toMatchObject({ subsidyNeeded: 20, subsidySpent: 20, balanceCovers: true, unfundedBooks: [], refusal: null });
     expect((await app.deps.ds.query(`SELECT count(*)::int AS n FROM proposals WHERE workspace_id = $1`, [ws.id]))[0].n).toBe(0);
     expect(await balanceOf(app, rich)).toBe(100);
     // The real one: refused for the poor proposer as before, paid by the rich one, and the answer says what it cost.
-    expect((await propose(ws, poor, { title: 'Hire a designer', liquidity: 10 })).body.code).toBe('insufficient_balance');
+    const refused = await propose(ws, poor, { title: 'Hire a designer', liquidity: 10 });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual(quote.body.refusal); // the dry run and the real call agree, word for word
     const real = await propose(ws, rich, { title: 'Hire a designer', liquidity: 10 });
     expect(real.status).toBe(200);
     expect(real.body.subsidySpent).toBe(20);

@@ -1,4 +1,5 @@
 import { toCredits } from '../../domain/money';
+import type { DomainError } from '../../errors';
 import type { BookCost, FundRecord, UnfundedBook } from '../../services/books';
 import type { refreshNow } from '../../services/lifecycle';
 import { presentMarket } from './market';
@@ -25,13 +26,14 @@ export function presentUnfundedBook(u: UnfundedBook, dryRun = false) {
 /** The 201's cost fields, or with `quote` the dry run's answer. */
 export function presentOpeningCost(
   o: { books: BookCost[]; spent: bigint; unfunded: UnfundedBook[] },
-  quote?: { planned: bigint; payerId: string; balance: bigint },
+  quote?: { planned: bigint; payerId: string; balance: bigint; refusal?: DomainError | null },
 ) {
   const dryRun = quote !== undefined;
   const cost = {
     subsidySpent: toCredits(o.spent),
     books: o.books.map((b) => presentBookCost(b, dryRun)),
-    unfundedBooks: o.unfunded.map((u) => presentUnfundedBook(u, dryRun)),
+    // A dry run the real call would refuse opens nothing, so no book would stay unfunded: its refusal says why.
+    unfundedBooks: quote?.refusal ? [] : o.unfunded.map((u) => presentUnfundedBook(u, dryRun)),
   };
   if (!quote) return cost;
   return {
@@ -41,6 +43,7 @@ export function presentOpeningCost(
     payerId: quote.payerId,
     balance: toCredits(quote.balance),
     balanceCovers: quote.balance >= quote.planned,
+    refusal: quote.refusal ? quote.refusal.toBody() : null,
   };
 }
 

@@ -95,7 +95,12 @@ const updateBody = z.object({
 
 const createdMetricSchema = metricSchema.extend(openingCost).meta({ id: 'CreatedMetric' });
 const metricQuoteSchema = z
-  .object({ ...openingQuote, metric: metricSchema.describe('The metric as it would be created (its id is not kept).') })
+  .object({
+    ...openingQuote,
+    metric: metricSchema
+      .extend({ id: z.null().describe('A preview has no id: nothing was created.'), preview: z.literal(true) })
+      .describe('A preview of the metric as it would be created (nothing was written).'),
+  })
   .meta({ id: 'MetricQuote' });
 
 const actorId = (c: Call<unknown, unknown, unknown>): string | null => c.caller?.agentId ?? null;
@@ -129,7 +134,7 @@ defineRoute({
     const r = await addMetric(c.deps, ws.id, input, actorId(c), { dryRun });
     if (dryRun) {
       c.status(200);
-      return { ...presentOpeningCost(r, { planned: r.planned, payerId: r.ownerId, balance: r.balanceBefore }), metric: presentMetric(r.metric) };
+      return { ...presentOpeningCost(r, { planned: r.planned, payerId: r.ownerId, balance: r.balanceBefore }), metric: { ...presentMetric(r.metric), id: null, preview: true as const } };
     }
     c.status(201);
     return { ...presentMetric(r.metric), ...presentOpeningCost(r) };

@@ -49,7 +49,7 @@ defineRoute({
   errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found', 'conflict'],
   auth: auth.trade(),
   summary:
-    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost and whether the proposer\'s balance covers it, and writes nothing. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant\'s proposals in a workspace (409 conflict).',
+    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost, whether the proposer\'s balance covers it and, when it would not create, the refusal the real call answers (refusal), and writes nothing. A proposer who cannot fund every book is refused (400 insufficient_balance, nothing created); books the owner subsidises open unfunded when the owner cannot pay, as a metric\'s do. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant\'s proposals in a workspace (409 conflict).',
   body: z.object({
     title: requiredText(200),
     description: z.string({ error: 'must be a string' }).max(10_000, 'must be at most 10000 characters').optional(),
@@ -71,7 +71,7 @@ defineRoute({
       input,
       { dryRun },
     );
-    if (dryRun) return { ...presentOpeningCost(r, { planned: r.planned, payerId: caller.agentId, balance: r.balanceBefore }), title: input.title };
+    if (dryRun) return { ...presentOpeningCost(r, { planned: r.planned, payerId: caller.agentId, balance: r.balanceBefore, refusal: r.refusal }), title: input.title };
     return { ...presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, r.id), c.deps.clock.now(), access.metricReadable), ...presentOpeningCost(r) };
   },
 });

@@ -46,6 +46,10 @@ export const openingQuote = {
   payerId: z.string().describe('Who pays the subsidy.'),
   balance: creditAmount.describe("The payer's balance now."),
   balanceCovers: z.boolean().describe('Whether the balance covers every book it would open.'),
+  refusal: z
+    .looseObject({ error: z.string(), code: z.string(), doc_url: z.string() })
+    .nullable()
+    .describe('The refusal the real call would answer instead of creating anything (a proposer who cannot fund every book: insufficient_balance), or null when it would create.'),
 };
 
 /** POST /predictions/markets/{id}/fund. */

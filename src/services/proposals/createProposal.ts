@@ -88,6 +88,8 @@ export interface CreatedProposal {
   planned: bigint;
   /** The proposer's balance before (nano). */
   balanceBefore: bigint;
+  /** A dry run only: the refusal the real call would answer instead of creating (the proposer cannot pay). */
+  refusal: DomainError | null;
 }
 
 /**
@@ -139,14 +141,16 @@ export async function createProposal(
     const proposerPlans = plans.filter((x) => x.payer === 'proposer');
     const cost = 2n * liquidity * BigInt(proposerPlans.length);
     const balance = (await balanceOf(m, accountId.agent(who.agentId), cost > 0n)) ?? 0n;
-    if (cost > 0n) {
-      if (balance < cost && !opts.dryRun) {
-        throw insufficientBalance(balance, cost, {
-          purpose: `to fund ${proposerPlans.length * 2} conditional books at ${formatCredits(liquidity)} credits each`,
-          note: 'Nothing was created.',
-        });
-      }
-    }
+    // One rule with its dry run: a proposer who cannot fund every book is refused, and the dry run
+    // says so (refusal) instead of showing books that would open unfunded.
+    const refusal =
+      cost > 0n && balance < cost
+        ? insufficientBalance(balance, cost, {
+            purpose: `to fund ${proposerPlans.length * 2} conditional books at ${formatCredits(liquidity)} credits each`,
+            note: 'Nothing was created.',
+          })
+        : null;
+    if (refusal && !opts.dryRun) throw refusal;
     // Proposer-funded pairs in one batch: the balance check above guarantees them.
     const paidInputs = (await pairInputs(m, p, proposerPlans)).flat();
     const paid = await openBooks(m, paidInputs);
@@ -166,7 +170,7 @@ export async function createProposal(
     });
     if (owner.skipped.length) await emitEvent(m, workspace.id, 'proposal:subsidy_skipped', { proposalId: p.id, skipped: owner.skipped });
     const opening = costOfOpening([...paid, ...owner.opened], [...paidInputs, ...ownerInputs.flat()]);
-    return { id: p.id, ...opening, planned: cost, balanceBefore: balance };
+    return { id: p.id, ...opening, planned: cost, balanceBefore: balance, refusal };
   };
   if (opts.manager) return run(opts.manager);
   return opts.dryRun ? rolledBack(deps.ds, run) : inTransaction(deps.ds, run);
