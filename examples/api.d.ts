@@ -4071,7 +4071,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -6098,7 +6098,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6484,7 +6484,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7202,7 +7202,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -7476,12 +7476,30 @@ export interface operations {
                 content: {
                     "application/json": {
                         address: string;
+                        /** @description The token balance in credits (at CREDIT_VALUE_USD a credit), to compare with creditsOutstanding. */
                         balance: number;
                         chainId: number;
                         contract: string;
+                        /** @description Credits held by participants plus withdrawals in flight. */
                         creditsOutstanding: number;
+                        /** @description The treasury's gas balance on chain, in the chain's native unit (ETH), as a decimal string. */
                         gasBalance: string;
+                        /** @description The treasury's token balance on chain, in the token's units (USDC), as a decimal string. */
                         tokenBalance: string;
+                        /** @description The unit of each amount above. */
+                        units: {
+                            /** @constant */
+                            balance: "credits";
+                            /** @constant */
+                            creditsOutstanding: "credits";
+                            /** @constant */
+                            gasBalance: "ETH";
+                            /** @constant */
+                            tokenBalance: "USDC";
+                            /** @constant */
+                            withdrawalsPending: "credits";
+                        };
+                        /** @description Credits of withdrawals in flight. */
                         withdrawalsPending: number;
                     };
                 };
@@ -15172,7 +15190,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -15561,7 +15579,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -16122,7 +16140,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -16675,7 +16693,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse. */
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;

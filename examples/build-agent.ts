@@ -1,6 +1,7 @@
 /**
  * A complete small trading agent, using only the public API and the types generated from
- * GET /api/openapi.json (examples/api.d.ts). Run: AGENT_KEY=... WORKSPACE=... npx tsx examples/build-agent.ts
+ * GET /api/openapi.json (examples/api.d.ts). Run: BASE=... KEY=... WS=... npx tsx build-agent.ts (the guides'
+ * variables; CommonJS or ESM alike)
  *
  * Strategy: a metric's latest reading is the forecast; where a funded book's consensus sits more than
  * `edge` (2%) of its range away from it, move the price toward it with { targetValue, maxBudget }, after
@@ -14,9 +15,10 @@ type TradeBody = NonNullable<operations['postPredictionsTrade']['requestBody']>[
 type TradeAnswer = operations['postPredictionsTrade']['responses']['200']['content']['application/json'];
 type ApiError = components['schemas']['Error'];
 
-const BASE = process.env.BASE_URL ?? 'http://localhost:3000/api';
-const KEY = process.env.AGENT_KEY ?? '';
-const WORKSPACE = process.env.WORKSPACE ?? '';
+// The guides' variables (BASE, KEY, WS); the older BASE_URL, AGENT_KEY and WORKSPACE still work.
+const BASE = process.env.BASE ?? process.env.BASE_URL ?? 'http://localhost:3000/api';
+const KEY = process.env.KEY ?? process.env.AGENT_KEY ?? '';
+const WORKSPACE = process.env.WS ?? process.env.WORKSPACE ?? '';
 
 /** One call: JSON in and out; retryable refusals (429, 503) are retried after Retry-After. */
 export async function call<T>(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<T> {
@@ -68,7 +70,8 @@ export async function runOnce(maxBudget = 5): Promise<number> {
   return trades;
 }
 
-if (require.main === module) {
+// Run directly (node or tsx, in a CommonJS or an ESM project: no require.main, which ESM lacks); imported, it only exports.
+if (/build-agent\.[cm]?[jt]s$/.test(process.argv[1] ?? '')) {
   runOnce().then(
     (n) => console.log(`${n} trade(s)`),
     (err) => {

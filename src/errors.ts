@@ -16,7 +16,7 @@ export const ERROR_CATALOG = {
   market_voided: { status: 400, text: 'The market was voided and accepts no trades.' },
   market_closed: { status: 400, text: 'The market is closed; sells still work.' },
   market_unfunded: { status: 400, text: 'The book has no liquidity yet; retry once someone funds it (POST /predictions/markets/{id}/fund, or the owner refreshes).' },
-  idempotency_key_reuse: { status: 409, text: 'The Idempotency-Key was already used with a different body.' },
+  idempotency_key_reuse: { status: 409, text: 'The Idempotency-Key was already used for a different request (another endpoint or another body).' },
   price_moved: { status: 409, text: 'The price guard refused the trade; the body carries consensus and limit.' },
   identity_required: { status: 403, text: 'This act needs an identity: register or send a key.' },
   not_authorized: { status: 403, text: 'The identity lacks a capability here; the body carries requiredCapabilities.' },
@@ -125,3 +125,6 @@ export class ApiError extends DomainError {
 export const notFound = (what: string, code: ErrorCode = 'not_found') => new DomainError(code, `${what} was not found.`);
 export const badRequest = (message: string, details?: Record<string, unknown>) => new DomainError('validation_failed', message, details);
 export const conflict = (message: string, details?: Record<string, unknown>) => new DomainError('conflict', message, details);
+/** The same Idempotency-Key on a request that differs from its first use: in the body, or only in the endpoint (the hash covers both). */
+export const idempotencyKeyReuse = () =>
+  new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used for a different request (another endpoint, or another body): send a new key with a new request.');

@@ -106,7 +106,7 @@ const idempotencyHeader: Json = {
   in: 'header',
   required: false,
   description:
-    'Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body is 409 idempotency_key_reuse.',
+    'Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse.',
   schema: { type: 'string', minLength: 1, maxLength: 200 },
 };
 

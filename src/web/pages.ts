@@ -34,6 +34,9 @@ function bookLabel(m: Pick<Market, 'targetDate' | 'title' | 'branch'>): string {
   return `${m.title ?? m.targetDate}${m.branch ? ` (if ${m.branch})` : ''}`;
 }
 
+/** Books in the order they resolve (2027-05 before 2027, which resolves in January 2028), then by label. */
+const byResolution = (a: { resolvesOn: string; targetDate: string }, b: { resolvesOn: string; targetDate: string }) =>
+  a.resolvesOn.localeCompare(b.resolvesOn) || a.targetDate.localeCompare(b.targetDate);
 const statusBadge = (s: string) => html`<span class="badge status-${s}">${s}</span>`;
 
 /** Consensus after each trade, from the opening: [t, consensus] points. */
@@ -58,7 +61,7 @@ export async function workspaceHome(deps: Deps, v: Visitor): Promise<PageParts> 
   const ws = status.workspace;
   const rows = status.metrics.map((m) => {
     const unit = unitOf.get(m.id) ?? null;
-    const books = (m.markets ?? []).slice().sort((a, b) => a.targetDate.localeCompare(b.targetDate));
+    const books = (m.markets ?? []).slice().sort(byResolution);
     return html`<tr data-metric="${m.id}">
 <th scope="row"><a href="${href(v, `/w/${ws.slug}/metrics/${m.id}`)}">${m.name}</a>${m.description ? html`<br><small class="muted">${m.description}</small>` : ''}</th>
 ${num('value', m.total, fmtValue(m.total, unit), 'td')}
@@ -89,7 +92,7 @@ export async function metricPage(deps: Deps, v: Visitor, metricId: string): Prom
   const unit = metric.unit;
   const ws = status.workspace;
   const trend = status.metrics.find((m) => m.id === metric.id)?.trend ?? [];
-  const books = markets.filter((m) => m.proposalId === null).sort((a, b) => a.targetDate.localeCompare(b.targetDate));
+  const books = markets.filter((m) => m.proposalId === null).sort(byResolution);
   const histories = await Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } })));
   const series = [
     { label: 'Readings', points: trend.map(([t, val]) => [t, val] as [number, number | null]), step: true },

@@ -89,6 +89,8 @@ describe('deposits', () => {
   it('deposit-address describes the chain', async () => {
     const r = await app.http.get('/api/agents/deposit-address').expect(200);
     expect(r.body).toEqual({ address: chain.treasury.address, chainId: 31337, asset: 'USDC', contract: chain.usdc.target, decimals: 6, confirmations: 3, creditValueUsd: 0.01, buyFeePercent: 2 });
+    // Issue 56: public-config tells the truth where deposits work.
+    expect((await app.http.get('/api/public-config').expect(200)).body.usdcSettlementEnabled).toBe(true);
   });
 
   it('credits a real deposit once (floor(paid / (value x 1.02)) credits, the rest to the fee account); the same txHash again is 409 with the first record', async () => {

@@ -1,6 +1,9 @@
 import request from 'supertest';
+import type { AddressInfo } from 'node:net';
+import { seedDemo } from '../../scripts/demo';
 import { registeredRoutes } from '../../src/api/registry';
 import { buildWorkspace, joinWorkspace, registerAgent } from '../helpers/factories';
+import { createMetric, marketsOf, trader } from '../helpers/markets';
 import { uniqueName, useTestApp, type TestApp } from '../helpers/harness';
 
 /**
@@ -9,7 +12,7 @@ import { uniqueName, useTestApp, type TestApp } from '../helpers/harness';
  * /workspaces, GET /health without credentials, a truthful /public-config).
  */
 let app: TestApp;
-useTestApp((a) => (app = a), {}, { workers: false });
+useTestApp((a) => (app = a));
 
 function expectErrorShape(res: request.Response, where: string): void {
   expect({ where, status: res.status, type: res.type }).toEqual({ where, status: res.status, type: 'application/json' });
@@ -105,5 +108,44 @@ describe('the routes a newcomer looks for', () => {
   it('GET /public-config says deposits are off when no chain is configured', async () => {
     const res = await app.http.get('/api/public-config').expect(200);
     expect(res.body.usdcSettlementEnabled).toBe(false);
+  });
+
+  it('npm run demo seeds a public workspace with books and a funded participant whose key works', async () => {
+    const { port } = app.server.address() as AddressInfo;
+    const demo = await seedDemo(`http://127.0.0.1:${port}/api`, app.masterKey);
+    expect(demo.markets).toBeGreaterThan(2);
+    expect(demo.trader.balance).toBe(990); // 1,000 from the owner, 10 traded
+    const mine = await request(app.server).get('/api/workspaces').set('X-Agent-Key', demo.trader.apiKey).expect(200);
+    expect(mine.body).toEqual([expect.objectContaining({ id: demo.workspace.id, role: 'member', visibility: 'public' })]);
+    const positions = await request(app.server).get('/api/agents/me/positions').set({ 'X-Agent-Key': demo.trader.apiKey, 'X-Workspace-Id': demo.workspace.slug });
+    expect(positions.status).toBe(200);
+  });
+
+  it('a second paste of a registration answers 409 saying the key is not shown again and how to mint one', async () => {
+    const body = { agentId: uniqueName('paste'), nickname: undefined as string | undefined, bio: 'pasted twice' };
+    body.nickname = body.agentId;
+    const first = await request(app.server).post('/api/agents/register').send(body).expect(201);
+    const again = await request(app.server).post('/api/agents/register').send(body);
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'nickname_taken', agentId: first.body.agentId });
+    expect(again.body.error).toContain('never shown again');
+    expect(again.body.error).toContain(`POST /api/agents/${first.body.agentId}/keys`);
+    // The way out it names works: the first key mints another.
+    const minted = await request(app.server).post(`/api/agents/${first.body.agentId}/keys`).set('X-Agent-Key', first.body.apiKey).send({ label: 'again' });
+    expect(minted.status).toBe(201);
+  });
+
+  it('an Idempotency-Key reused on another endpoint is refused naming the endpoint, not only the body', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    const metric = await createMetric(app, ws, { value: 500 });
+    const [book] = await marketsOf(app, ws, metric.id);
+    const t = await trader(app, ws, 100);
+    const headers = { 'X-Agent-Key': t.key, 'X-Workspace-Id': ws.id, 'Idempotency-Key': uniqueName('idem') };
+    await app.http.post('/api/predictions/trade').set(headers).send({ marketId: book.id, direction: 'higher', amount: 1 }).expect(200);
+    // The same trade in the condensed form, on its own endpoint.
+    const other = await app.http.post(`/api/predictions/markets/${book.id}/trade`).set(headers).send({ side: 'higher', credits: 1 });
+    expect(other.status).toBe(409);
+    expect(other.body.code).toBe('idempotency_key_reuse');
+    expect(other.body.error).toContain('another endpoint');
   });
 });

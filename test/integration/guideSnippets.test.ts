@@ -1,30 +1,35 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { buildWorkspace, registerAgent } from '../helpers/factories';
+import { guideIndex } from '../../src/api/guides';
+import { registerAgent } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
-import { createMetric, marketsOf, trader } from '../helpers/markets';
 
 /**
  * Docs that paste (issue 28 item 8): every ```sh and ```bash block of every guide in docs/guides runs
  * with bash against this live instance, each guide's blocks in order in one shell session (as a
  * reader pastes them into one terminal), and every curl in them gets a 2xx.
  *
- * The convention (also at the top of docs/guides/overview.md): snippets use these variables, which
- * the reader sets and this test provides, fresh for each guide:
+ * In catalog order (GET /api/guides), and the first guide first against an instance where nothing
+ * was made for it (issue 56): overview gets only BASE and MASTER (the operator's master key) and
+ * makes the rest itself (an owner, its credits, a workspace, a metric, a trader with credits, a
+ * trade). The variables it ends with are the convention every later guide starts from (also in
+ * docs/guides/overview.md):
  *   BASE           the API base URL (http://localhost:3000/api)
- *   WS             a public workspace (its slug; an id works too)
- *   KEY            a participant's key: a Trader of $WS holding 1,000 credits
- *   ADMIN_KEY, OWNER_KEY   the key of $WS's owner (every capability; 100,000 credits)
+ *   WS             overview's public workspace (its slug; an id works too)
+ *   KEY            overview's trader (a Trader of $WS; 1,000 credits from the owner, 10 traded)
+ *   ADMIN_KEY, OWNER_KEY   the key of $WS's owner (every capability; 10,000 credits from the operator)
  *   MASTER         the instance's master key (the platform operator)
- *   METRIC, SIGNUPS        the id of the metric "Signups" of $WS (value 420, range 0 to 1000)
- *   MARKET         the id of Signups' open book for 2026-11
+ *   METRIC, SIGNUPS        the id of overview's metric "Signups" (value 420, range 0 to 1000)
+ *   MARKET         the id of Signups' first listed book
+ * and, made here on overview's workspace as a reader who followed the guides has them:
  *   PROPOSAL       a pending proposal of $WS with branches on Signups
  *   AGENT          another participant of $WS (no credits)
  *   READ_ONLY_KEY  a second key of $KEY's participant with scope workspace:read only
- * The clock of the instance is 2026-11-15T12:00Z, so the guides' dates stay valid. Anything else a
- * snippet needs it makes itself (KEY=$(curl ... | jq -r .apiKey)).
+ * Each later guide runs in its own session from those variables (what one guide reassigns does not
+ * reach the next). The clock of the instance is 2026-11-15T12:00Z, so the guides' dates stay valid.
+ * Anything else a snippet needs it makes itself (KEY=$(curl ... | jq -r .apiKey)).
  *
  * Markers, an HTML comment on the line right before the fence:
  *   <!-- snippet: expect 403 -->          every curl of the block answers 403 (a refusal shown on purpose)
@@ -74,34 +79,29 @@ export function blocksOf(guide: string, text: string): Block[] {
 
 const NOW = new Date('2026-11-15T12:00:00Z');
 
-/** The variables of the convention, with fresh objects behind them. */
-async function fixture(): Promise<Record<string, string>> {
-  const owner = await registerAgent(app);
-  const ws = await buildWorkspace(app, { owner, public: true, ownerCredits: 100_000 });
-  const signups = await createMetric(app, ws, { name: 'Signups', value: 420, marketRangeMax: 1000 });
-  const market = (await marketsOf(app, ws, signups.id)).find((m) => !m.proposalId && m.targetDate === '2026-11');
-  if (!market) throw new Error('no 2026-11 book on Signups');
-  const t = await trader(app, ws, 1_000);
-  const other = await trader(app, ws, 0);
-  const p = await app.http.post('/api/proposals').set('X-Agent-Key', owner.key).set('X-Workspace-Id', ws.id).send({ title: 'Referral program', metricIds: [signups.id] });
-  if (p.status !== 200) throw new Error(`proposal: ${p.status} ${JSON.stringify(p.body)}`);
-  const ro = await app.http.post(`/api/agents/${t.id}/keys`).set('X-Agent-Key', t.key).send({ label: 'read-only', scopes: ['workspace:read'] });
-  if (ro.status !== 201) throw new Error(`key: ${ro.status} ${JSON.stringify(ro.body)}`);
+/** The variables overview ends with (the convention every later guide starts from). */
+const CARRIED = ['BASE', 'WS', 'KEY', 'ADMIN_KEY', 'OWNER_KEY', 'MASTER', 'METRIC', 'SIGNUPS', 'MARKET'] as const;
+
+/** What the first guide gets: the base URL and the operator's master key, nothing made. */
+function freshInstance(): Record<string, string> {
   const { port } = app.server.address() as AddressInfo;
-  return {
-    BASE: `http://127.0.0.1:${port}/api`,
-    WS: ws.slug,
-    KEY: t.key,
-    ADMIN_KEY: owner.key,
-    OWNER_KEY: owner.key,
-    MASTER: app.masterKey,
-    METRIC: signups.id,
-    SIGNUPS: signups.id,
-    MARKET: market.id,
-    PROPOSAL: p.body.id,
-    AGENT: other.id,
-    READ_ONLY_KEY: ro.body.apiKey,
-  };
+  return { BASE: `http://127.0.0.1:${port}/api`, MASTER: app.masterKey };
+}
+
+/** The rest of the convention, made on overview's workspace: a proposal, another member, a read-only key. */
+async function afterOverview(vars: Record<string, string>): Promise<Record<string, string>> {
+  const missing = CARRIED.filter((v) => !vars[v]);
+  if (missing.length) throw new Error(`overview's session did not set ${missing.join(', ')}`);
+  const as = (key: string) => ({ 'X-Agent-Key': key, 'X-Workspace-Id': vars.WS });
+  const p = await app.http.post('/api/proposals').set(as(vars.OWNER_KEY)).send({ title: 'Referral program', metricIds: [vars.SIGNUPS] });
+  if (p.status !== 200) throw new Error(`proposal: ${p.status} ${JSON.stringify(p.body)}`);
+  const other = await registerAgent(app);
+  const joined = await app.http.post(`/api/marketplace/${vars.WS}/join`).set('X-Agent-Key', other.key);
+  if (joined.status !== 200) throw new Error(`join: ${joined.status} ${JSON.stringify(joined.body)}`);
+  const me = await app.http.get('/api/agents/me').set('X-Agent-Key', vars.KEY);
+  const ro = await app.http.post(`/api/agents/${me.body.id}/keys`).set('X-Agent-Key', vars.KEY).send({ label: 'read-only', scopes: ['workspace:read'] });
+  if (ro.status !== 201) throw new Error(`key: ${ro.status} ${JSON.stringify(ro.body)}`);
+  return { ...vars, PROPOSAL: p.body.id, AGENT: other.id, READ_ONLY_KEY: ro.body.apiKey };
 }
 
 interface Run {
@@ -109,12 +109,16 @@ interface Run {
   statuses: Map<number, number[]>;
   stdout: string;
   stderr: string;
+  /** The convention's variables as the session ended. */
+  vars: Record<string, string>;
 }
 
 /** One guide's runnable blocks in one bash session; every curl's status is logged per block. */
 async function runGuide(blocks: Block[], env: Record<string, string>, cwd: string): Promise<Run> {
   const script = [
     'set -e -o pipefail',
+    // The session's variables as it ends (overview's become the next guides' starting point).
+    `trap 'for v in ${CARRIED.join(' ')}; do printf "%s=%s\\n" "$v" "\${!v}"; done > ${join(cwd, '.vars')}' EXIT`,
     // Each curl also writes its status to stderr, tagged with its block (curl >= 7.63: %{stderr}).
     'curl() { command curl -w "%{stderr}SNIPPET_STATUS $SNIPPET_BLOCK %{http_code}\\n" "$@"; }',
     ...blocks.map((b, i) => `SNIPPET_BLOCK=${i}\n${b.code}\necho`),
@@ -139,9 +143,15 @@ async function runGuide(blocks: Block[], env: Record<string, string>, cwd: strin
   closeSync(out);
   closeSync(err);
   const r = { status, stdout: readFileSync(outFile, 'utf8'), stderr: readFileSync(errFile, 'utf8') };
+  const vars = Object.fromEntries(
+    (existsSync(join(cwd, '.vars')) ? readFileSync(join(cwd, '.vars'), 'utf8') : '')
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])
+      .filter(([k, v]) => k && v),
+  );
   const statuses = new Map<number, number[]>();
   for (const [, block, code] of r.stderr.matchAll(/^SNIPPET_STATUS (\d+) (\d{3})$/gm)) statuses.set(Number(block), [...(statuses.get(Number(block)) ?? []), Number(code)]);
-  return { exit: r.status, statuses, stdout: r.stdout, stderr: r.stderr };
+  return { exit: r.status, statuses, stdout: r.stdout, stderr: r.stderr, vars };
 }
 
 describe('the guides\' shell snippets', () => {
@@ -156,11 +166,18 @@ describe('the guides\' shell snippets', () => {
     ]);
   });
 
-  it('every block of every guide runs: exit 0, every curl 2xx (or the status its marker expects)', async () => {
-    // GUIDE_SNIPPETS=markets,credits runs only those guides (while editing them).
+  it('every block of every guide runs in catalog order, the first on a fresh instance: exit 0, every curl 2xx (or the status its marker expects)', async () => {
+    // GUIDE_SNIPPETS=markets,credits runs only those guides (after overview, which makes their variables).
     const only = process.env.GUIDE_SNIPPETS?.split(',');
-    const files = readdirSync(GUIDES).filter((f) => f.endsWith('.md') && (!only || only.includes(f.replace(/\.md$/, '')))).sort();
-    mkdirSync(join(ROOT, '.data'), { recursive: true });
+    const order = guideIndex().map((g) => `${g.id}.md`);
+    const onDisk = readdirSync(GUIDES).filter((f) => f.endsWith('.md'));
+    expect(onDisk.filter((f) => !order.includes(f))).toEqual([]); // every guide is in the catalog
+    expect(order[0]).toBe('overview.md');
+    const files = order.filter((f) => onDisk.includes(f) && (f === 'overview.md' || !only || only.includes(f.replace(/\.md$/, ''))));
+    let env: Record<string, string> | null = null;
+    // Inside the test package (test/.data, ignored by git): npx there finds its tools (build-agent's
+    // openapi-typescript) in test/node_modules, offline, as a reader's npx finds them in its project.
+    mkdirSync(join(ROOT, 'test', '.data'), { recursive: true });
     const problems: string[] = [];
     const skipped: string[] = [];
     let ran = 0;
@@ -176,11 +193,12 @@ describe('the guides\' shell snippets', () => {
       for (const b of blocks.filter((x) => x.skip)) skipped.push(`${guide}.md:${b.line} (${b.skip})`);
       const runnable = blocks.filter((x) => !x.skip);
       if (!runnable.length) continue;
-      const cwd = mkdtempSync(join(ROOT, '.data', 'snippets-'));
+      const cwd = mkdtempSync(join(ROOT, 'test', '.data', 'snippets-'));
       try {
-        const r = await runGuide(runnable, await fixture(), cwd);
+        const r = await runGuide(runnable, env ?? freshInstance(), cwd);
+        if (!env) env = await afterOverview(r.vars);
         ran += runnable.length;
-        if (process.env.GUIDE_SNIPPETS_DEBUG) process.stdout.write(`${guide}: ${JSON.stringify([...r.statuses])}\n${r.stderr.slice(0, 3000)}\n`);
+        if (process.env.GUIDE_SNIPPETS_DEBUG) process.stdout.write(`${guide}: ${JSON.stringify([...r.statuses])}\n${r.stdout.slice(0, 3000)}\n${r.stderr.slice(0, 3000)}\n`);
         if (r.exit !== 0) problems.push(`${guide}.md: bash exited ${r.exit}\n${r.stderr.split('\n').slice(-8).join('\n')}`);
         runnable.forEach((b, i) => {
           const got = r.statuses.get(i) ?? [];

@@ -91,6 +91,7 @@ export function presentTreasury(t: Awaited<ReturnType<typeof treasuryStatus>>) {
     balance: toCredits((t.tokenUnits * 1_000_000_000n) / t.unitsPerCredit),
     creditsOutstanding: toCredits(t.creditsOutstanding),
     withdrawalsPending: toCredits(t.withdrawalsPending),
+    units: { tokenBalance: 'USDC', gasBalance: 'ETH', balance: 'credits', creditsOutstanding: 'credits', withdrawalsPending: 'credits' } as const,
   };
 }
 

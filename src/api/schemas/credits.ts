@@ -67,11 +67,14 @@ export const treasurySchema = z.object({
   address: z.string(),
   chainId: z.number().int(),
   contract: z.string(),
-  tokenBalance: z.string(),
-  gasBalance: z.string(),
-  balance: creditAmount,
-  creditsOutstanding: creditAmount,
-  withdrawalsPending: creditAmount,
+  tokenBalance: z.string().describe("The treasury's token balance on chain, in the token's units (USDC), as a decimal string."),
+  gasBalance: z.string().describe("The treasury's gas balance on chain, in the chain's native unit (ETH), as a decimal string."),
+  balance: creditAmount.describe('The token balance in credits (at CREDIT_VALUE_USD a credit), to compare with creditsOutstanding.'),
+  creditsOutstanding: creditAmount.describe('Credits held by participants plus withdrawals in flight.'),
+  withdrawalsPending: creditAmount.describe('Credits of withdrawals in flight.'),
+  units: z
+    .object({ tokenBalance: z.literal('USDC'), gasBalance: z.literal('ETH'), balance: z.literal('credits'), creditsOutstanding: z.literal('credits'), withdrawalsPending: z.literal('credits') })
+    .describe('The unit of each amount above.'),
 });
 
 export const ledgerLegSchema = z.object({

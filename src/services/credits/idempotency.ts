@@ -1,6 +1,6 @@
 import { hash as digest } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { DomainError } from '../../errors';
+import { idempotencyKeyReuse } from '../../errors';
 
 /**
  * The Idempotency-Key of money moves other than trades (transfers, credits, spending, withdrawals;
@@ -58,7 +58,7 @@ export async function onceByKey<T>(m: EntityManager, k: MoneyKey, move: () => Pr
   );
   if (!claimed.length) {
     const [row] = await m.query(`SELECT body_hash, outcome FROM money_requests WHERE participant_id = $1 AND scope = $2 AND idempotency_key = $3`, [k.participantId, k.scope, k.key]);
-    if (row.body_hash !== hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+    if (row.body_hash !== hash) throw idempotencyKeyReuse();
     return { value: decode(row.outcome) as T, replay: true };
   }
   const value = await move();

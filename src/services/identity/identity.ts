@@ -70,7 +70,14 @@ export async function createAgent(m: EntityManager, input: CreateAgentInput): Pr
   } catch (err) {
     if (pgCode(err) === '23505') {
       await m.query('ROLLBACK TO SAVEPOINT create_agent');
-      throw new DomainError('nickname_taken', `The nickname "${input.nickname}" or agent id "${id}" is already registered.`);
+      // A second paste of a registration lands here: say that the key is not shown again, and how to get one.
+      const [taken] = (await m.query(`SELECT id FROM agents WHERE id = $1 OR lower(nickname) = lower($2) LIMIT 1`, [id, input.nickname])) as Array<{ id: string }>;
+      const owner = taken?.id ?? id;
+      throw new DomainError(
+        'nickname_taken',
+        `The nickname "${input.nickname}" or agent id "${id}" is already registered (as ${owner}). Its key was shown once, when it registered, and is never shown again: if the participant is yours, mint another key with POST /api/agents/${owner}/keys sent with a key you still hold (or your session); otherwise choose another name.`,
+        { agentId: owner },
+      );
     }
     throw err;
   }

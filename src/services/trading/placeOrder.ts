@@ -2,7 +2,7 @@ import { hash as digest, randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { queueFamilies } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
-import { DomainError } from '../../errors';
+import { DomainError, idempotencyKeyReuse } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import { NANO, probability, probabilityOf, type Direction } from '../../domain/lmsr';
 import { ownerPriceNano, reserveFor } from '../../domain/orderBook';
@@ -147,7 +147,7 @@ export async function submitOrder(
   if (p.idempotencyKey) {
     const [r] = await deps.ds.query(`SELECT body_hash, placement FROM limit_orders WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`, [p.agentId, p.workspaceId, p.idempotencyKey]);
     if (r) {
-      if (r.body_hash !== p.hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+      if (r.body_hash !== p.hash) throw idempotencyKeyReuse();
       return { ok: true, body: r.placement, replay: true };
     }
   }
@@ -169,7 +169,7 @@ export async function submitOrder(
   try {
     o = outcomeOf<OrderPlacement>(await deps.hub.enqueueAndWait('trade', 'placeOrder', job, { jobId: `order-${orderId}`, laneKey: p.marketId, ...ORDER_JOB_OPTS, waitMs: deps.config.TRADE_WAIT_MS }), 'order');
   } catch (err) {
-    if (pgCode(err) === '23505') throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+    if (pgCode(err) === '23505') throw idempotencyKeyReuse();
     throw err;
   }
   if (o.ok && p.expiresAt && o.body.v === 2 && o.body.order.status === 'open') {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { tradeRequest } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
-import { DomainError } from '../../errors';
+import { DomainError, idempotencyKeyReuse } from '../../errors';
 import { checkTradable, planTrade, type TradeSpec } from '../../domain/trading';
 import { maxBig } from '../../domain/money';
 import { accountId, balanceOf } from '../ledger';
@@ -86,7 +86,7 @@ export async function submitTrade(
     );
     if (!rows.length) continue; // freed meanwhile: journal it again
     const r = rows[0];
-    if (r.body_hash !== p.hash) throw new DomainError('idempotency_key_reuse', 'This Idempotency-Key was already used with a different request body.');
+    if (r.body_hash !== p.hash) throw idempotencyKeyReuse();
     if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
     if (r.status === 'pending') {
       // The client retries: give the request a live job first, in case its job was lost (a pending
