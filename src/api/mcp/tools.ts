@@ -1,5 +1,7 @@
 import { z, type ZodType } from 'zod';
+import { hasScope, scopeCapabilities, type AccountScope, type Capability } from '../../domain/capabilities';
 import { ASK_TYPES, type AskType } from '../../domain/connections';
+import { requirementOf } from '../auth';
 import type { Method, RouteDef } from '../registry';
 import { registeredRoutes } from '../registry';
 
@@ -111,6 +113,69 @@ export interface Tool {
   fixedBody?: Record<string, unknown>;
   paramNames: string[];
   queryNames: string[];
+  /** The key scope the route needs (spec §5.5), as GET /help states it. */
+  scope: string;
+  annotations: Annotations;
+}
+
+/** MCP tool annotations (hints a host shows and plans by). */
+export interface Annotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * Each tool's effect, in one table a test holds every tool against: reads change nothing; a write
+ * that takes credits, shares or records away (or that cannot be taken back) is destructive; one whose
+ * repeat changes nothing more is idempotent (money tools are, through their Idempotency-Key); only a
+ * withdrawal reaches outside this service (the chain).
+ */
+const EFFECTS: Record<string, Partial<Annotations>> = {
+  quote: { readOnlyHint: true, idempotentHint: true },
+  create_workspace: {},
+  join_workspace: { idempotentHint: true },
+  create_metric: { destructiveHint: true },
+  update_metric: { idempotentHint: true },
+  trade: { destructiveHint: true, idempotentHint: true },
+  place_order: { destructiveHint: true, idempotentHint: true },
+  cancel_order: { idempotentHint: true },
+  credit_member: { destructiveHint: true, idempotentHint: true },
+  open_market: { destructiveHint: true },
+  propose: { destructiveHint: true },
+  comment: {},
+  withdraw_proposal: { destructiveHint: true, idempotentHint: true },
+  send_feedback: {},
+  approve_proposal: { destructiveHint: true, idempotentHint: true },
+  decline_proposal: { destructiveHint: true, idempotentHint: true },
+  settle_metric: { destructiveHint: true },
+  void_market: { destructiveHint: true, idempotentHint: true },
+  update_workspace: { idempotentHint: true },
+  view_link: { idempotentHint: true },
+  delete_metric: { destructiveHint: true, idempotentHint: true },
+  delete_group: { destructiveHint: true, idempotentHint: true },
+  delete_workspace: { destructiveHint: true, idempotentHint: true },
+  create_group: {},
+  update_group: { idempotentHint: true },
+  add_group_member: { idempotentHint: true },
+  remove_group_member: { destructiveHint: true, idempotentHint: true },
+  transfer: { destructiveHint: true, idempotentHint: true },
+  withdraw: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
+};
+
+/** The annotations of a tool: GET routes read (and repeat freely); writes as EFFECTS says. */
+export function annotationsOf(name: string, method: Method): Annotations {
+  if (method === 'GET') return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, ...EFFECTS[name] };
+  return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false, ...EFFECTS[name] };
+}
+
+/** Whether key scopes cover a tool's required scope (the same rule the API applies to the key). */
+export function scopeCovers(scopes: readonly string[], needed: string): boolean {
+  if (needed === 'none' || needed === 'any') return true;
+  if (needed.startsWith('account:')) return hasScope(scopes, needed as AccountScope);
+  if (needed.startsWith('workspace:')) return scopeCapabilities(scopes).has(needed.slice('workspace:'.length) as Capability);
+  return scopes.includes('*');
 }
 
 function convert(schema: ZodType): Json {
@@ -148,6 +213,14 @@ function buildTool(spec: ToolSpec): Tool {
     properties.body = { ...body, description: 'The JSON body of the request.' };
     if (!route.body.safeParse(undefined).success && !route.body.safeParse({}).success) required.push('body');
   }
+  if (route.idempotent) {
+    properties.idempotencyKey = {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: 'Sent as Idempotency-Key: a retry with the same key is answered from the first outcome. Default: derived from this session and the JSON-RPC request id.',
+    };
+  }
   const inputSchema: Json & { type: 'object' } = { type: 'object', properties, ...(required.length ? { required } : {}), ...(Object.keys(defs).length ? { $defs: defs } : {}) };
   const rule = route.auth.label;
   return {
@@ -161,6 +234,8 @@ function buildTool(spec: ToolSpec): Tool {
     fixedBody: spec.fixedBody,
     paramNames: Object.keys(objectParts(route.params, {}).props),
     queryNames: Object.keys(query.props),
+    scope: requirementOf(route.auth).scope,
+    annotations: annotationsOf(spec.name, spec.method),
   };
 }
 
