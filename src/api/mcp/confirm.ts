@@ -42,9 +42,9 @@ async function metricNames(read: Read, workspace: string | null): Promise<Map<st
 }
 
 /** The books a creation would open, one line each: metric, branch, date, subsidy. */
-function booksLine(books: any[], names: Map<string, string>): string { // eslint-disable-line @typescript-eslint/no-explicit-any
+function booksLine(books: any[], names: Map<string, string>, newName?: string): string { // eslint-disable-line @typescript-eslint/no-explicit-any
   if (!books.length) return 'it opens no book';
-  const shown = books.slice(0, 12).map((b) => `${q(names.get(b.metricId) ?? b.metricId)}${b.branch ? ` (${b.branch})` : ''} for ${day(b.targetDate)}: ${cr(b.subsidy)}`);
+  const shown = books.slice(0, 12).map((b) => `${q(names.get(b.metricId) ?? newName ?? b.metricId)}${b.branch ? ` (${b.branch})` : ''} for ${day(b.targetDate)}: ${cr(b.subsidy)}`);
   return `it opens ${books.length} book${books.length === 1 ? '' : 's'}, subsidy per book: ${shown.join('; ')}${books.length > 12 ? `; and ${books.length - 12} more` : ''}`;
 }
 
@@ -83,9 +83,8 @@ export async function confirmationText(
   if (tool.name === 'create_metric' || tool.name === 'propose') {
     const names = await metricNames(read, call.workspace);
     const what = tool.name === 'create_metric' ? `the metric ${q(body.name)}` : `the proposal ${q(body.title)}`;
-    if (tool.name === 'create_metric' && body.name) names.set('', body.name);
     const cost = ok
-      ? `${booksLine(ok.books ?? [], names)}; in all ${cr(ok.subsidyNeeded)} from ${ok.payerId === call.self ? 'your balance' : `the balance of participant ${ok.payerId}`} (balance ${cr(ok.balance)}${ok.balanceCovers === false ? ', which does not cover it: the books stay unfunded' : ''})`
+      ? `${booksLine(ok.books ?? [], names, tool.name === 'create_metric' ? String(body.name) : undefined)}; in all ${cr(ok.subsidyNeeded)} from ${ok.payerId === call.self ? 'your balance' : `the balance of participant ${ok.payerId}`} (balance ${cr(ok.balance)}${ok.balanceCovers === false ? ', which does not cover it: the books stay unfunded' : ''})`
       : fields(body);
     return { message: `${head}: ${what}; ${cost}.${refusalLine} Go ahead?`, refusal: refused };
   }

@@ -65,7 +65,7 @@ const text = (s: string, isError = false): CallToolResult => ({ content: [{ type
 
 /** The Idempotency-Key a money tool sends: the host's, or one derived from the session and the JSON-RPC request id. */
 function idempotencyKeyOf(tool: Tool, args: Record<string, unknown>, sessionId: string | undefined, requestId: string | number): string | null {
-  if (!tool.route.idempotent) return null;
+  if (!tool.route.idempotent || tool.fixedBody?.dryRun) return null;
   if (typeof args.idempotencyKey === 'string' && args.idempotencyKey.trim()) return `mcp:${args.idempotencyKey.trim().slice(0, 100)}`;
   return `mcp:${sessionId ?? 'none'}:${tool.name}:${String(requestId).slice(0, 100)}`;
 }

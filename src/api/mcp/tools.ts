@@ -170,6 +170,15 @@ export function annotationsOf(name: string, method: Method): Annotations {
   return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false, ...EFFECTS[name] };
 }
 
+/**
+ * The key scope a tool needs: its route's (GET /help states it); a write whose route names none (an
+ * identity is enough: create a workspace, join one) needs account:write, so a read-only grant reads only.
+ */
+function toolScope(route: RouteDef<unknown, unknown, unknown>, a: Annotations): string {
+  const scope = requirementOf(route.auth).scope;
+  return !a.readOnlyHint && (scope === 'any' || scope === 'none') ? 'account:write' : scope;
+}
+
 /** Whether key scopes cover a tool's required scope (the same rule the API applies to the key). */
 export function scopeCovers(scopes: readonly string[], needed: string): boolean {
   if (needed === 'none' || needed === 'any') return true;
@@ -213,7 +222,7 @@ function buildTool(spec: ToolSpec): Tool {
     properties.body = { ...body, description: 'The JSON body of the request.' };
     if (!route.body.safeParse(undefined).success && !route.body.safeParse({}).success) required.push('body');
   }
-  if (route.idempotent) {
+  if (route.idempotent && !spec.fixedBody?.dryRun) {
     properties.idempotencyKey = {
       type: 'string',
       minLength: 1,
@@ -234,7 +243,7 @@ function buildTool(spec: ToolSpec): Tool {
     fixedBody: spec.fixedBody,
     paramNames: Object.keys(objectParts(route.params, {}).props),
     queryNames: Object.keys(query.props),
-    scope: requirementOf(route.auth).scope,
+    scope: toolScope(route, annotationsOf(spec.name, spec.method)),
     annotations: annotationsOf(spec.name, spec.method),
   };
 }
