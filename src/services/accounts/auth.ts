@@ -98,6 +98,9 @@ export function authOptions(config: Config, pool: Pool, hooks: AccountHooks = {}
     emailAndPassword: {
       enabled: true,
       minPasswordLength: 8,
+      // Sign-up answers the same whether or not the email has an account (no enumeration): it signs
+      // nobody in; the person signs in next (POST /api/auth/sign-in/email).
+      autoSignIn: false,
       revokeSessionsOnPasswordReset: true,
       // The reset form's "also disconnect my assistants" box (body endConnections: true) ends every connection.
       onPasswordReset: async ({ user }, request) => {
