@@ -57,6 +57,12 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
       expect(tools.map((t) => t.name)).not.toContain('trade');
       const me = await client.callTool({ name: 'whoami', arguments: {} });
       expect(resultBody(me).id).toBe(person.agentId);
+      // The same body as structured content, which the SDK client checked against the tool's outputSchema.
+      expect(tools.find((t) => t.name === 'whoami')!.outputSchema).toMatchObject({ type: 'object', properties: { id: expect.any(Object) } });
+      expect(me.structuredContent).toMatchObject({ id: person.agentId });
+      const listed = await client.callTool({ name: 'list_my_participants', arguments: {} });
+      expect(listed.isError).toBeFalsy();
+      expect(listed.structuredContent).toEqual({ result: expect.any(Array) });
       const refused = await client.callTool({ name: 'trade', arguments: { body: { marketId: '00000000-0000-4000-8000-000000000000', direction: 'higher', amount: 1 } } });
       expect(refused.isError).toBe(true);
       expect(resultBody(refused)).toMatch(/trade needs the workspace:trade scope, which this connection was not granted.*nothing was sent/);
@@ -101,6 +107,7 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
       const created = await client.callTool({ name: 'create_metric', arguments: { workspace: ws, body: { name: 'Revenue', value: 100 } } });
       expect(created.isError).toBeFalsy();
       const spent = resultBody(created).subsidySpent as number;
+      expect(created.structuredContent).toMatchObject({ name: 'Revenue', subsidySpent: spent });
       expect(spent).toBeGreaterThan(0);
       expect(await balance()).toBeCloseTo(before - spent, 6);
 
@@ -240,6 +247,8 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
         t.name,
         { readOnlyHint: readOnly, destructiveHint: destructive.includes(t.name), idempotentHint: !notIdempotent.includes(t.name), openWorldHint: t.name === 'withdraw' },
       ]);
+      // Every tool answering JSON describes it with an outputSchema from its route's response schema.
+      if (t.route.response && !t.route.responseType) expect([t.name, t.output?.schema.type]).toEqual([t.name, 'object']);
       // Every tool that can move credits takes an idempotencyKey when its route takes an Idempotency-Key.
       if (t.route.idempotent && t.name !== 'quote') expect(Object.keys(t.inputSchema.properties as object)).toContain('idempotencyKey');
     }

@@ -84,7 +84,14 @@ function buildServer(deps: Deps, session: () => Session): Server {
     return {
       tools: connectorTools()
         .filter((t) => scopeCovers(scopes, t.scope))
-        .map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: { title: t.title, ...t.annotations } })),
+        .map((t) => ({
+          name: t.name,
+          title: t.title,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          ...(t.output ? { outputSchema: t.output.schema } : {}),
+          annotations: { title: t.title, ...t.annotations },
+        })),
     };
   });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
@@ -147,6 +154,10 @@ function buildServer(deps: Deps, session: () => Session): Server {
     const answer = await sendThroughApi(s.at, { method: call.method, path: call.path, query: call.query, body: call.body, headers });
     await record(answer.status, confirmation);
     const out = answer.body === undefined ? `${answer.status}` : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    // The same body as structured content, described by the tool's outputSchema (the route's schema).
+    if (answer.status < 400 && tool.output && answer.body !== undefined && typeof answer.body !== 'string') {
+      return { ...text(out), structuredContent: (tool.output.wrapped ? { result: answer.body } : answer.body) as Record<string, unknown> };
+    }
     return text(out, answer.status >= 400);
   });
   return server;

@@ -116,6 +116,8 @@ export interface Tool {
   /** The key scope the route needs (spec §5.5), as GET /help states it. */
   scope: string;
   annotations: Annotations;
+  /** The success body's JSON Schema (the route's own response schema); `wrapped`: not an object, sent as { result }. */
+  output?: { schema: Json & { type: 'object' }; wrapped: boolean };
 }
 
 /** MCP tool annotations (hints a host shows and plans by). */
@@ -191,6 +193,24 @@ function convert(schema: ZodType): Json {
   return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
 }
 
+/**
+ * A tool's outputSchema from its route's response schema, in the draft the MCP SDK client validates
+ * with (draft-07); a body that is not an object (a list) is described, and sent, as { result }.
+ */
+function outputOf(route: RouteDef<unknown, unknown, unknown>, spec: ToolSpec): Tool['output'] {
+  const schema = spec.fixedBody?.dryRun ? (route.dryRunResponse ?? route.response) : route.response;
+  if (!schema || route.responseType) return undefined;
+  const js = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-7' }) as Json;
+  delete js.$schema;
+  if (js.type === 'object') return { schema: js as Json & { type: 'object' }, wrapped: false };
+  // A named schema comes as a $ref to its definition: an object one is the root itself.
+  const definitions = js.definitions as Record<string, Json> | undefined;
+  const named = typeof js.$ref === 'string' ? definitions?.[js.$ref.replace('#/definitions/', '')] : undefined;
+  if (named?.type === 'object') return { schema: { ...named, definitions } as unknown as Json & { type: 'object' }, wrapped: false };
+  delete js.definitions;
+  return { schema: { type: 'object', properties: { result: js }, required: ['result'], ...(definitions ? { definitions } : {}) }, wrapped: true };
+}
+
 /** Top-level object properties of a schema as JSON Schema (path and query shapes are objects). */
 function objectParts(schema: ZodType | undefined, defs: Json): { props: Record<string, Json>; required: string[] } {
   if (!schema) return { props: {}, required: [] };
@@ -245,6 +265,7 @@ function buildTool(spec: ToolSpec): Tool {
     queryNames: Object.keys(query.props),
     scope: toolScope(route, annotationsOf(spec.name, spec.method)),
     annotations: annotationsOf(spec.name, spec.method),
+    output: outputOf(route, spec),
   };
 }
 
