@@ -238,6 +238,19 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
     expect((app.server.address() as AddressInfo).port).toBeGreaterThan(0);
   });
 
+  it('the consent and sign-in forms refuse a cross-site POST before doing anything', async () => {
+    const person = await signUp(app);
+    for (const [header, value] of [['Origin', 'https://evil.example'], ['Sec-Fetch-Site', 'cross-site']]) {
+      for (const path of ['/oauth/consent', '/oauth/sign-in']) {
+        const res = await person.browser.post(path).set(header, value).type('form').send({ oauth_query: 'client_id=x', accept: 'yes', email: person.email, password: person.password });
+        expect([path, header, res.status, res.body.code]).toEqual([path, header, 403, 'origin_not_allowed']);
+      }
+    }
+    // From the service's own page, the form is taken (here: an unknown request, answered with the page's sentence, not 403).
+    const own = await person.browser.post('/oauth/consent').set('Origin', new URL(app.deps.config.PUBLIC_BASE_URL).origin).set('Sec-Fetch-Site', 'same-origin').type('form').send({ oauth_query: 'client_id=x', accept: 'yes' });
+    expect(own.status).toBe(400);
+  });
+
   it('annotations: every tool against one table of effects', () => {
     const destructive = ['create_metric', 'trade', 'place_order', 'credit_member', 'open_market', 'propose', 'withdraw_proposal', 'approve_proposal', 'decline_proposal', 'settle_metric', 'void_market', 'delete_metric', 'delete_group', 'delete_workspace', 'remove_group_member', 'transfer', 'withdraw'];
     const notIdempotent = ['create_workspace', 'create_metric', 'open_market', 'propose', 'comment', 'send_feedback', 'settle_metric', 'create_group'];
