@@ -32,7 +32,7 @@ export const ASK_DESCRIPTIONS: Readonly<Record<AskType, string>> = {
   publish: 'Change a workspace\'s visibility or settings, mint its view link.',
   remove: 'Delete metrics, groups or workspaces.',
   access: 'Permission groups and their members: who may do what in a workspace.',
-  money: 'Transfer credits to another participant, withdraw.',
+  money: 'Transfer credits to another participant, withdraw; every other tool that can move credits (trade, order, metric, proposal, funding) asks under it too.',
 };
 
 /** The full ask map of a stored one (missing types take the default; look is always off). */
