@@ -63,6 +63,20 @@ const schema = z.object({
   RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   // Bounded costs (issue 26): what an ordinary participant creates for free.
   RATE_LIMIT_PROPOSALS_PER_HOUR: z.coerce.number().int().min(1).default(30),
+  // The account system and the connector (issue 55): per client address, requests to /api/auth/* a
+  // minute and OAuth client registrations an hour; sign-in attempts per email and per address in a
+  // 15-minute window (the brake lives in the shared store, so a restart does not lift it).
+  RATE_LIMIT_AUTH_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  RATE_LIMIT_CLIENT_REGISTRATION_PER_HOUR: z.coerce.number().int().min(1).default(20),
+  SIGNIN_ATTEMPTS_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+  SIGNIN_ATTEMPTS_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
+  // How long the connector waits for the person to answer a confirmation before sending nothing.
+  MCP_CONFIRM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
+  // Browser origins allowed to call /mcp besides this server's own (comma-separated; absent Origin is a non-browser host).
+  MCP_ALLOWED_ORIGINS: z.string().default(''),
+  // Where account mail goes (smtp://user:pass@host:port or smtps://...); unset: development logs the link, production disables password reset.
+  SMTP_URL: z.string().optional(),
+  MAIL_FROM: z.string().default('no-reply@localhost'),
   FREE_BOOKS_PER_PARTICIPANT: z.coerce.number().int().min(0).default(200),
   SCHEDULER: boolish.default(true),
   // Events and webhooks (issue 13).

@@ -60,6 +60,7 @@ export const ERROR_CATALOG = {
   source_file_too_large: { status: 413, text: 'The file is larger than this instance serves (SOURCE_MAX_FILE_BYTES); the body carries size and limit.' },
   source_upstream_failed: { status: 502, text: 'The repository host refused or failed (a bad token, a rate limit, an outage); the body carries upstreamStatus.' },
   source_token_key_missing: { status: 503, text: 'This instance has no SOURCE_TOKEN_KEY, so it cannot store a repository token; send none (public repositories) or ask the operator.' },
+  origin_not_allowed: { status: 403, text: 'A browser page of another origin called /mcp; only the origins the operator allows may (MCP_ALLOWED_ORIGINS).' },
   internal_error: { status: 500, text: 'Something failed on our side; the request id identifies it in the logs.' },
 } as const satisfies Record<string, { status: number; text: string; retired?: boolean; retryable?: boolean }>;
 

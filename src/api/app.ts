@@ -7,12 +7,13 @@ import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { requestIdFor } from '../requestId';
 import { callerCache } from '../services/access';
-import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
+import { accountSystem, AUTH_BASE_PATH, configureMailer } from '../services/accounts';
 import { registeredRoutes, type RouteDef } from './registry';
 import { runRoute } from './dispatch';
 import { serveReference } from './reference';
 import { webRoutes } from '../web';
 import { mcpMiddleware } from './mcp/server';
+import { cors, guardAccountRoute } from './middleware/accountGuard';
 import { oauthPages } from './oauthPages';
 import './routes';
 
@@ -37,6 +38,8 @@ export interface AppOptions {
 export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   const app = new Koa({ proxy: true });
   app.context.deps = deps;
+  // Account mail (password reset): SMTP from configuration; start-up says so when reset is disabled.
+  configureMailer(deps.config);
 
   app.use(async (ctx, next) => {
     const requestId = requestIdFor(ctx.get('x-request-id'));
@@ -67,12 +70,17 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     }
   });
 
+  // CORS for browser-based MCP hosts (metadata, registration, token, /mcp): preflights answered here.
+  app.use(async (ctx, next) => {
+    if (!cors(ctx)) await next();
+  });
   // The account system (spec §5.1) answers under /api/auth/* itself, before any body is read: sign-up,
   // sign-in, sign-out, session, password reset. The /api/auth routes of our own registry (DELETE
   // /api/auth/me) go to the router.
   const ownAuthPaths = new Set(registeredRoutes().filter((r) => !r.accountSystem && `/api${r.path}`.startsWith(`${AUTH_BASE_PATH}/`)).map((r) => `/api${r.path}`));
   app.use(async (ctx, next) => {
     if (!ctx.path.startsWith(`${AUTH_BASE_PATH}/`) || ownAuthPaths.has(ctx.path)) return next();
+    await guardAccountRoute(deps, ctx);
     ctx.respond = false;
     try {
       await accountSystem(deps).handler(ctx.req, ctx.res);

@@ -13,6 +13,9 @@ import {
   signInForAuthorization,
   type FlowStep,
 } from '../services/accounts';
+import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../domain/connections';
+import { ApiError } from '../errors';
+import { brakeSignIn } from './middleware/accountGuard';
 
 /**
  * The OAuth side of the connector (spec §5.1): the discovery documents, and the two server-rendered
@@ -40,6 +43,26 @@ async function formOf(ctx: Koa.Context): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
+/**
+ * A form post must come from our own pages: a browser says where it came from (Sec-Fetch-Site, else
+ * Origin); a cross-site one is refused before anything is read. A request naming neither is not a
+ * browser's cross-site post (the cookie is SameSite=Lax, which a cross-site POST does not carry anyway).
+ */
+function refuseCrossSite(ctx: Koa.Context, deps: Deps): void {
+  const site = ctx.get('sec-fetch-site');
+  const origin = ctx.get('origin');
+  const own = new URL(deps.config.PUBLIC_BASE_URL).origin;
+  if ((site && site !== 'same-origin' && site !== 'none') || (origin && origin !== own)) {
+    throw new ApiError('origin_not_allowed', 'This form only accepts posts from this service\'s own pages: nothing was done. Start again from your assistant.');
+  }
+}
+
+/** The scopes the person left ticked, within what was asked; what is not a grant (offline_access) stays as asked. */
+function narrowedScope(asked: string[], form: URLSearchParams): string {
+  const ticked = new Set(form.getAll('grant'));
+  return asked.filter((s) => !(GRANT_SCOPES as readonly string[]).includes(s) || ticked.has(s)).join(' ');
+}
+
 /** The signed authorization query the page was opened with (kept whole: the account system checks its signature). */
 const queryOf = (ctx: Koa.Context) => ctx.querystring;
 
@@ -48,6 +71,13 @@ function follow(ctx: Koa.Context, step: FlowStep): boolean {
   if (!step.redirect) return false;
   ctx.redirect(step.redirect);
   return true;
+}
+
+/** One box per grant the host asked for, ticked; a person unticks what the assistant should not do. */
+function grantBoxes(asked: string[]): string {
+  const grants = GRANT_SCOPES.filter((g) => asked.includes(g));
+  if (!grants.length) return '<p>It asked for no grant: it may only read.</p>';
+  return grants.map((g: GrantScope) => `<label><input type="checkbox" name="grant" value="${g}" checked> ${esc(GRANT_DESCRIPTIONS[g])} <code>${g}</code></label>`).join('\n');
 }
 
 function signInPage(query: string, error?: string): string {
@@ -85,8 +115,10 @@ export function oauthPages(deps: Deps): Koa.Middleware {
         return;
       }
       if (ctx.method === 'POST') {
+        refuseCrossSite(ctx, deps);
         const form = await formOf(ctx);
         const query = form.get('oauth_query') ?? '';
+        await brakeSignIn(deps, ctx, (form.get('email') ?? '').trim().toLowerCase());
         const step = await signInForAuthorization(deps, ctx.headers, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
         if (!step.error && follow(ctx, step)) return;
         ctx.status = step.error ? 401 : 400;
@@ -114,13 +146,16 @@ export function oauthPages(deps: Deps): Koa.Middleware {
           'Connect an assistant',
           `<h1>Connect ${esc(client?.name ?? 'an unknown application')}?</h1>
 <p><strong>${esc(client?.name ?? params.get('client_id') ?? '')}</strong>${client?.redirectHost ? ` (returning to <code>${esc(client.redirectHost)}</code>)` : ''} asks to act as <strong>${esc(session.email)}</strong> through this service's MCP connector.</p>
-<ul><li>It can read what you can read, and act as you: trade, propose, decide, move credits.</li><li>It asks you first before it trades, funds, decides, publishes, removes, changes access or moves money (you can change this per connection).</li><li>Scopes: ${esc(scopes.join(', ') || 'none')}. Resource: <code>${esc(params.get('resource') ?? '')}</code>.</li><li>You can disconnect it at any time (DELETE /api/connections/{id}).</li></ul>
+<p>Choose what it may do (you can narrow what it asked for; it can never do more than you can):</p>
 <form method="post" action="${OAUTH_CONSENT_PAGE}"><input type="hidden" name="oauth_query" value="${esc(queryOf(ctx))}">
+${grantBoxes(scopes)}
+<ul><li>It asks you first before anything that can move credits (a trade, an order, a metric or proposal that opens books, a transfer, a withdrawal), whatever else you switch off, and before it funds, decides, publishes, removes or changes access (you can change this per connection).</li><li>Resource: <code>${esc(params.get('resource') ?? '')}</code>.</li><li>You can disconnect it at any time (DELETE /api/connections/{id}, or delete its key).</li></ul>
 <div class="row"><button type="submit" name="accept" value="yes">Allow</button><button type="submit" name="accept" value="no">Deny</button></div></form>`,
         );
         return;
       }
       if (ctx.method === 'POST') {
+        refuseCrossSite(ctx, deps);
         const form = await formOf(ctx);
         if (!session) {
           ctx.status = 401;
@@ -128,7 +163,9 @@ export function oauthPages(deps: Deps): Koa.Middleware {
           ctx.body = signInPage(form.get('oauth_query') ?? '', 'Your session ended: sign in again.');
           return;
         }
-        const step = await answerConsent(deps, ctx.headers, { accept: form.get('accept') === 'yes', oauthQuery: form.get('oauth_query') ?? '' });
+        const oauthQuery = form.get('oauth_query') ?? '';
+        const asked = (new URLSearchParams(oauthQuery).get('scope') ?? '').split(' ').filter(Boolean);
+        const step = await answerConsent(deps, ctx.headers, { accept: form.get('accept') === 'yes', oauthQuery, scope: asked.length ? narrowedScope(asked, form) : undefined });
         if (!step.error && follow(ctx, step)) return;
         ctx.status = 400;
         ctx.type = 'html';

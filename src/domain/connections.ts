@@ -32,7 +32,7 @@ export const ASK_DESCRIPTIONS: Readonly<Record<AskType, string>> = {
   publish: 'Change a workspace\'s visibility or settings, mint its view link.',
   remove: 'Delete metrics, groups or workspaces.',
   access: 'Permission groups and their members: who may do what in a workspace.',
-  money: 'Transfer credits to another participant, withdraw.',
+  money: 'Transfer credits to another participant, withdraw; every other tool that can move credits (trade, order, metric, proposal, funding) asks under it too.',
 };
 
 /** The full ask map of a stored one (missing types take the default; look is always off). */
@@ -44,7 +44,34 @@ export function normalizeAsk(stored: Partial<Record<string, boolean>> | null | u
 }
 
 /** Confirmation outcomes recorded on a call row. */
-export type Confirmation = 'not_asked' | 'accepted' | 'declined' | 'cancelled' | 'unsupported';
+export type Confirmation = 'not_asked' | 'accepted' | 'declined' | 'cancelled' | 'timed_out' | 'unsupported';
+
+/** The OAuth scopes of the connector (issue 55), named as the key scopes they grant first. */
+export const GRANT_SCOPES = ['workspace:read', 'workspace:trade', 'workspace:manage', 'account:wallet'] as const;
+export type GrantScope = (typeof GRANT_SCOPES)[number];
+
+/** What each grant means to a person, on the consent page. */
+export const GRANT_DESCRIPTIONS: Readonly<Record<GrantScope, string>> = {
+  'workspace:read': 'Read: workspaces, metrics, markets, quotes, proposals, your balance, positions and history.',
+  'workspace:trade': 'Trade: trade and place orders, propose and comment (each credit it would spend is confirmed with you).',
+  'workspace:manage': 'Manage: create metrics, approve or decline proposals, settle, void, edit groups.',
+  'account:wallet': 'Money: transfer credits to another participant, withdraw.',
+};
+
+/**
+ * The key scopes (spec §5.5) a connection's key carries for the OAuth scopes granted: reading your
+ * own account always; every grant together is '*' (the workspace owner's acts need it). A grant of
+ * none of them reads only.
+ */
+export function keyScopesForGrant(granted: readonly string[]): string[] {
+  const g = new Set(granted.filter((s): s is GrantScope => (GRANT_SCOPES as readonly string[]).includes(s)));
+  if (g.size === GRANT_SCOPES.length) return ['*'];
+  const out = new Set<string>(['workspace:read', 'account:read']);
+  if (g.has('workspace:trade')) for (const s of ['workspace:trade', 'account:feedback']) out.add(s);
+  if (g.has('workspace:manage')) for (const s of ['workspace:manage', 'account:write']) out.add(s);
+  if (g.has('account:wallet')) out.add('account:wallet');
+  return [...out];
+}
 
 /** A call row's body: the JSON sent, trimmed to 4,000 characters (spec §2.13). */
 export const CALL_BODY_LIMIT = 4000;

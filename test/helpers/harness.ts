@@ -48,6 +48,10 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     RATE_LIMIT_REGISTER_PER_HOUR: '100000',
     RATE_LIMIT_KEY_PER_MINUTE: '100000',
     RATE_LIMIT_PROPOSALS_PER_HOUR: '100000',
+    RATE_LIMIT_AUTH_PER_MINUTE: '100000',
+    RATE_LIMIT_CLIENT_REGISTRATION_PER_HOUR: '100000',
+    SIGNIN_ATTEMPTS_PER_EMAIL: '100000',
+    SIGNIN_ATTEMPTS_PER_ADDRESS: '100000',
     // Suites share one database: no suite recovers another's in-flight requests unless it asks to.
     WATCHDOG_INTERVAL_MS: '600000',
     TRADE_RECOVERY_AFTER_MS: '600000',

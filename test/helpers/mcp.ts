@@ -13,7 +13,8 @@ export function mcpUrl(app: TestApp): URL {
 
 /** The assistant's side of OAuth, as an MCP host keeps it: registration, PKCE verifier, tokens. */
 export class TestOAuthProvider implements OAuthClientProvider {
-  readonly redirectUrl = 'https://assistant.example/callback';
+  /** A web host's https redirect by default; a desktop host's loopback one (any port, no application_type) when given. */
+  constructor(readonly redirectUrl = 'https://assistant.example/callback') {}
   authorizationUrl?: URL;
   private client?: OAuthClientInformationMixed;
   private saved?: OAuthTokens;
@@ -54,7 +55,8 @@ export class TestOAuthProvider implements OAuthClientProvider {
 
 /** What the person answers to the next confirmations (elicitations), in order; and what was asked. */
 export interface Confirmations {
-  answers: ElicitResult[];
+  /** An answer, or 'never' to leave the confirmation unanswered (the server's wait runs out). */
+  answers: Array<ElicitResult | 'never'>;
   asked: string[];
 }
 
@@ -64,6 +66,7 @@ function newClient(confirmations: Confirmations): Client {
     confirmations.asked.push(String(req.params.message));
     const next = confirmations.answers.shift();
     if (!next) throw new Error(`unexpected confirmation: ${req.params.message}`);
+    if (next === 'never') return new Promise<ElicitResult>(() => undefined);
     return next;
   });
   return client;
@@ -80,8 +83,8 @@ const pathOf = (location: string, app: TestApp) => {
  * authorize (PKCE S256, resource); the person's browser (signed in, or signing in on the page)
  * consents; the client exchanges the code and connects.
  */
-export async function connectThroughOAuth(app: TestApp, person: TestPerson, opts: { signInOnPage?: boolean } = {}) {
-  const provider = new TestOAuthProvider();
+export async function connectThroughOAuth(app: TestApp, person: TestPerson, opts: { signInOnPage?: boolean; redirectUrl?: string; grants?: string[] } = {}) {
+  const provider = new TestOAuthProvider(opts.redirectUrl);
   const confirmations: Confirmations = { answers: [], asked: [] };
   const first = newClient(confirmations);
   await first.connect(new StreamableHTTPClientTransport(mcpUrl(app), { authProvider: provider })).then(
@@ -107,7 +110,11 @@ export async function connectThroughOAuth(app: TestApp, person: TestPerson, opts
   if (!location.includes('/oauth/consent')) throw new Error(`expected the consent page, got ${location}`);
   const consentPage = await person.browser.get(pathOf(location, app));
   if (consentPage.status !== 200 || !consentPage.text.includes('Test Assistant')) throw new Error(`consent page: ${consentPage.status} ${consentPage.text.slice(0, 300)}`);
-  res = await person.browser.post('/oauth/consent').type('form').send({ oauth_query: new URL(location, mcpUrl(app)).search.slice(1), accept: 'yes' });
+  // The browser sends the boxes left ticked (all of them, unless the person unticks some).
+  const ticked = opts.grants ?? [...consentPage.text.matchAll(/name="grant" value="([^"]+)" checked/g)].map((m) => m[1]);
+  const form = new URLSearchParams({ oauth_query: new URL(location, mcpUrl(app)).search.slice(1), accept: 'yes' });
+  for (const g of ticked) form.append('grant', g);
+  res = await person.browser.post('/oauth/consent').type('form').send(form.toString());
   if (res.status !== 302) throw new Error(`consent: ${res.status} ${/class="err">([^<]*)/.exec(res.text)?.[1] ?? res.text.slice(0, 300)}`);
   const back = new URL(res.headers.location as string);
   const code = back.searchParams.get('code');
@@ -116,7 +123,7 @@ export async function connectThroughOAuth(app: TestApp, person: TestPerson, opts
   await transport.finishAuth(code);
   const client = newClient(confirmations);
   await client.connect(new StreamableHTTPClientTransport(mcpUrl(app), { authProvider: provider }));
-  return { client, provider, confirmations, authorize };
+  return { client, provider, confirmations, authorize, code };
 }
 
 /** The tool result's text, parsed as JSON when it is JSON. */

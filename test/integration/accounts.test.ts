@@ -8,11 +8,19 @@ describe('accounts: email and password sessions (spec §5.1)', () => {
   let app: TestApp;
   useTestApp((a) => (app = a), { ONBOARDING_OPEN: 'true', UNCLAIMED_SIGNUP_CREDITS: '100', SIGNUP_CREDITS: '1000' });
 
-  it('sign-up sets an HttpOnly SameSite=Lax session cookie and creates the account\'s participant; sign-out ends it; sign-in resolves to the same participant', async () => {
+  it('sign-up creates the account\'s participant and answers alike for a taken email; sign-in sets an HttpOnly SameSite=Lax session cookie; sign-out ends it; sign-in resolves to the same participant', async () => {
     const browser = request.agent(app.server);
     const up = await browser.post('/api/auth/sign-up/email').send({ email: 'ada@example.com', password: 'correct horse battery', name: 'Ada Lovelace' });
     expect(up.status).toBe(200);
-    const cookie = (up.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('mpps.session_token='));
+    expect(up.headers['set-cookie']).toBeUndefined(); // sign-up signs nobody in
+    // The same email again: the same status and shape, no hint that the account exists (issue 55).
+    const taken = await request(app.server).post('/api/auth/sign-up/email').send({ email: 'ada@example.com', password: 'another password!', name: 'Not Ada' });
+    expect(taken.status).toBe(200);
+    expect(Object.keys(taken.body).sort()).toEqual(Object.keys(up.body).sort());
+    expect(Object.keys(taken.body.user).sort()).toEqual(Object.keys(up.body.user).sort());
+    const first = await browser.post('/api/auth/sign-in/email').send({ email: 'ada@example.com', password: 'correct horse battery' });
+    expect(first.status).toBe(200);
+    const cookie = (first.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('mpps.session_token='));
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
     expect(cookie).not.toMatch(/Secure/i); // NODE_ENV=test is development: plain http
@@ -129,8 +137,9 @@ describe('accounts outside development', () => {
   let app: TestApp;
   useTestApp((a) => (app = a), { NODE_ENV: 'production', AUTH_SECRET: 'a-production-like-secret-of-enough-length-0123' });
 
-  it('the session cookie is Secure (with the __Secure- prefix), HttpOnly and SameSite=Lax', async () => {
-    const res = await request(app.server).post('/api/auth/sign-up/email').send({ email: 'secure@example.com', password: 'correct horse battery', name: 'Secure One' });
+  it('the session cookie (set at sign-in) is Secure (with the __Secure- prefix), HttpOnly and SameSite=Lax', async () => {
+    expect((await request(app.server).post('/api/auth/sign-up/email').send({ email: 'secure@example.com', password: 'correct horse battery', name: 'Secure One' })).status).toBe(200);
+    const res = await request(app.server).post('/api/auth/sign-in/email').send({ email: 'secure@example.com', password: 'correct horse battery' });
     expect(res.status).toBe(200);
     const cookie = (res.headers['set-cookie'] as unknown as string[]).find((c) => c.includes('mpps.session_token='));
     expect(cookie).toMatch(/^__Secure-mpps\.session_token=/);

@@ -82,7 +82,9 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     const placed = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'higher', amount: 10 } } });
     expect(placed.isError).toBeFalsy();
     expect(resultBody(placed)).toMatchObject({ kind: 'buy', cost: 10 });
-    expect(confirmations.asked[0]).toMatch(/Test Assistant wants to trade.*POST \/api\/predictions\/trade/);
+    // Written for a person: the workspace and book by name and date, the direction, the cost, the shares, the consensus before and after.
+    expect(confirmations.asked[0]).toMatch(new RegExp(`^Test Assistant wants to trade in “[^”]+” \\(asked because of “trade”\\): higher on “.+” for [\\d-]+: cost 10 credits for [\\d.]+ shares; consensus [\\d.,]+ → [\\d.,]+`));
+    expect(confirmations.asked[0]).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
     expect(await balance()).toBeCloseTo(before - 10, 6);
 
     confirmations.answers.push({ action: 'decline' });
@@ -191,6 +193,7 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
         connectedAt: expect.any(String),
         lastUsedAt: expect.any(String),
         ask: { look: false, build: false, trade: true, fund: true, post: false, decide: true, publish: true, remove: true, access: true, money: true },
+        scopes: ['*'],
       },
     ]);
     const id = list.body[0].id;
@@ -218,16 +221,27 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     expect(off.status).toBe(200);
     expect(off.body.ask).toMatchObject({ trade: false, money: true, look: false });
     const marketId = await freshBookId(app, ws);
+    // A trade moves credits: with trade off it still asks, under money, and a decline sends nothing.
     const asked = confirmations.asked.length;
-    const placed = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'lower', amount: 5 } } });
-    expect(placed.isError).toBeFalsy();
-    expect(confirmations.asked.length).toBe(asked);
-    expect((await calls()).at(-1)).toMatchObject({ tool: 'trade', confirmation: 'not_asked', status: 200 });
+    confirmations.answers.push({ action: 'decline' });
+    const stillAsked = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'lower', amount: 5 } } });
+    expect(stillAsked.isError).toBe(true);
+    expect(confirmations.asked.length).toBe(asked + 1);
+    expect(confirmations.asked.at(-1)).toMatch(/asked because of “money”/);
+    expect((await calls()).at(-1)).toMatchObject({ tool: 'trade', confirmation: 'declined', status: 0 });
     // money still asks: a declined transfer sends nothing.
     confirmations.answers.push({ action: 'decline' });
     const t = await client.callTool({ name: 'transfer', arguments: { body: { toAgent: ws.owner.id, amount: 1 } } });
     expect(t.isError).toBe(true);
+    expect(confirmations.asked.at(-1)).toMatch(/move 1 credit from your balance to/);
     expect((await calls()).at(-1)).toMatchObject({ tool: 'transfer', confirmation: 'declined', status: 0 });
+    // Only turning money off explicitly lets the assistant trade without asking.
+    expect((await person.browser.put(`/api/connections/${id}/ask`).send({ ask: { money: false } })).body.ask).toMatchObject({ trade: false, money: false });
+    const before = confirmations.asked.length;
+    const placed = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'lower', amount: 5 } } });
+    expect(placed.isError).toBeFalsy();
+    expect(confirmations.asked.length).toBe(before);
+    expect((await calls()).at(-1)).toMatchObject({ tool: 'trade', confirmation: 'not_asked', status: 200 });
     await expectLedgerSound(app.deps);
   });
 

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ElicitResultSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import type { Confirmation } from '../../domain/connections';
 import { MCP_PATH } from '../../services/accounts';
 import { ApiError } from '../../errors';
 import { logger } from '../../logger';
-import { oauthClientSummary, verifyMcpToken } from '../../services/accounts';
+import { oauthClientSummary, revokeClientGrants, verifyMcpToken } from '../../services/accounts';
 import { connectionForGrant, logCall, type ActiveConnection } from '../../services/connections';
 import { sendThroughApi, type Loopback } from './dispatch';
-import { connectorTools, toolNamed, type Tool } from './tools';
+import { confirmationText, MONEY_TOOLS, type Read } from './confirm';
+import { connectorTools, scopeCovers, toolNamed, type Tool } from './tools';
 
 const SESSION_IDLE_MS = 30 * 60_000;
 
@@ -55,22 +56,44 @@ function requestOf(tool: Tool, args: Record<string, unknown>) {
   // Routes that name their workspace in the path (PATCH /workspaces/{id}) log that one.
   const param = tool.route.auth.workspaceParam;
   const workspace = named ?? (param && typeof args[param] === 'string' ? (args[param] as string) : null);
-  return { method: tool.route.method, path, query, body, workspace, headerWorkspace: named };
+  const params: Record<string, unknown> = {};
+  for (const k of tool.paramNames) params[k] = tool.fixedParams[k] ?? args[k];
+  return { method: tool.route.method, path, query, body, workspace, headerWorkspace: named, params };
 }
 
 const text = (s: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: s }], ...(isError ? { isError: true } : {}) });
 
+/** The Idempotency-Key a money tool sends: the host's, or one derived from the session and the JSON-RPC request id. */
+function idempotencyKeyOf(tool: Tool, args: Record<string, unknown>, sessionId: string | undefined, requestId: string | number): string | null {
+  if (!tool.route.idempotent || tool.fixedBody?.dryRun) return null;
+  if (typeof args.idempotencyKey === 'string' && args.idempotencyKey.trim()) return `mcp:${args.idempotencyKey.trim().slice(0, 100)}`;
+  return `mcp:${sessionId ?? 'none'}:${tool.name}:${String(requestId).slice(0, 100)}`;
+}
+
 function buildServer(deps: Deps, session: () => Session): Server {
-  const server = new Server({ name: deps.config.INSTANCE_NAME, version: '1.0.0' }, { capabilities: { tools: {} }, instructions: 'Acts as the person who connected you. Tools are grouped by ask type (in brackets); the person is asked to confirm the types they chose before anything is sent. Most tools take `workspace` (an id or slug).' });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: connectorTools().map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: t.inputSchema,
-      annotations: { readOnlyHint: t.ask === 'look', destructiveHint: t.ask === 'remove', title: t.title },
-    })),
-  }));
+  const server = new Server(
+    { name: deps.config.INSTANCE_NAME, version: '1.0.0' },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        'Acts as the person who connected you, within the scopes they granted. Tools are grouped by ask type (in brackets); the person is asked to confirm the types they chose, and every call that can move credits, before anything is sent. Most tools take `workspace` (an id or slug).',
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const scopes = session().conn.scopes;
+    return {
+      tools: connectorTools()
+        .filter((t) => scopeCovers(scopes, t.scope))
+        .map((t) => ({
+          name: t.name,
+          title: t.title,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          ...(t.output ? { outputSchema: t.output.schema } : {}),
+          annotations: { title: t.title, ...t.annotations },
+        })),
+    };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const tool = toolNamed(req.params.name);
     if (!tool) return text(`No tool named ${req.params.name}; tools/list names them all.`, true);
@@ -80,24 +103,44 @@ function buildServer(deps: Deps, session: () => Session): Server {
     const call = requestOf(tool, args);
     const record = (status: number, confirmation: Confirmation) =>
       logCall(deps, conn.id, { tool: tool.name, method: call.method, path: `/api${call.path}`, workspace: call.workspace, body: call.body ?? null, confirmation, status });
+    if (!scopeCovers(conn.scopes, tool.scope)) {
+      await record(0, 'not_asked');
+      return text(`${tool.name} needs the ${tool.scope} scope, which this connection was not granted (it holds ${conn.scopes.join(', ')}): nothing was sent. Connect again and grant it on the consent page to use this tool.`, true);
+    }
+    const headers: Record<string, string> = { 'x-agent-key': conn.keyValue, 'x-connection-id': conn.id };
+    const read: Read = async (path, workspace, body) => {
+      const h: Record<string, string> = { 'x-agent-key': conn.keyValue };
+      if (workspace) h['x-workspace-id'] = workspace;
+      return sendThroughApi(s.at, { method: body === undefined ? 'GET' : 'POST', path, query: {}, body, headers: h });
+    };
+    // Money asks whatever its family's switch says, unless the person turned money off explicitly.
+    const askType = conn.ask[tool.ask] ? tool.ask : MONEY_TOOLS.has(tool.name) && conn.ask.money ? 'money' : null;
     let confirmation: Confirmation = 'not_asked';
-    if (conn.ask[tool.ask]) {
+    if (askType) {
       if (!server.getClientCapabilities()?.elicitation) {
         await record(0, 'unsupported');
-        return text(`This connection asks before ${tool.ask} acts, and this client cannot ask (no elicitation support): nothing was sent. The person can turn asking off for ${tool.ask} (PUT /api/connections/${conn.id}/ask).`, true);
+        return text(`This connection asks before ${askType} acts, and this client cannot ask (no elicitation support): nothing was sent. The person can turn asking off for ${askType} (PUT /api/connections/${conn.id}/ask).`, true);
       }
-      const shown = call.body === undefined ? '' : ` with ${JSON.stringify(call.body).slice(0, 500)}`;
-      const answer = await extra.sendRequest(
-        {
-          method: 'elicitation/create',
-          params: {
-            mode: 'form',
-            message: `${conn.clientName || 'Your assistant'} wants to ${tool.title} (${tool.ask}): ${call.method} /api${call.path}${call.workspace ? ` in ${call.workspace}` : ''}${shown}. Go ahead?`,
-            requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Go ahead', description: 'Send this request as you.' } }, required: ['confirm'] },
+      const asked = await confirmationText(conn.clientName || 'Your assistant', tool, askType, { path: call.path, body: call.body, workspace: call.headerWorkspace, params: call.params, self: conn.agentId }, read);
+      let answer: { action: string; content?: Record<string, unknown> };
+      try {
+        answer = await extra.sendRequest(
+          {
+            method: 'elicitation/create',
+            params: {
+              mode: 'form',
+              message: asked.message,
+              requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Go ahead', description: 'Send this request as you.' } }, required: ['confirm'] },
+            },
           },
-        },
-        ElicitResultSchema,
-      );
+          ElicitResultSchema,
+          { timeout: deps.config.MCP_CONFIRM_TIMEOUT_MS },
+        );
+      } catch (err) {
+        const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+        await record(0, timedOut ? 'timed_out' : 'cancelled');
+        return text(timedOut ? `The person did not answer the confirmation within ${Math.round(deps.config.MCP_CONFIRM_TIMEOUT_MS / 1000)} seconds: nothing was sent.` : 'The confirmation could not be shown or was dismissed: nothing was sent.', true);
+      }
       if (answer.action !== 'accept' || answer.content?.confirm !== true) {
         confirmation = answer.action === 'cancel' ? 'cancelled' : 'declined';
         await record(0, confirmation);
@@ -105,14 +148,25 @@ function buildServer(deps: Deps, session: () => Session): Server {
       }
       confirmation = 'accepted';
     }
-    const headers: Record<string, string> = { 'x-agent-key': conn.keyValue, 'x-connection-id': conn.id };
     if (call.headerWorkspace) headers['x-workspace-id'] = call.headerWorkspace;
+    const key = idempotencyKeyOf(tool, args, s.transport.sessionId, extra.requestId);
+    if (key) headers['idempotency-key'] = key;
     const answer = await sendThroughApi(s.at, { method: call.method, path: call.path, query: call.query, body: call.body, headers });
     await record(answer.status, confirmation);
     const out = answer.body === undefined ? `${answer.status}` : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    // The same body as structured content, described by the tool's outputSchema (the route's schema).
+    if (answer.status < 400 && tool.output && answer.body !== undefined && typeof answer.body !== 'string') {
+      return { ...text(out), structuredContent: (tool.output.wrapped ? { result: answer.body } : answer.body) as Record<string, unknown> };
+    }
     return text(out, answer.status >= 400);
   });
   return server;
+}
+
+/** Browser origins allowed at /mcp: this server's own and MCP_ALLOWED_ORIGINS. */
+function allowedOrigins(deps: Deps): Set<string> {
+  const own = new URL(deps.config.PUBLIC_BASE_URL).origin;
+  return new Set([own, ...deps.config.MCP_ALLOWED_ORIGINS.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean)]);
 }
 
 /**
@@ -129,12 +183,16 @@ export function mcpMiddleware(deps: Deps): Koa.Middleware {
   sweep.unref();
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
+    // DNS rebinding and cross-site pages (MCP transport spec): a browser's Origin must be one we allow;
+    // a host that sends none is not a browser.
+    const origin = ctx.get('origin');
+    if (origin && !allowedOrigins(deps).has(origin)) throw new ApiError('origin_not_allowed', `Requests to /mcp from the origin ${origin.slice(0, 200)} are not allowed; the operator lists browser origins in MCP_ALLOWED_ORIGINS.`);
     const token = bearerOf(ctx);
     if (!token) unauthorized(ctx, deps, false, 'The connector needs an OAuth access token: Authorization: Bearer <token> (see the resource metadata named in WWW-Authenticate).');
     // Signed by us, issued by us, for this resource (the audience), unexpired; then its connection.
     const claims = await verifyMcpToken(deps, token);
     if (!claims) unauthorized(ctx, deps, true, 'The access token is invalid, expired, or issued for another resource than this connector.');
-    const conn = await connectionForGrant(deps, claims, () => oauthClientSummary(deps, claims.clientId));
+    const conn = await connectionForGrant(deps, claims, () => oauthClientSummary(deps, claims.clientId), revokeClientGrants);
     if (!conn) unauthorized(ctx, deps, true, 'This connection was removed: the access token was issued before that. Connect the assistant again.');
     const at: Loopback = { host: ctx.req.socket.localAddress ?? '127.0.0.1', port: ctx.req.socket.localPort ?? 0 };
     const sid = ctx.get('mcp-session-id');

@@ -1,5 +1,7 @@
 import { z, type ZodType } from 'zod';
+import { hasScope, scopeCapabilities, type AccountScope, type Capability } from '../../domain/capabilities';
 import { ASK_TYPES, type AskType } from '../../domain/connections';
+import { requirementOf } from '../auth';
 import type { Method, RouteDef } from '../registry';
 import { registeredRoutes } from '../registry';
 
@@ -111,10 +113,102 @@ export interface Tool {
   fixedBody?: Record<string, unknown>;
   paramNames: string[];
   queryNames: string[];
+  /** The key scope the route needs (spec §5.5), as GET /help states it. */
+  scope: string;
+  annotations: Annotations;
+  /** The success body's JSON Schema (the route's own response schema); `wrapped`: not an object, sent as { result }. */
+  output?: { schema: Json & { type: 'object' }; wrapped: boolean };
+}
+
+/** MCP tool annotations (hints a host shows and plans by). */
+export interface Annotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * Each tool's effect, in one table a test holds every tool against: reads change nothing; a write
+ * that takes credits, shares or records away (or that cannot be taken back) is destructive; one whose
+ * repeat changes nothing more is idempotent (money tools are, through their Idempotency-Key); only a
+ * withdrawal reaches outside this service (the chain).
+ */
+const EFFECTS: Record<string, Partial<Annotations>> = {
+  quote: { readOnlyHint: true, idempotentHint: true },
+  create_workspace: {},
+  join_workspace: { idempotentHint: true },
+  create_metric: { destructiveHint: true },
+  update_metric: { idempotentHint: true },
+  trade: { destructiveHint: true, idempotentHint: true },
+  place_order: { destructiveHint: true, idempotentHint: true },
+  cancel_order: { idempotentHint: true },
+  credit_member: { destructiveHint: true, idempotentHint: true },
+  open_market: { destructiveHint: true },
+  propose: { destructiveHint: true },
+  comment: {},
+  withdraw_proposal: { destructiveHint: true, idempotentHint: true },
+  send_feedback: {},
+  approve_proposal: { destructiveHint: true, idempotentHint: true },
+  decline_proposal: { destructiveHint: true, idempotentHint: true },
+  settle_metric: { destructiveHint: true },
+  void_market: { destructiveHint: true, idempotentHint: true },
+  update_workspace: { idempotentHint: true },
+  view_link: { idempotentHint: true },
+  delete_metric: { destructiveHint: true, idempotentHint: true },
+  delete_group: { destructiveHint: true, idempotentHint: true },
+  delete_workspace: { destructiveHint: true, idempotentHint: true },
+  create_group: {},
+  update_group: { idempotentHint: true },
+  add_group_member: { idempotentHint: true },
+  remove_group_member: { destructiveHint: true, idempotentHint: true },
+  transfer: { destructiveHint: true, idempotentHint: true },
+  withdraw: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
+};
+
+/** The annotations of a tool: GET routes read (and repeat freely); writes as EFFECTS says. */
+export function annotationsOf(name: string, method: Method): Annotations {
+  if (method === 'GET') return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, ...EFFECTS[name] };
+  return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false, ...EFFECTS[name] };
+}
+
+/**
+ * The key scope a tool needs: its route's (GET /help states it); a write whose route names none (an
+ * identity is enough: create a workspace, join one) needs account:write, so a read-only grant reads only.
+ */
+function toolScope(route: RouteDef<unknown, unknown, unknown>, a: Annotations): string {
+  const scope = requirementOf(route.auth).scope;
+  return !a.readOnlyHint && (scope === 'any' || scope === 'none') ? 'account:write' : scope;
+}
+
+/** Whether key scopes cover a tool's required scope (the same rule the API applies to the key). */
+export function scopeCovers(scopes: readonly string[], needed: string): boolean {
+  if (needed === 'none' || needed === 'any') return true;
+  if (needed.startsWith('account:')) return hasScope(scopes, needed as AccountScope);
+  if (needed.startsWith('workspace:')) return scopeCapabilities(scopes).has(needed.slice('workspace:'.length) as Capability);
+  return scopes.includes('*');
 }
 
 function convert(schema: ZodType): Json {
   return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+}
+
+/**
+ * A tool's outputSchema from its route's response schema, in the draft the MCP SDK client validates
+ * with (draft-07); a body that is not an object (a list) is described, and sent, as { result }.
+ */
+function outputOf(route: RouteDef<unknown, unknown, unknown>, spec: ToolSpec): Tool['output'] {
+  const schema = spec.fixedBody?.dryRun ? (route.dryRunResponse ?? route.response) : route.response;
+  if (!schema || route.responseType) return undefined;
+  const js = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-7' }) as Json;
+  delete js.$schema;
+  if (js.type === 'object') return { schema: js as Json & { type: 'object' }, wrapped: false };
+  // A named schema comes as a $ref to its definition: an object one is the root itself.
+  const definitions = js.definitions as Record<string, Json> | undefined;
+  const named = typeof js.$ref === 'string' ? definitions?.[js.$ref.replace('#/definitions/', '')] : undefined;
+  if (named?.type === 'object') return { schema: { ...named, definitions } as unknown as Json & { type: 'object' }, wrapped: false };
+  delete js.definitions;
+  return { schema: { type: 'object', properties: { result: js }, required: ['result'], ...(definitions ? { definitions } : {}) }, wrapped: true };
 }
 
 /** Top-level object properties of a schema as JSON Schema (path and query shapes are objects). */
@@ -148,6 +242,14 @@ function buildTool(spec: ToolSpec): Tool {
     properties.body = { ...body, description: 'The JSON body of the request.' };
     if (!route.body.safeParse(undefined).success && !route.body.safeParse({}).success) required.push('body');
   }
+  if (route.idempotent && !spec.fixedBody?.dryRun) {
+    properties.idempotencyKey = {
+      type: 'string',
+      minLength: 1,
+      maxLength: 100,
+      description: 'Sent as Idempotency-Key: a retry with the same key is answered from the first outcome. Default: derived from this session and the JSON-RPC request id.',
+    };
+  }
   const inputSchema: Json & { type: 'object' } = { type: 'object', properties, ...(required.length ? { required } : {}), ...(Object.keys(defs).length ? { $defs: defs } : {}) };
   const rule = route.auth.label;
   return {
@@ -161,6 +263,9 @@ function buildTool(spec: ToolSpec): Tool {
     fixedBody: spec.fixedBody,
     paramNames: Object.keys(objectParts(route.params, {}).props),
     queryNames: Object.keys(query.props),
+    scope: toolScope(route, annotationsOf(spec.name, spec.method)),
+    annotations: annotationsOf(spec.name, spec.method),
+    output: outputOf(route, spec),
   };
 }
 

@@ -9,6 +9,7 @@ export function presentConnection(c: ConnectionRow) {
     connectedAt: c.connectedAt.toISOString(),
     lastUsedAt: c.lastUsedAt ? c.lastUsedAt.toISOString() : null,
     ask: { ...c.ask },
+    scopes: [...c.scopes],
   };
 }
 

@@ -15,7 +15,7 @@ defineRoute({
   path: '/connections',
   response: z.array(connectionSchema),
   auth: auth.identity('account:read'),
-  summary: 'Your connections (MCP hosts acting as you), newest first: [{ id, clientId, clientName, redirectHost, connectedAt, lastUsedAt, ask { <type>: boolean } }].',
+  summary: 'Your connections (MCP hosts acting as you), newest first: [{ id, clientId, clientName, redirectHost, connectedAt, lastUsedAt, ask { <type>: boolean }, scopes }]. Deleting the key of a connection (DELETE /agents/me/keys/{keyId}) ends the connection too.',
   handler: async (c) => (await listConnections(c.deps, c.identity().agentId)).map(presentConnection),
 });
 

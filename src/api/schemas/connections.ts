@@ -12,6 +12,7 @@ export const connectionSchema = z
     connectedAt: instant,
     lastUsedAt: nullableInstant,
     ask: z.object(Object.fromEntries(ASK_TYPES.map((t) => [t, z.boolean()])) as Record<(typeof ASK_TYPES)[number], z.ZodBoolean>),
+    scopes: z.array(z.string()).describe("The key scopes the person granted at consent (spec §5.5); ['*'] when every grant was given."),
   })
   .meta({ id: 'Connection' });
 
@@ -23,7 +24,7 @@ export const connectionCallSchema = z
     path: z.string(),
     workspace: z.string().nullable(),
     body: z.string().nullable(),
-    confirmation: z.enum(['not_asked', 'accepted', 'declined', 'cancelled', 'unsupported']),
+    confirmation: z.enum(['not_asked', 'accepted', 'declined', 'cancelled', 'timed_out', 'unsupported']),
     status: z.number().int(),
     at: instant,
   })

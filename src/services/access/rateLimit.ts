@@ -17,7 +17,7 @@ import { logger } from '../../logger';
  * On the Postgres layout the same counters live in table rate_limits of the queues' schema
  * (bullmq_<QUEUE_PREFIX>), which rate-limiter-flexible creates.
  */
-export type Bucket = 'signup' | 'waitlist' | 'request' | 'proposal';
+export type Bucket = 'signup' | 'waitlist' | 'request' | 'proposal' | 'auth' | 'client_registration' | 'signin_email' | 'signin_address';
 
 /** Per bucket, in one place: its allowance (from config), its window and how a refusal names it. */
 const BUCKETS: Record<Bucket, { points: (c: Deps['config']) => number; duration: number; what: (points: number) => string }> = {
@@ -25,6 +25,12 @@ const BUCKETS: Record<Bucket, { points: (c: Deps['config']) => number; duration:
   signup: { points: (c) => c.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600, what: (n) => `${n} sign-ups an hour` },
   waitlist: { points: (c) => c.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600, what: (n) => `${n} waitlist entries an hour` },
   proposal: { points: (c) => c.RATE_LIMIT_PROPOSALS_PER_HOUR, duration: 3600, what: (n) => `${n} proposals an hour per participant` },
+  // Issue 55: the account system's routes per address, OAuth client registrations per address, and the
+  // sign-in brake per email and per address (a 15-minute window).
+  auth: { points: (c) => c.RATE_LIMIT_AUTH_PER_MINUTE, duration: 60, what: (n) => `${n} account requests a minute` },
+  client_registration: { points: (c) => c.RATE_LIMIT_CLIENT_REGISTRATION_PER_HOUR, duration: 3600, what: (n) => `${n} client registrations an hour` },
+  signin_email: { points: (c) => c.SIGNIN_ATTEMPTS_PER_EMAIL, duration: 900, what: (n) => `${n} sign-in attempts per email in 15 minutes` },
+  signin_address: { points: (c) => c.SIGNIN_ATTEMPTS_PER_ADDRESS, duration: 900, what: (n) => `${n} sign-in attempts per address in 15 minutes` },
 };
 
 function shapeOf(deps: Deps, bucket: Bucket): { points: number; duration: number } {

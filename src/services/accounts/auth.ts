@@ -1,14 +1,19 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { oauthProvider } from '@better-auth/oauth-provider';
+import { createHash } from 'node:crypto';
 import { betterAuth, type BetterAuthOptions } from 'better-auth';
+import { APIError, createAuthMiddleware } from 'better-auth/api';
 import { fromNodeHeaders, toNodeHandler } from 'better-auth/node';
 import { jwt } from 'better-auth/plugins';
 import { Pool } from 'pg';
 import type { Config } from '../../config';
 import type { Deps } from '../../deps';
+import { GRANT_SCOPES } from '../../domain/connections';
 import { ListeningClient } from '../../db/listeningClient';
 import { logger } from '../../logger';
 import { sendAccountMail } from './mailer';
+import { endConnectionsOfGrant } from '../connections';
+import { revokeClientGrants } from './grants';
 import { ensureAccountParticipant } from './participant';
 import { refusalInOurShape } from './refusals';
 
@@ -26,6 +31,45 @@ export const mcpResource = (config: Config) => `${base(config)}${MCP_PATH}`;
 /** The issuer of access tokens (Better Auth: base URL + base path). */
 export const oauthIssuer = (config: Config) => `${base(config)}${AUTH_BASE_PATH}`;
 
+/** Bounds on a dynamically registered client's metadata (anonymous registration is open). */
+export const REGISTRATION_BOUNDS = { clientName: 200, redirectUris: 10, uriLength: 2000, contacts: 10 } as const;
+/** The longest account name sign-up or an update accepts. */
+export const ACCOUNT_NAME_MAX = 200;
+
+const invalidClient = (field: string, sentence: string) =>
+  new APIError('BAD_REQUEST', { error: field === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata', error_description: sentence });
+
+/**
+ * A registration's metadata, bounded, with RFC 8252's native default: a client that names no
+ * application_type and registers an http loopback or a private-use scheme redirect is a native
+ * client (the library then holds it to the exact loopback hosts and reverse-domain schemes, and
+ * lets the loopback port vary at authorization); everything else stays web (https only).
+ */
+export function registrationMetadata(body: Record<string, unknown>): Record<string, unknown> {
+  const b = REGISTRATION_BOUNDS;
+  if (typeof body.client_name === 'string' && body.client_name.length > b.clientName) throw invalidClient('client_name', `client_name must be at most ${b.clientName} characters.`);
+  const uris = body.redirect_uris;
+  if (Array.isArray(uris) && uris.length > b.redirectUris) throw invalidClient('redirect_uris', `Register at most ${b.redirectUris} redirect URIs.`);
+  for (const k of ['redirect_uris', 'post_logout_redirect_uris'] as const) {
+    const list = body[k];
+    if (Array.isArray(list) && list.length > b.redirectUris) throw invalidClient(k, `Register at most ${b.redirectUris} ${k}.`);
+    if (Array.isArray(list) && list.some((u) => typeof u === 'string' && u.length > b.uriLength)) throw invalidClient(k, `Each of ${k} must be at most ${b.uriLength} characters.`);
+  }
+  for (const k of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'jwks_uri', 'software_id', 'software_version'] as const) {
+    if (typeof body[k] === 'string' && (body[k] as string).length > b.uriLength) throw invalidClient(k, `${k} must be at most ${b.uriLength} characters.`);
+  }
+  if (Array.isArray(body.contacts) && body.contacts.length > b.contacts) throw invalidClient('contacts', `List at most ${b.contacts} contacts.`);
+  if (body.application_type !== undefined || !Array.isArray(uris)) return body;
+  const native = uris.some((u) => typeof u === 'string' && !/^https:/i.test(u));
+  return native ? { ...body, application_type: 'native' } : body;
+}
+
+/** Reset requests whose person ticked "end my connections" (read by onPasswordReset from the same request). */
+const endConnectionsAsked = new WeakSet<Request>();
+
+/** The stored id of an authorization code (the provider's default storage: SHA-256, base64url). */
+const storedCodeId = (code: string) => createHash('sha256').update(code).digest('base64url');
+
 /** Cookie names start with it: mpps.session_token (__Secure-mpps.session_token when Secure). */
 export const COOKIE_PREFIX = 'mpps';
 
@@ -33,7 +77,15 @@ export const COOKIE_PREFIX = 'mpps';
  * The account system's options for this configuration (shared with the schema check, which asks
  * the library whether our migration gives it every table and column it needs).
  */
-export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (user: { id: string; name: string; email: string }) => Promise<void> } = {}) {
+export interface AccountHooks {
+  userCreated?: (user: { id: string; name: string; email: string }) => Promise<void>;
+  /** An authorization code was redeemed a second time: what its first redemption granted ends (OAuth 2.1 §4.1.2). */
+  codeReplayed?: (grants: Array<{ userId: string; clientId: string }>) => Promise<void>;
+  /** A password was reset: the account's sessions are gone; its connections go too when the person asked. */
+  passwordReset?: (user: { id: string }, endConnections: boolean) => Promise<void>;
+}
+
+export function authOptions(config: Config, pool: Pool, hooks: AccountHooks = {}) {
   return {
     appName: config.INSTANCE_NAME,
     baseURL: config.PUBLIC_BASE_URL,
@@ -47,7 +99,14 @@ export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (
     emailAndPassword: {
       enabled: true,
       minPasswordLength: 8,
+      // Sign-up answers the same whether or not the email has an account (no enumeration): it signs
+      // nobody in; the person signs in next (POST /api/auth/sign-in/email).
+      autoSignIn: false,
       revokeSessionsOnPasswordReset: true,
+      // The reset form's "also disconnect my assistants" box (body endConnections: true) ends every connection.
+      onPasswordReset: async ({ user }, request) => {
+        await hooks.passwordReset?.(user, !!request && endConnectionsAsked.has(request));
+      },
       sendResetPassword: async ({ user, url, token }) => {
         await sendAccountMail({
           to: user.email,
@@ -62,6 +121,27 @@ export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (
       // Secure outside development and tests (plain http on localhost there); HttpOnly and SameSite=Lax always.
       useSecureCookies: !config.development,
       defaultCookieAttributes: { httpOnly: true, sameSite: 'lax', secure: !config.development },
+    },
+    hooks: {
+      before: createAuthMiddleware(async (ctx) => {
+        const body = (ctx.body ?? {}) as Record<string, unknown>;
+        if (ctx.path === '/oauth2/register') return { context: { body: registrationMetadata(body) } };
+        if (ctx.path === '/reset-password' && body.endConnections === true && ctx.request) endConnectionsAsked.add(ctx.request);
+        if ((ctx.path === '/sign-up/email' || ctx.path === '/update-user') && typeof body.name === 'string' && body.name.length > ACCOUNT_NAME_MAX) {
+          throw new APIError('BAD_REQUEST', { code: 'NAME_TOO_LONG', message: `The name must be at most ${ACCOUNT_NAME_MAX} characters.` });
+        }
+        if (ctx.path === '/oauth2/token' && body.grant_type === 'authorization_code' && typeof body.code === 'string' && hooks.codeReplayed) {
+          // A code no longer stored was redeemed already (or expired): before the provider drops the
+          // tokens issued for it, find whose they were, so the connection they opened ends too.
+          const id = storedCodeId(body.code);
+          const live = await pool.query(`SELECT 1 FROM auth_verifications WHERE identifier = $1`, [id]);
+          if (!live.rowCount) {
+            const issued = await pool.query(`SELECT DISTINCT "userId", "clientId" FROM auth_oauth_refresh_tokens WHERE "authorizationCodeId" = $1 AND "userId" IS NOT NULL`, [id]);
+            if (issued.rowCount) await hooks.codeReplayed(issued.rows as Array<{ userId: string; clientId: string }>);
+          }
+        }
+        return undefined;
+      }),
     },
     // The API's own limiter (services/access rateLimit) covers every route; the library's in-memory one
     // would count per process.
@@ -79,7 +159,10 @@ export function authOptions(config: Config, pool: Pool, hooks: { userCreated?: (
         clientRegistrationDefaultResources: [mcpResource(config)],
         clientRegistrationAllowedResources: [mcpResource(config)],
         grantTypes: ['authorization_code', 'refresh_token'],
-        scopes: ['openid', 'profile', 'email', 'offline_access'],
+        scopes: ['openid', 'profile', 'email', 'offline_access', ...GRANT_SCOPES],
+        // A host that names no scope is offered every grant; the person narrows it on the consent page.
+        clientRegistrationDefaultScopes: ['offline_access', ...GRANT_SCOPES],
+        clientRegistrationAllowedScopes: ['openid', 'profile', 'email', 'offline_access', ...GRANT_SCOPES],
         allowDynamicClientRegistration: true,
         allowUnauthenticatedClientRegistration: true,
         clientRegistrationRequirePKCE: true,
@@ -106,7 +189,18 @@ function build(deps: Deps) {
   }
   const pool = new Pool({ connectionString: deps.config.databaseUrl, max: 4, Client: ListeningClient });
   pool.on('error', (err) => logger.warn({ err }, 'account system pool error'));
-  const auth = betterAuth(authOptions(deps.config, pool, { userCreated: (user) => ensureAccountParticipant(deps, user).then(() => undefined) }));
+  const auth = betterAuth(
+    authOptions(deps.config, pool, {
+      userCreated: (user) => ensureAccountParticipant(deps, user).then(() => undefined),
+      codeReplayed: async (grants) => {
+        for (const g of grants) await endConnectionsOfGrant(deps, g.userId, g.clientId, revokeClientGrants);
+        logger.warn({ grants }, 'an authorization code was redeemed twice: the connections it opened were ended');
+      },
+      passwordReset: async (user, endConnections) => {
+        if (endConnections) await endConnectionsOfGrant(deps, user.id, null, revokeClientGrants);
+      },
+    }),
+  );
   // Its refusals in the API's one error shape (refusals.ts).
   return { auth, pool, handler: toNodeHandler((request: Request) => auth.handler(request).then(refusalInOurShape)) };
 }

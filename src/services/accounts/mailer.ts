@@ -1,3 +1,5 @@
+import { createTransport } from 'nodemailer';
+import type { Config } from '../../config';
 import { logger } from '../../logger';
 
 /** One message of the account system (a password reset link). */
@@ -16,15 +18,50 @@ export const logMailer: Mailer = async (mail) => {
   logger.info({ to: mail.to, subject: mail.subject, ...mail.data }, 'account email (written to the log: no sender is configured)');
 };
 
-let current: Mailer = logMailer;
+/** Mail sent over SMTP (nodemailer) to the configured server. */
+export function smtpMailer(url: string, from: string): Mailer {
+  const transport = createTransport(url);
+  return async (mail) => {
+    await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.text });
+  };
+}
+
+/**
+ * The sender a configuration gives: SMTP when SMTP_URL is set; otherwise the log in development,
+ * and nothing in production (a reset link in a production log is a credential in the log): null.
+ */
+export function mailerFor(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'development'>): Mailer | null {
+  if (config.SMTP_URL) return smtpMailer(config.SMTP_URL, config.MAIL_FROM);
+  return config.development ? logMailer : null;
+}
+
+let current: Mailer | null | undefined;
 
 /** Replace the sender (a mail service in production, a recorder in tests); returns the previous one. */
-export function useMailer(mailer: Mailer): Mailer {
-  const prior = current;
+export function useMailer(mailer: Mailer | null): Mailer | null {
+  const prior = current ?? null;
   current = mailer;
   return prior;
 }
 
-export function sendAccountMail(mail: AccountMail): Promise<void> {
-  return current(mail);
+/** Whether a sender is in place (set with useMailer, or from configuration at start-up). */
+export function mailerReady(): boolean {
+  return !!current;
+}
+
+/** Sets the configured sender unless one was set already; says in one sentence when password reset is off. */
+export function configureMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'development'>): void {
+  if (current !== undefined) return;
+  current = mailerFor(config);
+  if (!current) logger.warn('No SMTP_URL is set: password reset is disabled (no reset mail can be sent); set SMTP_URL=smtp://user:pass@host:587 to enable it.');
+}
+
+/** Sends through the sender in place; with none, the message is dropped (the answer stays the same, so nothing is revealed). */
+export async function sendAccountMail(mail: AccountMail): Promise<void> {
+  if (current === undefined) current = logMailer; // a process that never configured one (a script, a unit test)
+  if (!current) {
+    logger.warn({ subject: mail.subject }, 'account email not sent: no SMTP_URL is configured (password reset is disabled)');
+    return;
+  }
+  await current(mail);
 }

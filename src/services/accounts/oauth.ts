@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { fromNodeHeaders } from 'better-auth/node';
 import { verifyJwsAccessToken } from 'better-auth/oauth2';
 import type { Deps } from '../../deps';
+import { GRANT_SCOPES } from '../../domain/connections';
 import { accountSystem, AUTH_BASE_PATH, mcpResource, oauthIssuer } from './auth';
 
 /** RFC 8414 authorization server metadata (served at /.well-known/oauth-authorization-server/api/auth). */
@@ -15,7 +16,8 @@ export function protectedResourceMetadata(deps: Deps): Record<string, unknown> {
     resource: mcpResource(deps.config),
     authorization_servers: [oauthIssuer(deps.config)],
     bearer_methods_supported: ['header'],
-    scopes_supported: ['offline_access'],
+    // A host asks for these (the MCP SDK asks for every one listed); the person narrows them at consent.
+    scopes_supported: [...GRANT_SCOPES, 'offline_access'],
     resource_name: `${deps.config.INSTANCE_NAME} MCP connector`,
     resource_documentation: `${deps.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/api/guides/connect`,
   };
@@ -62,9 +64,9 @@ export async function signInForAuthorization(deps: Deps, h: IncomingHttpHeaders,
   return stepOf(await callAuth(deps, h, '/sign-in/email', { email: input.email, password: input.password, oauth_query: input.oauthQuery }));
 }
 
-/** The consent page's answer (the session must be the person's own). */
-export async function answerConsent(deps: Deps, h: IncomingHttpHeaders, input: { accept: boolean; oauthQuery: string }): Promise<FlowStep> {
-  return stepOf(await callAuth(deps, h, '/oauth2/consent', { accept: input.accept, oauth_query: input.oauthQuery }));
+/** The consent page's answer (the session must be the person's own); `scope`, when given, narrows what was asked. */
+export async function answerConsent(deps: Deps, h: IncomingHttpHeaders, input: { accept: boolean; oauthQuery: string; scope?: string }): Promise<FlowStep> {
+  return stepOf(await callAuth(deps, h, '/oauth2/consent', { accept: input.accept, oauth_query: input.oauthQuery, ...(input.scope !== undefined ? { scope: input.scope } : {}) }));
 }
 
 /** A registered client's display name and redirect host, for the consent page and the connection row. */
@@ -84,6 +86,8 @@ export interface McpTokenClaims {
   userId: string;
   clientId: string;
   issuedAt: Date;
+  /** The OAuth scopes granted (space-separated in the token's scope claim). */
+  scopes: string[];
 }
 
 /**
@@ -100,7 +104,8 @@ export async function verifyMcpToken(deps: Deps, token: string): Promise<McpToke
     });
     const clientId = (payload.azp ?? payload.client_id) as string | undefined;
     if (!payload.sub || !clientId) return null;
-    return { userId: payload.sub, clientId, issuedAt: new Date((payload.iat ?? 0) * 1000) };
+    const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [];
+    return { userId: payload.sub, clientId, issuedAt: new Date((payload.iat ?? 0) * 1000), scopes };
   } catch {
     return null;
   }
@@ -109,14 +114,4 @@ export async function verifyMcpToken(deps: Deps, token: string): Promise<McpToke
 /** Whether a bearer token looks like one of our JWT access tokens at all (for the main API's refusal). */
 export function looksLikeAccessToken(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
-}
-
-/**
- * DELETE /connections/{id}: the client's refresh tokens, stored access tokens and consent for the
- * account go, in the caller's transaction (the next authorization asks for consent again).
- */
-export async function revokeClientGrants(m: { query(sql: string, params?: unknown[]): Promise<unknown> }, userId: string, clientId: string): Promise<void> {
-  await m.query(`DELETE FROM auth_oauth_access_tokens WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
-  await m.query(`DELETE FROM auth_oauth_refresh_tokens WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
-  await m.query(`DELETE FROM auth_oauth_consents WHERE "userId" = $1 AND "clientId" = $2`, [userId, clientId]);
 }

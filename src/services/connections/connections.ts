@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
 import type { Deps } from '../../deps';
-import { normalizeAsk, trimBody, type AskType, type Confirmation } from '../../domain/connections';
+import { keyScopesForGrant, normalizeAsk, trimBody, type AskType, type Confirmation } from '../../domain/connections';
 import { mintKey } from '../identity';
 import { openSecret, sealSecret } from './secret';
 
@@ -15,6 +15,8 @@ export interface ConnectionRow {
   connectedAt: Date;
   lastUsedAt: Date | null;
   ask: Record<AskType, boolean>;
+  /** The key scopes of the connection's key (spec §5.5): what the person granted at consent. */
+  scopes: string[];
 }
 
 /** What the connector needs to act: the connection, and its key's value to send as X-Agent-Key. */
@@ -33,20 +35,28 @@ function rowOf(r: any): ConnectionRow {
     connectedAt: r.connected_at,
     lastUsedAt: r.last_used_at,
     ask: normalizeAsk(r.ask),
+    scopes: r.key_scopes ?? [],
   };
 }
 
+/** What revokes an account's OAuth grants to a client (the account system's tables), in the caller's transaction. */
+export type RevokeGrants = (m: EntityManager, userId: string, clientId: string) => Promise<void>;
+
+/** A connection row with its key's scopes. */
+const WITH_SCOPES = `c.*, (SELECT k.scopes FROM api_keys k WHERE k.id = c.key_id) AS key_scopes`;
+
 /**
- * The live connection of an OAuth grant (an access token's subject and client), opened on its first
- * use: the connection gets a key of its own (every scope: it acts as the person, as a session does;
- * its ask switches are what hold it back), stored encrypted so the connector can send it. A token
- * issued no later than the second its connection was removed is refused (null), as is one whose
- * account has no participant.
+ * The live connection of an OAuth grant (an access token's subject, client and scopes), opened on its
+ * first use: the connection gets a key of its own carrying exactly the key scopes the person granted
+ * (keyScopesForGrant), stored encrypted so the connector can send it. Refused (null): a token issued
+ * no later than the second its connection was removed, one whose account has no participant, and a
+ * connection whose key was revoked, which ends there with its grants (a new one needs a new consent).
  */
 export async function connectionForGrant(
   deps: Deps,
-  grant: { userId: string; clientId: string; issuedAt: Date },
+  grant: { userId: string; clientId: string; issuedAt: Date; scopes: string[] },
   client: () => Promise<{ name: string; redirectHost: string } | null>,
+  revokeGrants: RevokeGrants,
 ): Promise<ActiveConnection | null> {
   const row = await inTransaction(deps.ds, async (m) => {
     const agents: Array<{ id: string }> = await m.query(`SELECT id FROM agents WHERE account_id = $1`, [grant.userId]);
@@ -56,10 +66,16 @@ export async function connectionForGrant(
     const [live] = await m.query(
       `UPDATE connections c SET last_used_at = now() FROM api_keys k
         WHERE c.agent_id = $1 AND c.client_id = $2 AND c.revoked_at IS NULL AND k.id = c.key_id AND k.revoked_at IS NULL
-        RETURNING c.*`,
+        RETURNING c.*, k.scopes AS key_scopes`,
       [agentId, grant.clientId],
     );
     if (live.length) return live[0];
+    // Its key was revoked (DELETE /agents/me/keys/{keyId}): the connection ends, not silently replaced.
+    const [keyless] = await m.query(`UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND client_id = $2 AND revoked_at IS NULL RETURNING id`, [agentId, grant.clientId]);
+    if (keyless.length) {
+      await revokeGrants(m, grant.userId, grant.clientId);
+      return null;
+    }
     const cut = await m.query(
       `SELECT 1 FROM connections WHERE agent_id = $1 AND client_id = $2 AND revoked_at IS NOT NULL AND date_trunc('second', revoked_at) >= $3 LIMIT 1`,
       [agentId, grant.clientId, grant.issuedAt],
@@ -67,18 +83,47 @@ export async function connectionForGrant(
     if (cut.length) return null;
     const info = await client();
     const name = info?.name ?? grant.clientId;
-    const key = await mintKey(m, agentId, { scopes: ['*'], label: `connection: ${name}`.slice(0, 100) });
+    const scopes = keyScopesForGrant(grant.scopes);
+    const key = await mintKey(m, agentId, { scopes, label: `connection: ${name}`.slice(0, 100) });
     const [r] = await m.query(
       `INSERT INTO connections (agent_id, client_id, client_name, redirect_host, key_id, key_secret, ask, last_used_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *`,
       [agentId, grant.clientId, name, info?.redirectHost ?? '', key.keyId, sealSecret(deps.config.authSecret, key.apiKey), normalizeAsk(null)],
     );
-    return r;
+    return { ...r, key_scopes: scopes };
   });
   if (!row) return null;
   const keyValue = openSecret(deps.config.authSecret, row.key_secret);
   if (!keyValue) return null;
   return { ...rowOf(row), keyValue };
+}
+
+/**
+ * Every connection of an account to a client ends now, with its key and the account's grants to the
+ * client (an authorization code redeemed twice, a password reset the person asked to end them). When
+ * no connection was opened yet, a removed one is recorded, so tokens issued before now are refused.
+ */
+export async function endConnectionsOfGrant(deps: Deps, userId: string, clientId: string | null, revokeGrants: RevokeGrants): Promise<number> {
+  return inTransaction(deps.ds, async (m) => {
+    const agents: Array<{ id: string }> = await m.query(`SELECT id FROM agents WHERE account_id = $1`, [userId]);
+    let ended = 0;
+    for (const { id: agentId } of agents) {
+      const [rows] = await m.query(
+        `UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND ($2::text IS NULL OR client_id = $2) AND revoked_at IS NULL RETURNING key_id, client_id`,
+        [agentId, clientId],
+      );
+      const list = rows as Array<{ key_id: string | null; client_id: string }>;
+      ended += list.length;
+      const keys = list.map((r) => r.key_id).filter((k): k is string => !!k);
+      if (keys.length) await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1) AND revoked_at IS NULL`, [keys]);
+      for (const c of new Set(list.map((r) => r.client_id))) await revokeGrants(m, userId, c);
+      if (clientId && !list.length) {
+        await m.query(`INSERT INTO connections (agent_id, client_id, key_secret, ask, revoked_at) VALUES ($1, $2, '', $3, now())`, [agentId, clientId, normalizeAsk(null)]);
+        await revokeGrants(m, userId, clientId);
+      }
+    }
+    return ended;
+  });
 }
 
 export interface CallRecord {
@@ -102,7 +147,7 @@ export async function logCall(deps: Deps, connectionId: string, call: CallRecord
 
 /** GET /connections: the caller's live connections, newest first. */
 export async function listConnections(deps: Deps, agentId: string): Promise<ConnectionRow[]> {
-  const rows = await deps.ds.query(`SELECT * FROM connections WHERE agent_id = $1 AND revoked_at IS NULL ORDER BY connected_at DESC, id`, [agentId]);
+  const rows = await deps.ds.query(`SELECT ${WITH_SCOPES} FROM connections c WHERE agent_id = $1 AND revoked_at IS NULL ORDER BY connected_at DESC, id`, [agentId]);
   return rows.map(rowOf);
 }
 
@@ -143,7 +188,7 @@ export async function setConnectionAsk(deps: Deps, agentId: string, id: string, 
   return inTransaction(deps.ds, async (m) => {
     const row = await ownConnection(m, agentId, id, true);
     const next = normalizeAsk({ ...normalizeAsk(row.ask), ...ask });
-    const [updated] = await m.query(`UPDATE connections SET ask = $2 WHERE id = $1 RETURNING *`, [id, next]);
+    const [updated] = await m.query(`UPDATE connections c SET ask = $2 WHERE id = $1 RETURNING ${WITH_SCOPES}`, [id, next]);
     return rowOf(updated[0]);
   });
 }
@@ -157,7 +202,7 @@ export async function removeConnection(
   deps: Deps,
   agentId: string,
   id: string,
-  revokeGrants: (m: EntityManager, userId: string, clientId: string) => Promise<void>,
+  revokeGrants: RevokeGrants,
 ): Promise<void> {
   await inTransaction(deps.ds, async (m) => {
     const row = await ownConnection(m, agentId, id, true);
