@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
+import { readScope } from '../readScope';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
 import { parseWith, type Call, type RouteDef } from './registry';
@@ -86,7 +87,8 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
   };
   let result: unknown;
   try {
-    result = await def.handler(call);
+    // A GET's handler may read a replica that has replayed past every acknowledged commit (db/replicas.ts).
+    result = def.method === 'GET' && !def.readsPrimary ? await readScope(() => def.handler(call)) : await def.handler(call);
   } catch (err) {
     const errStatus = err instanceof DomainError ? def.errorStatus?.[err.code] : undefined;
     if (err instanceof DomainError && errStatus) throw new ApiError(err.code, err.message, err.details, errStatus);

@@ -69,6 +69,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * idempotencyKey(c)); the OpenAPI document declares the header on it.
    */
   idempotent?: boolean;
+  /**
+   * A GET that reads the primary, never a replica (issue 60): a money decision (a balance), or an
+   * answer that lasts (a stream). Every other GET's handler runs as a read scope (db/replicas.ts).
+   */
+  readsPrimary?: true;
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 
