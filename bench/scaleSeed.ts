@@ -122,3 +122,43 @@ export async function seedScale(q: Q, s: ScaleSizes, log: (line: string) => void
   await q('VACUUM ANALYZE');
   log(`  vacuum analyze in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
+
+/** Real ids of the seed for the catalog's paths (anything else: a well-formed id of nothing). */
+export interface CatalogIds {
+  agent: string;
+  workspaceId: string;
+  workspaceSlug: string;
+  marketId: string;
+  metricId: string;
+  proposalId: string;
+}
+
+/** The seed's ids a walk of the catalog uses: member p7, its workspace, an open book there, a proposal. */
+export async function catalogIds(q: (sql: string, params?: unknown[]) => Promise<unknown>): Promise<CatalogIds> {
+  const one = async (sql: string, params: unknown[]) => ((await q(sql, params)) as Record<string, string>[])[0];
+  const agent = 'p7';
+  const ws = await one(`SELECT w.id, w.slug FROM workspaces w JOIN memberships m ON m.workspace_id = w.id WHERE m.agent_id = $1`, [agent]);
+  const market = await one(`SELECT id, metric_id FROM markets WHERE workspace_id = $1 ORDER BY status = 'open' DESC LIMIT 1`, [ws.id]);
+  const proposal = await one(`SELECT id FROM proposals WHERE workspace_id = $1 LIMIT 1`, [ws.id]);
+  return { agent, workspaceId: ws.id, workspaceSlug: ws.slug, marketId: market.id, metricId: market.metric_id, proposalId: proposal.id };
+}
+
+/**
+ * Every GET path of the catalog (`/api...`, ids filled in) and every page, for these ids. The
+ * stream (/events/stream) is left out: it answers until the client goes.
+ */
+export function catalogCalls(routes: readonly { method: string; path: string }[], ids: CatalogIds, unknownId: () => string): string[] {
+  const byArea: Record<string, string> = { agents: ids.agent, markets: ids.marketId, metrics: ids.metricId, proposals: ids.proposalId, workspaces: ids.workspaceId };
+  const valueOf = (path: string, name: string) => {
+    if (name === 'agentId') return ids.agent;
+    if (name === 'section') return 'trading';
+    const parts = path.split('/').filter(Boolean);
+    const area = parts[0] === 'predictions' ? parts[1] : parts[0];
+    return (name === 'id' && byArea[area]) || unknownId();
+  };
+  const api = routes
+    .filter((r) => r.method === 'GET' && r.path !== '/events/stream')
+    .map((r) => `/api${r.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(valueOf(r.path, name)))}`);
+  const w = `/w/${ids.workspaceSlug}`;
+  return [...api, w, `${w}/metrics/${ids.metricId}`, `${w}/markets/${ids.marketId}`, `${w}/proposals`, `${w}/proposals/${ids.proposalId}`, '/leaderboard', `/participants/${ids.agent}`];
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
-import { seedScale } from '../../bench/scaleSeed';
+import { catalogCalls, catalogIds, seedScale } from '../../bench/scaleSeed';
 import { registeredRoutes } from '../../src/api/registry';
 import { startTestApp, type TestApp } from '../helpers/harness';
 
@@ -70,28 +70,11 @@ function seqScans(node: PlanNode, out: string[] = []): string[] {
 }
 
 it('no GET route or page plans a sequential scan of a table over 10,000 rows', async () => {
-  const one = async (sql: string, params: unknown[] = []) => ((await app.deps.ds.query(sql, params)) as Record<string, string>[])[0];
-  const agent = 'p7';
-  const ws = await one(`SELECT w.id, w.slug FROM workspaces w JOIN memberships m ON m.workspace_id = w.id WHERE m.agent_id = $1`, [agent]);
-  const market = await one(`SELECT id, metric_id FROM markets WHERE workspace_id = $1 AND status = 'open' LIMIT 1`, [ws.id]);
-  const proposal = await one(`SELECT id FROM proposals WHERE workspace_id = $1 LIMIT 1`, [ws.id]);
-  const key = (await app.http.post(`/api/agents/${agent}/keys`).set('X-API-Key', app.masterKey).send({ label: 'plans' })).body.apiKey as string;
+  const ids = await catalogIds((sql, params) => app.deps.ds.query(sql, params));
+  const key = (await app.http.post(`/api/agents/${ids.agent}/keys`).set('X-API-Key', app.masterKey).send({ label: 'plans' })).body.apiKey as string;
   expect(key).toBeTruthy();
-  // Real ids where the seed has them; a well-formed id of nothing elsewhere (the lookup is planned all the same).
-  const ids: Record<string, string> = { agents: agent, markets: market.id, metrics: market.metric_id, proposals: proposal.id, workspaces: ws.id };
-  const valueOf = (path: string, name: string) => {
-    if (name === 'agentId') return agent;
-    if (name === 'section') return 'trading';
-    const area = path.split('/').filter(Boolean)[name === 'id' ? 0 : 0];
-    const under = path.startsWith('/predictions/') ? path.split('/')[2] : area;
-    return (name === 'id' && ids[under]) || randomUUID();
-  };
-  const calls: string[] = [];
-  for (const def of registeredRoutes().filter((r) => r.method === 'GET' && r.path !== '/events/stream')) {
-    const path = def.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(valueOf(def.path, name)));
-    calls.push(`/api${path}`);
-  }
-  calls.push(`/w/${ws.slug}`, `/w/${ws.slug}/metrics/${market.metric_id}`, `/w/${ws.slug}/markets/${market.id}`, `/w/${ws.slug}/proposals`, `/w/${ws.slug}/proposals/${proposal.id}`, '/leaderboard', `/participants/${agent}`);
+  const calls = catalogCalls(registeredRoutes(), ids, randomUUID);
+  const ws = { id: ids.workspaceId };
   const answered: Record<string, number> = {};
   for (const call of calls) {
     recording = call;
