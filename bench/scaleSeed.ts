@@ -50,10 +50,8 @@ export async function seedScale(q: Q, s: ScaleSizes, log: (line: string) => void
      SELECT 'scale-ws-' || i, 'Scale ' || i, true, 'scale-owner', 100000000000, 100000000000 FROM generate_series(1, $1::int) i`,
     [s.workspaces],
   );
-  await step('memberships', `INSERT INTO memberships (workspace_id, agent_id) SELECT w.id, 'p' || i FROM generate_series(1, $1::int) i JOIN LATERAL (SELECT id FROM workspaces ORDER BY slug OFFSET (i % $2::int) LIMIT 1) w ON true`, [
-    s.participants,
-    s.workspaces,
-  ]);
+  await q(`CREATE TEMP TABLE scale_workspaces AS SELECT row_number() OVER (ORDER BY slug) - 1 AS n, id FROM workspaces; CREATE INDEX ON scale_workspaces (n)`);
+  await step('memberships', `INSERT INTO memberships (workspace_id, agent_id) SELECT w.id, 'p' || i FROM generate_series(1, $1::int) i JOIN scale_workspaces w ON w.n = i % $2::int`, [s.participants, s.workspaces]);
   await step(
     'metrics',
     `INSERT INTO metrics (workspace_id, name, value, total, sort_order, measured_at) SELECT w.id, 'm' || k, 500, 500, k, timestamptz '2026-11-01' FROM workspaces w, generate_series(1, $1::int) k`,
