@@ -20,6 +20,14 @@ export function readScope<T>(fn: () => Promise<T>): Promise<T> {
   return scopes.run({ primary: false }, fn);
 }
 
+/**
+ * Run fn outside any read scope: on the primary. Who the caller is, its rate limit and its access
+ * are decided there, also inside a page's scope (they may write, and they decide what is shown).
+ */
+export function outsideReadScope<T>(fn: () => Promise<T>): Promise<T> {
+  return scopes.exit(fn);
+}
+
 export function currentReadScope(): ReadScope | undefined {
   return scopes.getStore();
 }

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
-import { readScope } from '../readScope';
+import { outsideReadScope, readScope } from '../readScope';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
 import { parseWith, type Call, type RouteDef } from './registry';
@@ -35,8 +35,8 @@ function emptyBody(b: unknown): boolean {
  * and the web pages both go through here, so a page can never show what the API would refuse.
  */
 export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest, opts: { limit?: boolean } = {}): Promise<RouteAnswer> {
-  const caller = await resolveCaller(deps, req.headers);
-  if (opts.limit !== false) await limitRequest(deps, caller, req.koa);
+  const caller = await outsideReadScope(() => resolveCaller(deps, req.headers));
+  if (opts.limit !== false) await outsideReadScope(() => limitRequest(deps, caller, req.koa));
   if (def.auth.identity && !caller) {
     throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
   }
@@ -54,7 +54,7 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
     throw new DomainError('validation_failed', `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')} takes no body: send none, or {}.`);
   }
   const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;
-  const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, req.headers, def.auth, pathWorkspace) : null;
+  const access = def.auth.capability || def.auth.workspaceOptional ? await outsideReadScope(() => resolveAccess(deps, caller, req.headers, def.auth, pathWorkspace)) : null;
   if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
   let status = 0;
   const warnings: string[] = [];

@@ -70,6 +70,12 @@ describe('reads on a streaming replica', () => {
       expect(list.status).toBe(200);
     }
     expect(served(routerA)).toBeGreaterThan(before);
+    // A page reads the replica too, its caller resolved on the primary.
+    const beforePage = served(routerA);
+    const page = await a.http.get(`/participants/${agent.id}`).set('X-Agent-Key', agent.key);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(agent.nickname);
+    expect(served(routerA)).toBeGreaterThan(beforePage);
     // A backend reports its counts when a transaction ends a second after its last report (or when idle
     // for a while): each round reads again, so the count arrives without waiting on an idle timer.
     await waitFor(
