@@ -2,6 +2,7 @@ import { PostgresConnection, PostgresQueueBackend, Queue, QueueEvents, Worker, t
 import { Cluster, Redis } from 'ioredis';
 import type { ZodType } from 'zod';
 import { closeAll } from '../src/closeAll';
+import { QUEUE_POOL_MAX } from '../src/db/connections';
 import { ListeningClient } from '../src/db/listeningClient';
 import { logger } from '../src/logger';
 import { parseRedisUrl } from '../src/redisUrl';
@@ -91,7 +92,7 @@ export function queueConnection(url: string, schema: string): PostgresConnection
   // every journalled request without a live job; it saves a WAL flush per job move. Its pool's
   // clients keep an error listener while checked out (ListeningClient): a backend terminated
   // between two of BullMQ's statements must fail them, not end the process.
-  const options = { connectionString: url, schema, migrate: true, max: 12, options: '-c synchronous_commit=off', Client: ListeningClient };
+  const options = { connectionString: url, schema, migrate: true, max: QUEUE_POOL_MAX, options: '-c synchronous_commit=off', Client: ListeningClient };
   const conn = new PostgresConnection(options);
   conn.on('error', (err) => logger.warn({ err }, 'queue database connection error'));
   // Every queue, worker and event reader listens on this one connection and its LISTEN client.

@@ -10,6 +10,16 @@ const boolish = z
 
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
+  // Streaming replicas (issue 60): reads that may be a moment old go to one that has replayed past the primary's position.
+  DATABASE_REPLICA_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/[^,\s]+(,postgres(ql)?:\/\/[^,\s]+)*$/, 'DATABASE_REPLICA_URL is one or more postgres:// URLs, comma-separated')
+    .optional(),
+  DATABASE_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(10).max(600_000).default(2000),
+  DATABASE_REPLICA_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  // Connections per process: the primary's pool (TypeORM) and each replica's.
+  DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(20),
+  DATABASE_REPLICA_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(20),
   REDIS_URL: z
     .string()
     .url()
@@ -125,6 +135,8 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema> & {
   databaseUrl: string;
+  /** DATABASE_REPLICA_URL split: none when unset. */
+  replicaUrls: string[];
   redisUrl: string;
   explicitServices: boolean;
   queueBackend: 'redis' | 'postgres';
@@ -163,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Outside development a missing secret is drawn at random: sessions then end with the process (a warning is logged).
     authSecret: c.AUTH_SECRET ?? (development ? DEV_AUTH_SECRET : randomBytes(32).toString('base64url')),
     databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    replicaUrls: c.DATABASE_REPLICA_URL ? c.DATABASE_REPLICA_URL.split(',') : [],
     redisUrl: c.REDIS_URL ?? DEFAULT_REDIS_URL,
     explicitServices: Boolean(c.DATABASE_URL || c.REDIS_URL || c.REDIS_CLUSTER_NODES),
     queueBackend: c.QUEUE_BACKEND ?? (c.REDIS_URL || c.REDIS_CLUSTER_NODES ? 'redis' : 'postgres'),

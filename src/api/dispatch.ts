@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { readableNumbers } from '../domain/readable';
 import { ApiError, DomainError } from '../errors';
+import { outsideReadScope, readScope } from '../readScope';
 import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
 import { limitRequest } from './middleware/rateLimit';
 import { parseWith, type Call, type RouteDef } from './registry';
@@ -35,8 +36,8 @@ function emptyBody(b: unknown): boolean {
  * and the web pages both go through here, so a page can never show what the API would refuse.
  */
 export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest, opts: { limit?: boolean } = {}): Promise<RouteAnswer> {
-  const caller = await resolveCaller(deps, req.headers);
-  if (opts.limit !== false) await limitRequest(deps, caller, req.koa);
+  const caller = await outsideReadScope(() => resolveCaller(deps, req.headers));
+  if (opts.limit !== false) await outsideReadScope(() => limitRequest(deps, caller, req.koa));
   if (def.auth.identity && !caller) {
     throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
   }
@@ -54,7 +55,7 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
     throw new DomainError('validation_failed', `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')} takes no body: send none, or {}.`);
   }
   const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;
-  const access = def.auth.capability || def.auth.workspaceOptional ? await resolveAccess(deps, caller, req.headers, def.auth, pathWorkspace) : null;
+  const access = def.auth.capability || def.auth.workspaceOptional ? await outsideReadScope(() => resolveAccess(deps, caller, req.headers, def.auth, pathWorkspace)) : null;
   if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
   let status = 0;
   const warnings: string[] = [];
@@ -87,7 +88,8 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
   };
   let result: unknown;
   try {
-    result = await def.handler(call);
+    // A GET's handler may read a replica that has replayed past every acknowledged commit (db/replicas.ts).
+    result = def.method === 'GET' && !def.readsPrimary ? await readScope(() => def.handler(call)) : await def.handler(call);
   } catch (err) {
     const errStatus = err instanceof DomainError ? def.errorStatus?.[err.code] : undefined;
     if (err instanceof DomainError && errStatus) throw new ApiError(err.code, err.message, err.details, errStatus);

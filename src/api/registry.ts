@@ -74,6 +74,11 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
    * and the OpenAPI document, and the router never mounts it (its handler is never called).
    */
   accountSystem?: true;
+  /**
+   * A GET that reads the primary, never a replica (issue 60): a money decision (a balance), or an
+   * answer that lasts (a stream). Every other GET's handler runs as a read scope (db/replicas.ts).
+   */
+  readsPrimary?: true;
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { isConnectionLoss, isSerializationFailure, pgCode } from '../failures';
 import { deferBegin, deferredState } from './prepared';
+import { stickToPrimary } from '../readScope';
 
 export { isConnectionLoss, isTransient, pgCode } from '../failures';
 
@@ -29,6 +30,8 @@ export async function inTransaction<T>(
   const attempts = opts.attempts ?? 5;
   // A deferred BEGIN carries no isolation level: ask for both and one would be dropped silently.
   if (opts.pipelined && opts.isolation) throw new Error('inTransaction: a pipelined transaction runs at READ COMMITTED; drop `isolation` or `pipelined`');
+  // On the primary, and so is the rest of a read scope that runs one: it must see what it wrote.
+  stickToPrimary();
   for (let i = 1; ; i++) {
     const qr = ds.createQueryRunner();
     let committing = false;

@@ -7,6 +7,7 @@ import { Workspace } from './workspace';
 @SqlIndex('agents_nickname_ci', '(lower(nickname))', { unique: true })
 @Index('agents_parent', ['parentId'], { where: 'parent_id IS NOT NULL' })
 @Index('agents_created_by', ['createdBy'], { where: 'created_by IS NOT NULL' })
+@Index('agents_claimed_by', ['claimedBy'], { where: 'claimed_by IS NOT NULL' })
 @Unique('agents_account_id_key', ['accountId'])
 export class Agent {
   @PrimaryColumn({ type: 'text' }) id!: string;

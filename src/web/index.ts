@@ -8,6 +8,7 @@ import { html } from './html';
 import { layout, type PageParts } from './layout';
 import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } from './pages';
 import { leaderboardPage, profilePage } from './standings';
+import { readScope } from '../readScope';
 
 /**
  * The web pages (server-rendered HTML) under /, beside the API under /api: workspace home,
@@ -58,7 +59,8 @@ function page(deps: Deps, render: Render) {
   return async (ctx: Koa.Context) => {
     const started = performance.now();
     try {
-      send(ctx, 200, await render(deps, ctx), started);
+      // One read scope for the page: every API call it makes reads the same replica (or the primary).
+      send(ctx, 200, await readScope(() => render(deps, ctx)), started);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       const r = refusal(err);

@@ -86,6 +86,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/balance',
+  readsPrimary: true,
   response: balanceSchema,
   errors: ['not_found'],
   auth: auth.selfAdmin(),

@@ -80,6 +80,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/deposit-address',
+  readsPrimary: true,
   auth: auth.none(),
   summary: 'Where to deposit: treasury address, chainId, asset, token contract, decimals, confirmations required, creditValueUsd, buyFeePercent. 503 treasury_not_configured without a chain.',
   response: depositAddressSchema,
@@ -90,6 +91,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/treasury',
+  readsPrimary: true,
   auth: { label: 'admin', identity: true, workspaceOptional: true },
   summary: 'The treasury: address, on-chain token and gas balances, credits outstanding (held by participants plus withdrawals pending). Master key, or manage in the named workspace.',
   response: treasurySchema,

@@ -55,6 +55,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/events/stream',
+  readsPrimary: true,
   auth: feedAuth,
   summary:
     'Server-Sent Events of the same log: each event as `id: <id>`, `event: <type>`, `data: <the feed item JSON>`; a `: heartbeat` comment every 15 s. Reconnect with Last-Event-ID (or ?after=) to get everything after it; without either the stream starts at the newest event. Same scoping and ?types as GET /events.',

@@ -9,6 +9,7 @@ import { Pool } from 'pg';
 import type { Config } from '../../config';
 import type { Deps } from '../../deps';
 import { GRANT_SCOPES } from '../../domain/connections';
+import { ACCOUNT_POOL_MAX } from '../../db/connections';
 import { ListeningClient } from '../../db/listeningClient';
 import { logger } from '../../logger';
 import { sendAccountMail } from './mailer';
@@ -187,7 +188,7 @@ function build(deps: Deps) {
   if (!deps.config.AUTH_SECRET && !deps.config.development) {
     logger.warn('AUTH_SECRET is not set: a random one signs sessions and seals connection keys, so sign-ins and MCP connections end with this process (set AUTH_SECRET, 32+ characters)');
   }
-  const pool = new Pool({ connectionString: deps.config.databaseUrl, max: 4, Client: ListeningClient });
+  const pool = new Pool({ connectionString: deps.config.databaseUrl, max: ACCOUNT_POOL_MAX, Client: ListeningClient });
   pool.on('error', (err) => logger.warn({ err }, 'account system pool error'));
   const auth = betterAuth(
     authOptions(deps.config, pool, {

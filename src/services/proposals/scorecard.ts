@@ -169,17 +169,14 @@ export interface WorkspaceScorecard {
   total: number;
 }
 
-/** How often the branch taken predicted the realised value within range, and how far off, over the workspace. */
-export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }): Promise<WorkspaceScorecard> {
-  const rows: Array<Record<string, unknown>> = await ds.query(
-    `SELECT decision, taken, count(*)::int AS n, count(predicted)::int AS predicted,
+const SUMS_SELECT = `SELECT decision, taken, count(*)::int AS n, count(predicted)::int AS predicted,
             count(*) FILTER (WHERE within_range)::int AS within,
             coalesce(sum(abs(error)), 0)::float8 AS abs_sum,
             coalesce(sum(abs(error) / nullif(range_max - range_min, 0)), 0)::float8 AS rel_sum,
-            count(closer_than_other)::int AS comparable, count(*) FILTER (WHERE closer_than_other)::int AS closer
-       FROM proposal_scorecard WHERE workspace_id = $1 GROUP BY decision, taken`,
-    [workspaceId],
-  );
+            count(closer_than_other)::int AS comparable, count(*) FILTER (WHERE closer_than_other)::int AS closer`;
+
+/** The scorecard's sums from its rows grouped by decision and taken (one workspace's rows). */
+function summarize(rows: Array<Record<string, unknown>>): Pick<WorkspaceScorecard, 'summary' | 'byDecision' | 'undecided'> {
   const zero = (): StatSums => ({ n: 0, predicted: 0, within: 0, absSum: 0, relSum: 0, comparable: 0, closer: 0 });
   const all = zero();
   const by = { approved: zero(), declined: zero() };
@@ -197,12 +194,30 @@ export async function workspaceScorecard(ds: DataSource, workspaceId: string, pa
       acc.closer += r.closer as number;
     }
   }
+  return { summary: stats(all), byDecision: { approved: stats(by.approved), declined: stats(by.declined) }, undecided };
+}
+
+/**
+ * The summaries of many workspaces' scorecards in one statement (GET /benchmark lists every public
+ * workspace's: one query per workspace grew with their number, issue 60).
+ */
+export async function scorecardSummaries(ds: DataSource, workspaceIds: string[]): Promise<Map<string, ScorecardStats>> {
+  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT}, workspace_id FROM proposal_scorecard WHERE workspace_id = ANY($1::uuid[]) GROUP BY workspace_id, decision, taken`, [workspaceIds]);
+  const grouped = new Map<string, Array<Record<string, unknown>>>(workspaceIds.map((id) => [id, []]));
+  for (const r of rows) grouped.get(r.workspace_id as string)?.push(r);
+  return new Map([...grouped].map(([id, rs]) => [id, summarize(rs).summary]));
+}
+
+/** How often the branch taken predicted the realised value within range, and how far off, over the workspace. */
+export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }): Promise<WorkspaceScorecard> {
+  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard WHERE workspace_id = $1 GROUP BY decision, taken`, [workspaceId]);
+  const { summary, byDecision, undecided } = summarize(rows);
   const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposal_scorecard WHERE workspace_id = $1`, [workspaceId]);
   const entries = await ds.query(`${SCORECARD_SELECT} WHERE s.workspace_id = $1 ORDER BY s.id DESC LIMIT $2 OFFSET $3`, [workspaceId, page.limit, page.offset]);
   return {
     tolerance: SCORECARD_TOLERANCE,
-    summary: stats(all),
-    byDecision: { approved: stats(by.approved), declined: stats(by.declined) },
+    summary,
+    byDecision,
     undecided,
     entries: entries.map(rowToScorecard),
     total: n,

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps';
 import { HORIZONS, SCORE_UNIT, type Horizon } from '../../domain/calibration';
-import { workspaceScorecard } from '../proposals';
+import { SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
 
 /**
  * GET /marketplace/stats: per public workspace and overall — traded volume (nano), open books,
@@ -54,17 +54,19 @@ export async function benchmark(deps: Deps) {
       const err = hs.reduce((s, r) => s + BigInt(r.abs_err), 0n);
       return { horizon: h, books, meanAbsError: books ? Math.round(Number(err) / books) / SCORE_UNIT : null };
     });
-  const workspaces = [];
-  for (const w of ws) {
-    const card = await workspaceScorecard(deps.ds, w.id, { limit: 1, offset: 0 });
-    workspaces.push({
+  const cards = await scorecardSummaries(deps.ds, ws.map((w) => w.id));
+  const statsOf = new Map<string, typeof stats>(ws.map((w) => [w.id, []]));
+  for (const s of stats) statsOf.get(s.workspace_id)?.push(s);
+  const workspaces = ws.map((w) => {
+    const card = cards.get(w.id)!;
+    return {
       id: w.id,
       slug: w.slug,
       name: w.name,
-      meanAbsErrorByHorizon: byHorizon(stats.filter((s) => s.workspace_id === w.id)),
-      scorecard: { decided: card.summary.predicted, withinRange: card.summary.withinRange, hitRate: card.summary.withinRangeRate, tolerance: card.tolerance },
-    });
-  }
+      meanAbsErrorByHorizon: byHorizon(statsOf.get(w.id)!),
+      scorecard: { decided: card.predicted, withinRange: card.withinRange, hitRate: card.withinRangeRate, tolerance: SCORECARD_TOLERANCE },
+    };
+  });
   const decided = workspaces.reduce((n, w) => n + w.scorecard.decided, 0);
   const within = workspaces.reduce((n, w) => n + w.scorecard.withinRange, 0);
   return { overall: { meanAbsErrorByHorizon: byHorizon(stats), scorecard: { decided, withinRange: within, hitRate: decided ? within / decided : null } }, workspaces };
