@@ -46,6 +46,8 @@ defineRoute({
   response: z.object({ status: z.literal('ok'), postgres: check, queues: check.extend({ backend: z.enum(['redis', 'postgres']) }) }),
   errors: ['service_unavailable'],
   auth: auth.none(),
+  // Readiness is the primary's: a load balancer must not route writes to a process whose primary is away.
+  readsPrimary: true,
   summary:
     'Liveness and readiness, without credentials (for load balancers and compose health checks): 200 { status: "ok", postgres, queues } when Postgres and the queue backend each answer within 2 s; else 503 service_unavailable carrying the same checks.',
   handler: async (c) => health(c.deps),
