@@ -85,6 +85,38 @@ describe('sources', () => {
     expect((await app.http.get('/api/sources').set(hdr(outsider.key, ws.id))).status).toBe(403);
   });
 
+  it('sourcePermissions precedence: own groups decide, the Public group only for a member none of whose groups carries read', async () => {
+    const ws = await buildWorkspace(app, { public: false });
+    const owner = hdr(ws.owner.key, ws.id);
+    const secret = (await app.http.post('/api/sources').set(owner).send({ name: 'secret', type: 'text', content: 's' })).body;
+    const readable = async (who: { key: string }) => {
+      const text = await app.http.get(`/api/sources/${secret.id}/text`).set(hdr(who.key, ws.id));
+      const listed = (await app.http.get('/api/sources').set(hdr(who.key, ws.id))).body.some((x: any) => x.id === secret.id);
+      expect(listed).toBe(text.status === 200);
+      return text.status === 200;
+    };
+    // The member's only group narrows the source; the Public group does not: hidden (the Public group does not widen it).
+    const narrowed = await registerAgent(app);
+    const hiding = await app.http.post('/api/groups').set(owner).send({ name: 'Hiding', capabilities: ['read'], members: [narrowed.id], sourcePermissions: { [secret.id]: { read: false } } });
+    expect(hiding.status).toBe(201);
+    expect(await readable(narrowed)).toBe(false);
+    // A second own group that allows it: any own group allowing is enough.
+    const allowing = await app.http.post('/api/groups').set(owner).send({ name: 'Allowing', capabilities: ['read'], members: [narrowed.id] });
+    expect(allowing.status).toBe(201);
+    expect(await readable(narrowed)).toBe(true);
+    // A member of a silent own group while the Public group narrows: its own group decides, readable.
+    const pub = (await app.http.get('/api/groups').set(owner)).body.find((x: any) => x.name === 'Public');
+    await app.http.put(`/api/groups/${pub.id}`).set(owner).send({ sourcePermissions: { [secret.id]: { read: false } } }).expect(200);
+    const silent = await registerAgent(app);
+    await app.http.post(`/api/groups/${allowing.body.id}/members`).set(owner).send({ agentId: silent.id }).expect(200);
+    expect(await readable(silent)).toBe(true);
+    // A member in no group of its own (taken out again): the Public group decides, hidden.
+    await app.http.delete(`/api/groups/${allowing.body.id}/members/${silent.id}`).set(owner).expect(200);
+    expect(await readable(silent)).toBe(false);
+    // Holders of manage see every source.
+    expect((await app.http.get(`/api/sources/${secret.id}/text`).set(owner)).status).toBe(200);
+  });
+
   it('github sources: tree and files at a ref through the fixture, ETag cache, refusals with a sentence', async () => {
     const ws = await buildWorkspace(app);
     const owner = hdr(ws.owner.key, ws.id);
