@@ -8,6 +8,7 @@ import { logger } from '../logger';
 import { requestIdFor } from '../requestId';
 import { callerCache } from '../services/access';
 import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
+import { MAX_TEXT_BYTES } from '../services/sources';
 import { registeredRoutes, type RouteDef } from './registry';
 import { runRoute } from './dispatch';
 import { serveReference } from './reference';
@@ -17,6 +18,9 @@ import { oauthPages } from './oauthPages';
 import './routes';
 
 const BODY_LIMIT = '1mb';
+// A text source holds MAX_TEXT_BYTES of UTF-8 (checked on the parsed text, with its own sentence): its
+// JSON body may be several times that once escaped (\n, \uXXXX), so /sources bodies get room for it.
+const SOURCE_BODY_LIMIT = MAX_TEXT_BYTES * 6 + 65_536;
 
 /** One answer as the contract check sees it: the route that matched (null when none did) and the body sent. */
 export interface ObservedResponse {
@@ -89,7 +93,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     }
     await next();
   });
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
+  const parseBody = bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
+  const parseSourceBody = bodyParser({ enableTypes: ['json'], jsonLimit: SOURCE_BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
+  app.use((ctx, next) => (/^\/api\/sources(\/[^/]*)?$/.test(ctx.path) ? parseSourceBody : parseBody)(ctx, next));
   app.use(serveReference);
   app.use(webRoutes(deps));
 
