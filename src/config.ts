@@ -61,6 +61,10 @@ const schema = z.object({
   SIGNUP_CREDITS: z.coerce.number().min(0).default(1000),
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  // Every key of one participant together (minting keys does not multiply the limit).
+  RATE_LIMIT_PARTICIPANT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  // Proxies in front of the API whose X-Forwarded-For is believed: 0 (default) believes none, and the client address is the socket's.
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   // Bounded costs (issue 26): what an ordinary participant creates for free.
   RATE_LIMIT_PROPOSALS_PER_HOUR: z.coerce.number().int().min(1).default(30),
   FREE_BOOKS_PER_PARTICIPANT: z.coerce.number().int().min(0).default(200),

@@ -47,6 +47,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     SCHEDULER: 'false',
     RATE_LIMIT_REGISTER_PER_HOUR: '100000',
     RATE_LIMIT_KEY_PER_MINUTE: '100000',
+    RATE_LIMIT_PARTICIPANT_PER_MINUTE: '100000',
     RATE_LIMIT_PROPOSALS_PER_HOUR: '100000',
     // Suites share one database: no suite recovers another's in-flight requests unless it asks to.
     WATCHDOG_INTERVAL_MS: '600000',
