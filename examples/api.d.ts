@@ -2853,7 +2853,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_token_key_missing" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -3283,7 +3283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3537,7 +3537,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3777,7 +3777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3905,7 +3905,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4041,7 +4041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5188,7 +5188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5560,7 +5560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5804,7 +5804,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6072,7 +6072,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6655,7 +6655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7037,7 +7037,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `funds_move_forbidden`, `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `funds_move_forbidden`, `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7166,7 +7166,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7283,7 +7283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7874,7 +7874,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7982,7 +7982,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8108,7 +8108,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8220,7 +8220,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8369,7 +8369,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8479,7 +8479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8604,7 +8604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8715,7 +8715,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8962,7 +8962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9070,7 +9070,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9197,7 +9197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9316,7 +9316,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9444,7 +9444,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9561,7 +9561,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9686,7 +9686,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9806,7 +9806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10346,7 +10346,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10491,7 +10491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10624,7 +10624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10732,7 +10732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10879,7 +10879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11007,7 +11007,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11133,7 +11133,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11253,7 +11253,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11396,7 +11396,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11521,7 +11521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11765,7 +11765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11977,7 +11977,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12085,7 +12085,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12221,7 +12221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12340,7 +12340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12471,7 +12471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12588,7 +12588,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12724,7 +12724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12847,7 +12847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12981,7 +12981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13109,7 +13109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13219,7 +13219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13335,7 +13335,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13991,7 +13991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14109,7 +14109,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14228,7 +14228,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14354,7 +14354,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14493,7 +14493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14617,7 +14617,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14777,7 +14777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14906,7 +14906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15047,7 +15047,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15178,7 +15178,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15334,7 +15334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15472,7 +15472,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15602,7 +15602,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15731,7 +15731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15868,7 +15868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15990,7 +15990,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16111,7 +16111,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `external_proposals_disabled`, `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `external_proposals_disabled`, `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16230,7 +16230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16340,7 +16340,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16471,7 +16471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16598,7 +16598,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16714,7 +16714,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16833,7 +16833,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17016,7 +17016,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17694,7 +17694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17816,7 +17816,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            /** @description `validation_failed`, `malformed_json`, `source_path_invalid`, `workspace_required` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17834,7 +17834,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17963,7 +17963,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18085,7 +18085,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            /** @description `validation_failed`, `malformed_json`, `source_path_invalid`, `workspace_required` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18103,7 +18103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18211,7 +18211,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18338,7 +18338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18349,6 +18349,15 @@ export interface operations {
             };
             /** @description `not_found`, `workspace_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `source_token_unreadable` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18394,7 +18403,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `source_upstream_failed` */
+            /** @description `source_upstream_failed`, `source_upstream_invalid`, `source_upstream_redirect`, `source_upstream_refused`, `source_upstream_tls` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -18403,7 +18412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
+            /** @description `service_unavailable` (retryable), `source_upstream_timeout` (retryable), `source_upstream_rate_limited` (retryable), `source_token_key_missing` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -18462,7 +18471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18590,7 +18599,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18601,6 +18610,15 @@ export interface operations {
             };
             /** @description `not_found`, `workspace_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `source_token_unreadable` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18646,7 +18664,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `source_upstream_failed` */
+            /** @description `source_upstream_failed`, `source_upstream_invalid`, `source_upstream_redirect`, `source_upstream_refused`, `source_upstream_tls` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -18655,7 +18673,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
+            /** @description `service_unavailable` (retryable), `source_upstream_timeout` (retryable), `source_upstream_rate_limited` (retryable), `source_token_key_missing` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -18746,7 +18764,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18877,7 +18895,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19005,7 +19023,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19131,7 +19149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19258,7 +19276,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19395,7 +19413,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19527,7 +19545,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19656,7 +19674,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19779,7 +19797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19997,7 +20015,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20113,7 +20131,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20233,7 +20251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20358,7 +20376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20463,7 +20481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20585,7 +20603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
