@@ -3015,7 +3015,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -3506,7 +3506,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3760,7 +3760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4000,7 +4000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4128,7 +4128,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4264,7 +4264,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5411,7 +5411,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5783,7 +5783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6027,7 +6027,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6295,7 +6295,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6878,7 +6878,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7260,7 +7260,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `funds_move_forbidden`, `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `funds_move_forbidden`, `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7389,7 +7389,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7524,7 +7524,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8672,7 +8672,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8780,7 +8780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8906,7 +8906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9018,7 +9018,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9167,7 +9167,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9277,7 +9277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9402,7 +9402,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9513,7 +9513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9760,7 +9760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9868,7 +9868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9995,7 +9995,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10114,7 +10114,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10242,7 +10242,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10359,7 +10359,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10484,7 +10484,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10604,7 +10604,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11237,7 +11237,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11382,7 +11382,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11515,7 +11515,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11623,7 +11623,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11770,7 +11770,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11898,7 +11898,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12024,7 +12024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12144,7 +12144,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12287,7 +12287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12412,7 +12412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12656,7 +12656,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12868,7 +12868,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12976,7 +12976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13112,7 +13112,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13231,7 +13231,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13362,7 +13362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13479,7 +13479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13615,7 +13615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13738,7 +13738,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13872,7 +13872,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14000,7 +14000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14110,7 +14110,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14226,7 +14226,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14882,7 +14882,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15000,7 +15000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15119,7 +15119,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15245,7 +15245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15384,7 +15384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15508,7 +15508,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15668,7 +15668,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15797,7 +15797,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15938,7 +15938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15947,7 +15947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `workspace_not_found` */
+            /** @description `not_found`, `workspace_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -16069,7 +16069,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16225,7 +16225,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `not_authorized`, `scope_denied`, `workspace_locked` */
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16363,7 +16363,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16493,7 +16493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16622,7 +16622,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16759,7 +16759,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16881,7 +16881,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17002,7 +17002,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `external_proposals_disabled`, `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `external_proposals_disabled`, `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17121,7 +17121,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17231,7 +17231,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17362,7 +17362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17489,7 +17489,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17605,7 +17605,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17724,7 +17724,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -17907,7 +17907,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18585,7 +18585,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18707,7 +18707,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            /** @description `validation_failed`, `malformed_json`, `source_path_invalid`, `workspace_required` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18725,7 +18725,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18854,7 +18854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18976,7 +18976,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            /** @description `validation_failed`, `malformed_json`, `source_path_invalid`, `workspace_required` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18994,7 +18994,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19102,7 +19102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19229,7 +19229,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19240,6 +19240,15 @@ export interface operations {
             };
             /** @description `not_found`, `workspace_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `source_token_unreadable` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19285,7 +19294,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `source_upstream_failed` */
+            /** @description `source_upstream_failed`, `source_upstream_invalid`, `source_upstream_redirect`, `source_upstream_refused`, `source_upstream_tls` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -19294,7 +19303,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
+            /** @description `service_unavailable` (retryable), `source_upstream_timeout` (retryable), `source_upstream_rate_limited` (retryable), `source_token_key_missing` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -19353,7 +19362,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19481,7 +19490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19492,6 +19501,15 @@ export interface operations {
             };
             /** @description `not_found`, `workspace_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `source_token_unreadable` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19537,7 +19555,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `source_upstream_failed` */
+            /** @description `source_upstream_failed`, `source_upstream_invalid`, `source_upstream_redirect`, `source_upstream_refused`, `source_upstream_tls` */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -19546,7 +19564,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `source_token_key_missing` */
+            /** @description `service_unavailable` (retryable), `source_upstream_timeout` (retryable), `source_upstream_rate_limited` (retryable), `source_token_key_missing` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -19637,7 +19655,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19768,7 +19786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19896,7 +19914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19905,7 +19923,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `workspace_not_found` */
+            /** @description `not_found`, `workspace_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20022,7 +20040,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20031,7 +20049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `workspace_not_found` */
+            /** @description `not_found`, `workspace_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20149,7 +20167,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20286,7 +20304,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20418,7 +20436,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20547,7 +20565,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20670,7 +20688,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20884,7 +20902,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21004,7 +21022,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21120,7 +21138,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21240,7 +21258,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21365,7 +21383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21470,7 +21488,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -21592,7 +21610,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `scope_denied`, `workspace_locked`, `not_authorized` */
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -71,6 +71,10 @@ const schema = z.object({
   SIGNUP_CREDITS: z.coerce.number().min(0).default(1000),
   RATE_LIMIT_REGISTER_PER_HOUR: z.coerce.number().int().min(1).default(20),
   RATE_LIMIT_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  // Every key of one participant together (minting keys does not multiply the limit).
+  RATE_LIMIT_PARTICIPANT_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  // Proxies in front of the API whose X-Forwarded-For is believed: 0 (default) believes none, and the client address is the socket's.
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   // Bounded costs (issue 26): what an ordinary participant creates for free.
   RATE_LIMIT_PROPOSALS_PER_HOUR: z.coerce.number().int().min(1).default(30),
   // The account system and the connector (issue 55): per client address, requests to /api/auth/* a
@@ -98,7 +102,10 @@ const schema = z.object({
   // the largest file it serves, and how long it waits for the repository host.
   GITHUB_API_URL: z.string().url().default('https://api.github.com'),
   SOURCE_TOKEN_KEY: z.string().min(16, 'SOURCE_TOKEN_KEY must be at least 16 characters').optional(),
-  SOURCE_MAX_FILE_BYTES: z.coerce.number().int().min(1).max(100_000_000).default(1_048_576),
+  // Files the bridge serves; above GitHub's 1 MiB inline limit they come through the blobs API. At most 10 MiB.
+  SOURCE_MAX_FILE_BYTES: z.coerce.number().int().min(1).max(10_485_760).default(1_048_576),
+  // The repository host may resolve to loopback, private or link-local addresses (a GitHub Enterprise on the LAN, tests).
+  SOURCE_ALLOW_PRIVATE: boolish.default(false),
   SOURCE_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   EVENTS_POLL_MS: z.coerce.number().int().min(5).max(10000).default(20),
   // Resolved callers kept in memory, dropped on every change (issue 17); 0 reads Postgres every request.

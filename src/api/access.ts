@@ -2,18 +2,16 @@ import type { IncomingHttpHeaders } from 'node:http';
 import {
   effectiveCapabilities,
   hasScope,
-  metricReadable,
   metricTradable,
   narrowsMetrics,
   scopeFor,
-  sourceReadable,
   type Capability,
   type PermissionGrant,
   type Principal,
 } from '../domain/capabilities';
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
-import { callerCache, grantsInWorkspace, touchKeyUsed, workspaceOfViewLink } from '../services/access';
+import { callerCache, grantsInWorkspace, readPolicy, touchKeyUsed, workspaceOfViewLink } from '../services/access';
 import { hasSessionCookie, participantOfAccount, sessionOf, sessionPrincipal } from '../services/accounts';
 import { keyHolder } from '../services/identity';
 import { deletionOfWorkspace } from '../services/deletions';
@@ -151,6 +149,8 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
     groupCapabilities: grants.map((g) => [...g.capabilities]),
     scopes: caller ? caller.scopes : null,
   });
+  // The same read rule the feed, the stream and webhooks apply (services/access policy).
+  const policy = readPolicy(ws.id, grants, caps);
   return {
     workspace: ws,
     caps,
@@ -158,7 +158,7 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
     anonymous: !caller,
     viewLink,
     isOwner,
-    metricReadable: (id) => metricReadable(grants, id, caps),
+    metricReadable: policy.metric,
     metricTradable: (id) => metricTradable(grants, id, caps),
     requireMetricTradable: ({ metricId, metricName }) => {
       if (!metricTradable(grants, metricId, caps)) {
@@ -166,7 +166,7 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
       }
     },
     narrowsMetrics: narrowsMetrics(grants, caps),
-    sourceReadable: (id) => sourceReadable(grants, id, caps),
+    sourceReadable: policy.source,
   };
 }
 

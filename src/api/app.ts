@@ -7,7 +7,8 @@ import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { logger } from '../logger';
 import { requestIdFor } from '../requestId';
 import { callerCache } from '../services/access';
-import { accountSystem, AUTH_BASE_PATH, configureMailer } from '../services/accounts';
+import { accountSystem, AUTH_BASE_PATH, configureMailer, OAUTH_CONSENT_PAGE, OAUTH_LOGIN_PAGE } from '../services/accounts';
+import { MAX_TEXT_BYTES } from '../services/sources';
 import { registeredRoutes, type RouteDef } from './registry';
 import { runRoute } from './dispatch';
 import { serveReference } from './reference';
@@ -18,6 +19,27 @@ import { oauthPages } from './oauthPages';
 import './routes';
 
 const BODY_LIMIT = '1mb';
+// A text source holds MAX_TEXT_BYTES of UTF-8 (checked on the parsed text, with its own sentence): its
+// JSON body may be several times that once escaped (\n, \uXXXX), so /sources bodies get room for it.
+const SOURCE_BODY_LIMIT = MAX_TEXT_BYTES * 6 + 65_536;
+
+// The OAuth sign-in and consent pages: their own inline style only, nothing else loaded, never framed.
+// No form-action: after sign-in the browser is sent on to the client's redirect_uri.
+const OAUTH_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
+ * Headers on every answer (issue 57): no MIME sniffing of JSON or the reference; no Referer leaving
+ * a page (pages carry view-link tokens in their URL); the OAuth pages get a CSP and frame protection.
+ */
+async function securityHeaders(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  if (ctx.path === OAUTH_LOGIN_PAGE || ctx.path === OAUTH_CONSENT_PAGE) {
+    ctx.set('Content-Security-Policy', OAUTH_PAGE_CSP);
+    ctx.set('X-Frame-Options', 'DENY');
+  }
+  await next();
+}
 
 /** One answer as the contract check sees it: the route that matched (null when none did) and the body sent. */
 export interface ObservedResponse {
@@ -36,11 +58,15 @@ export interface AppOptions {
 
 /** Koa app factory (no listen): used by main and by the tests through real HTTP. */
 export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
-  const app = new Koa({ proxy: true });
+  // X-Forwarded-For is believed only from the configured proxy hops (TRUST_PROXY_HOPS; none by default):
+  // the client address is then the one the outermost trusted proxy saw, and a caller cannot spoof it.
+  const hops = deps.config.TRUST_PROXY_HOPS;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.context.deps = deps;
   // Account mail (password reset): SMTP from configuration; start-up says so when reset is disabled.
   configureMailer(deps.config);
 
+  app.use(securityHeaders);
   app.use(async (ctx, next) => {
     const requestId = requestIdFor(ctx.get('x-request-id'));
     ctx.set('X-Request-Id', requestId);
@@ -103,7 +129,9 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
     }
     await next();
   });
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
+  const parseBody = bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
+  const parseSourceBody = bodyParser({ enableTypes: ['json'], jsonLimit: SOURCE_BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
+  app.use((ctx, next) => (/^\/api\/sources(\/[^/]*)?$/.test(ctx.path) ? parseSourceBody : parseBody)(ctx, next));
   app.use(serveReference);
   app.use(webRoutes(deps));
 

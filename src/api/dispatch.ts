@@ -31,6 +31,22 @@ function emptyBody(b: unknown): boolean {
 }
 
 /**
+ * An act (a write) without credentials (spec §5, §7): 403 identity_required when the request stands in a
+ * workspace the anonymous caller may read (a public one named by X-Workspace-Id, or a view link's):
+ * it is known there and only lacks an identity to act. Otherwise 401 authentication_required: no
+ * credentials where credentials are the only way in.
+ */
+async function refuseAnonymous(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest): Promise<never> {
+  if (def.auth.capability && def.method !== 'GET') {
+    const access = await resolveAccess(deps, null, req.headers, { ...def.auth, workspaceOptional: true }).catch(() => null);
+    if (access?.caps.has('read')) {
+      throw new ApiError('identity_required', `Acting here needs an identity: ${access.viewLink ? 'a view link only reads. ' : ''}Register (POST /api/agents/register) or send a key.`);
+    }
+  }
+  throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
+}
+
+/**
  * One route, end to end: caller, rate limit (unless `limit` is false: a page counts once, not per
  * call it makes), scope, validation, workspace access and capability, then the handler. The router
  * and the web pages both go through here, so a page can never show what the API would refuse.
@@ -38,9 +54,7 @@ function emptyBody(b: unknown): boolean {
 export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest, opts: { limit?: boolean } = {}): Promise<RouteAnswer> {
   const caller = await outsideReadScope(() => resolveCaller(deps, req.headers));
   if (opts.limit !== false) await outsideReadScope(() => limitRequest(deps, caller, req.koa));
-  if (def.auth.identity && !caller) {
-    throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
-  }
+  if (def.auth.identity && !caller) await outsideReadScope(() => refuseAnonymous(deps, def, req));
   if (def.auth.sessionOnly && !caller?.accountId) {
     throw new ApiError('session_required', 'Only a browser session may do this: sign in (POST /api/auth/sign-in/email) and send the session cookie. No key can, whatever its scopes, and no scope grants it.', { requiredCapabilities: ['session'] });
   }

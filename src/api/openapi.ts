@@ -22,6 +22,8 @@ export function errorCodesOf(r: AnyRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>([...ALWAYS, ...(r.errors ?? [])]);
   if (r.auth.identity || r.auth.label !== '-') for (const c of IDENTITY) codes.add(c);
   if (r.auth.capability || r.auth.workspaceOptional || r.auth.workspaceParam) for (const c of WORKSPACE) codes.add(c);
+  // An anonymous act in a workspace it may read (spec §7): 403 identity_required.
+  if (r.auth.capability || r.auth.workspaceOptional) codes.add('identity_required');
   if (r.auth.label === 'platform admin') codes.add('not_authorized');
   if (r.auth.sessionOnly) codes.add('session_required');
   return [...codes].filter((c) => !('retired' in ERROR_CATALOG[c]));

@@ -98,6 +98,20 @@ export interface PermissionGrant {
   capabilities: readonly string[];
   metricPermissions?: Readonly<Record<string, { read?: boolean; trade?: boolean }>>;
   sourcePermissions?: Readonly<Record<string, { read?: boolean }>>;
+  /** The Public group applying to a caller not listed in it (a member, a public reader, a view link). */
+  implicit?: boolean;
+}
+
+/**
+ * Precedence of per-metric and per-source narrowing (spec §2.10, §2.14): the groups the caller was
+ * put in decide; the Public group, which applies to every member implicitly, decides only for a
+ * caller none of whose own groups carries the action. So a member whose only group hides a source
+ * does not see it through the Public group, and among own groups one that allows it is enough.
+ */
+function decidingGrants(grants: readonly PermissionGrant[], action: MetricAction): readonly PermissionGrant[] {
+  const carrying = grants.filter((g) => g.capabilities.includes(action));
+  const own = carrying.filter((g) => !g.implicit);
+  return own.length ? own : carrying;
 }
 
 /**
@@ -112,7 +126,7 @@ export function metricAllowed(grants: readonly PermissionGrant[], metricId: stri
   if (!caps.has(action)) return false;
   if (action === 'trade' && !metricAllowed(grants, metricId, caps, 'read')) return false;
   if (caps.has('manage') || grants.length === 0) return true;
-  return grants.some((g) => g.capabilities.includes(action) && g.metricPermissions?.[metricId]?.[action] !== false);
+  return decidingGrants(grants, action).some((g) => g.metricPermissions?.[metricId]?.[action] !== false);
 }
 
 /** Per-metric read: hide the metric and its books from GET /metrics, /status and /predictions/markets when false. */
@@ -133,7 +147,7 @@ export function narrowsMetrics(grants: readonly PermissionGrant[], caps: Readonl
 export function sourceReadable(grants: readonly PermissionGrant[], sourceId: string, caps: ReadonlySet<Capability>): boolean {
   if (!caps.has('read')) return false;
   if (caps.has('manage') || grants.length === 0) return true;
-  return grants.some((g) => g.capabilities.includes('read') && g.sourcePermissions?.[sourceId]?.read !== false);
+  return decidingGrants(grants, 'read').some((g) => g.sourcePermissions?.[sourceId]?.read !== false);
 }
 
 /**

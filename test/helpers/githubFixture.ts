@@ -12,8 +12,18 @@ export interface FixtureFile {
   size?: number;
 }
 
+/** An answer the fixture gives instead of the contents API's (failure cases): raw status, headers and body, after an optional delay. */
+export interface RawAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+  delayMs?: number;
+}
+
 export interface GithubFixture {
   url: string;
+  /** Consulted first on every request; a non-null answer is sent as it is. */
+  special: (path: string) => RawAnswer | null;
   requests: Array<{ path: string; auth: string | undefined; ifNoneMatch: string | undefined; status: number }>;
   close(): Promise<void>;
 }
@@ -22,8 +32,16 @@ const sha = (b: Buffer | string) => createHash('sha1').update(b).digest('hex');
 
 export async function startGithubFixture(repos: Record<string, { token?: string; refs: Record<string, Record<string, FixtureFile>> }>): Promise<GithubFixture> {
   const requests: GithubFixture['requests'] = [];
+  const blobs = new Map<string, Buffer>();
+  for (const repo of Object.values(repos)) for (const files of Object.values(repo.refs)) for (const f of Object.values(files)) blobs.set(sha(f.content), f.content);
   const answer = (req: IncomingMessage): { status: number; body?: unknown } => {
     const u = new URL(req.url ?? '/', 'http://fixture');
+    // The git blobs API: any size, always base64 (what the bridge reads above the contents API's 1 MB).
+    const blob = /^\/repos\/[^/]+\/[^/]+\/git\/blobs\/([0-9a-f]{40})$/.exec(u.pathname);
+    if (blob) {
+      const content = blobs.get(blob[1]);
+      return content ? { status: 200, body: { sha: blob[1], size: content.length, encoding: 'base64', content: content.toString('base64') } } : { status: 404, body: { message: 'Not Found' } };
+    }
     const m = /^\/repos\/([^/]+)\/([^/]+)\/contents(?:\/(.*))?$/.exec(u.pathname);
     if (!m) return { status: 404, body: { message: 'Not Found' } };
     const repo = repos[`${decodeURIComponent(m[1])}/${decodeURIComponent(m[2])}`];
@@ -56,7 +74,19 @@ export async function startGithubFixture(repos: Record<string, { token?: string;
     if (!children.size) return { status: 404, body: { message: 'Not Found' } };
     return { status: 200, body: [...children].map(([name, c]) => ({ name, path: prefix + name, ...c })) };
   };
+  const fixture = { special: (() => null) as GithubFixture['special'] };
   const server: Server = createServer((req, res) => {
+    const raw = fixture.special(req.url ?? '');
+    if (raw) {
+      requests.push({ path: req.url ?? '', auth: req.headers.authorization, ifNoneMatch: req.headers['if-none-match'], status: raw.status });
+      const send = () => {
+        res.writeHead(raw.status, raw.headers ?? {});
+        res.end(raw.body ?? '');
+      };
+      if (raw.delayMs) setTimeout(send, raw.delayMs);
+      else send();
+      return;
+    }
     const { status, body } = answer(req);
     const text = JSON.stringify(body ?? {});
     const etag = `"${sha(text)}"`;
@@ -74,5 +104,12 @@ export async function startGithubFixture(repos: Record<string, { token?: string;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
-  return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return Object.assign(fixture, {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  });
 }

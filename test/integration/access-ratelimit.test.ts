@@ -45,7 +45,8 @@ function watchRedis(app: TestApp, seen: (name: string) => void): () => void {
 
 describe('registration and onboarding, per client address', () => {
   let app: TestApp;
-  useTestApp((a) => (app = a), { RATE_LIMIT_REGISTER_PER_HOUR: '3', ONBOARDING_OPEN: 'true' });
+  // One trusted proxy hop (the test client plays it): X-Forwarded-For names the client.
+  useTestApp((a) => (app = a), { RATE_LIMIT_REGISTER_PER_HOUR: '3', ONBOARDING_OPEN: 'true', TRUST_PROXY_HOPS: '1' });
 
   const register = (ip: string) => app.http.post('/api/agents/register').set('X-Forwarded-For', ip).send({ name: uniqueName('rl') });
   const onboard = (ip: string) => app.http.post('/api/onboard').set('X-Forwarded-For', ip).send({ workspace: { name: 'RL' } });
@@ -75,7 +76,7 @@ describe('registration and onboarding, per client address', () => {
 describe('general limit, per key', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: '5' });
+    app = await startTestApp({ RATE_LIMIT_KEY_PER_MINUTE: '5', RATE_LIMIT_PARTICIPANT_PER_MINUTE: '8', TRUST_PROXY_HOPS: '1' });
   });
   afterAll(async () => {
     await app.close();
@@ -97,10 +98,37 @@ describe('general limit, per key', () => {
     for (let i = 0; i < 7; i++) expect((await app.http.get('/api/agents/me').set('X-API-Key', app.masterKey)).status).toBe(200);
   });
 
+  it('the keys of one participant share its limit: minting keys does not multiply it', async () => {
+    const a = await app.http.post('/api/agents/register').set('X-Forwarded-For', '10.1.0.3').send({ name: uniqueName('k') });
+    const keys: string[] = [a.body.apiKey];
+    for (let i = 0; i < 2; i++) {
+      const minted = await app.http.post(`/api/agents/${a.body.agentId ?? a.body.id}/keys`).set('X-Agent-Key', a.body.apiKey).send({ label: `k${i}` });
+      expect(minted.status).toBe(201);
+      keys.push(minted.body.apiKey);
+    }
+    // 2 requests were spent minting above (registering is anonymous); 6 more across the three keys reach
+    // the participant's 8 while no key is past its own 5.
+    for (let i = 0; i < 6; i++) expect((await app.http.get('/api/agents/me').set('X-Agent-Key', keys[i % 3])).status).toBe(200);
+    const limited = await app.http.get('/api/agents/me').set('X-Agent-Key', keys[2]);
+    expectLimited(limited);
+    expect(limited.body.error).toMatch(/per participant/);
+  });
+
   it('anonymous callers are limited per address', async () => {
     for (let i = 0; i < 5; i++) expect((await app.http.get('/api/help?section=groups').set('X-Forwarded-For', '10.2.0.1')).status).toBe(200);
     expectLimited(await app.http.get('/api/help?section=groups').set('X-Forwarded-For', '10.2.0.1'));
     expect((await app.http.get('/api/help?section=groups').set('X-Forwarded-For', '10.2.0.2')).status).toBe(200);
+  });
+});
+
+describe('X-Forwarded-For without a trusted proxy', () => {
+  let app: TestApp;
+  useTestApp((a) => (app = a), { RATE_LIMIT_REGISTER_PER_HOUR: '2' });
+
+  it('is not believed by default: a caller changing it stays in its own address bucket', async () => {
+    expect((await app.http.post('/api/agents/register').set('X-Forwarded-For', '10.3.0.1').send({ name: uniqueName('xff') })).status).toBe(201);
+    expect((await app.http.post('/api/agents/register').set('X-Forwarded-For', '10.3.0.2').send({ name: uniqueName('xff') })).status).toBe(201);
+    expectLimited(await app.http.post('/api/agents/register').set('X-Forwarded-For', '10.3.0.3').send({ name: uniqueName('xff') }));
   });
 });
 

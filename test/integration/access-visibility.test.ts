@@ -110,6 +110,39 @@ describe('view links', () => {
   });
 });
 
+describe('acting without an identity (spec §5, §7)', () => {
+  it('403 identity_required where the caller may read (public workspace, view link); 401 authentication_required elsewhere', async () => {
+    const pub = await buildWorkspace(app, { public: true });
+    const priv = await buildWorkspace(app);
+    const link = (await app.http.get(`/api/workspaces/${priv.id}/view-link`).set('X-Agent-Key', priv.owner.key).expect(200)).body.token;
+    const acts = [
+      (h: Record<string, string>) => app.http.post('/api/predictions/trade').set(h).send({ marketId: '00000000-0000-4000-8000-000000000000', direction: 'higher', amount: 1 }),
+      (h: Record<string, string>) => app.http.post('/api/proposals').set(h).send({ title: 'Anonymous idea' }),
+      (h: Record<string, string>) => app.http.post('/api/metrics').set(h).send({ name: 'anon', value: 1 }),
+    ];
+    const expectCode = async (res: Promise<{ status: number; body: any }>, status: number, code: string) => {
+      const r = await res;
+      expect({ status: r.status, code: r.body.code }).toEqual({ status, code });
+      expect(r.body.error).toEqual(expect.any(String));
+    };
+    for (const act of acts) {
+      // The public workspace reads anonymously: acting there only lacks an identity.
+      await expectCode(act({ 'X-Workspace-Id': pub.id }), 403, 'identity_required');
+      // A view-link holder acting: read only, so identity_required.
+      await expectCode(act({ 'X-Workspace-Id': priv.id, 'X-View-Link': link }), 403, 'identity_required');
+      await expectCode(act({ 'X-View-Link': link }), 403, 'identity_required');
+      // A private workspace without a link, or no workspace at all: no credentials where they are the only way in.
+      await expectCode(act({ 'X-Workspace-Id': priv.id }), 401, 'authentication_required');
+      await expectCode(act({}), 401, 'authentication_required');
+      await expectCode(act({ 'X-Workspace-Id': priv.id, 'X-View-Link': 'vl_forged' }), 401, 'authentication_required');
+    }
+    // Reads that always need an identity (groups, sources) stay 401 even where the workspace reads anonymously.
+    await expectCode(app.http.get('/api/groups').set({ 'X-Workspace-Id': pub.id }), 401, 'authentication_required');
+    // Nothing was written.
+    expect((await app.http.get('/api/metrics').set('X-Workspace-Id', pub.id)).body).toEqual([]);
+  });
+});
+
 describe('workspace deletion', () => {
   it('needs manage_workspace; refunds every open book first; the workspace is gone afterwards', async () => {
     const ws = await buildWorkspace(app, { public: true, ownerCredits: 1000 });

@@ -1,5 +1,6 @@
 import { buildWorkspace, registerAgent, mint } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
+import { deleteAndWait } from '../helpers/deletions';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
 
 let app: TestApp;
@@ -97,5 +98,44 @@ describe('GET /data-room/actions', () => {
     expect(ids).not.toContain(hidden.id);
     const ownerView = await app.http.get('/api/data-room/actions').set(owner);
     expect(ownerView.body.actions.map((a: any) => a.metricId)).toContain(hidden.id);
+  });
+
+  it('is append-only: renaming and deleting a metric after its acts leaves every row as written; the workspace deletion takes them', async () => {
+    const ws = await buildWorkspace(app, { public: true });
+    const owner = hdr(ws.owner.key, ws.id);
+    const metric = await createMetric(app, ws, { value: 100 });
+    const other = await createMetric(app, ws, { value: 7 });
+    await app.http.put(`/api/metrics/${metric.id}`).set(owner).send({ name: `${metric.name}-first`, description: 'Counted weekly' }).expect(200);
+    await app.http.put(`/api/metrics/${metric.id}`).set(owner).send({ value: 110, updateNote: 'monday' }).expect(200);
+    await app.http.put(`/api/metrics/${other.id}`).set(owner).send({ value: 8 }).expect(200);
+    const t = await trader(app, ws, 100);
+    const p = await app.http.post('/api/proposals').set(hdr(t.key, ws.id)).send({ title: 'Try the thing', liquidity: 1 });
+    expect(p.status).toBe(200);
+    await app.http.post(`/api/proposals/${p.body.id}/decline`).set(owner).send({}).expect(200);
+    const [book] = await marketsOf(app, ws, metric.id);
+    expect((await trade(app, ws, t, { marketId: book.id, direction: 'higher', amount: 5 })).status).toBe(200);
+    await app.http.post(`/api/metrics/${metric.id}/settle`).set(owner).send({ value: 150, reason: 'counted at the close' }).expect(200);
+
+    const before = (await app.http.get('/api/data-room/actions?limit=200').set(owner).expect(200)).body.actions as any[];
+    expect(new Set(before.map((a) => a.kind))).toEqual(new Set(['metric', 'reading', 'proposal', 'settlement', 'void']));
+    const settlements = before.filter((a) => a.kind === 'settlement');
+    expect(settlements.length).toBeGreaterThan(0);
+    for (const a of before.filter((x) => x.metricId === metric.id && x.kind !== 'metric')) expect(a.metricName).toBe(`${metric.name}-first`);
+
+    // A later rename and the metric's deletion: every row written before stays exactly as it was.
+    await app.http.put(`/api/metrics/${metric.id}`).set(owner).send({ name: `${metric.name}-second` }).expect(200);
+    expect((await app.http.delete(`/api/metrics/${metric.id}`).set(owner)).status).toBe(204);
+    expect((await app.http.get(`/api/metrics/${metric.id}`).set(owner)).status).toBe(404);
+    const after = (await app.http.get('/api/data-room/actions?limit=200').set(owner).expect(200)).body.actions as any[];
+    const byId = new Map(after.map((a) => [a.id, a]));
+    for (const row of before) expect(byId.get(row.id)).toEqual(row);
+    expect(after).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'metric', field: 'name', to: `${metric.name}-second`, metricName: `${metric.name}-second` })]));
+
+    // Rows refuse to change, even by hand; only the workspace's own deletion removes them.
+    await expect(app.deps.ds.query(`UPDATE data_room_actions SET reason = 'edited' WHERE workspace_id = $1`, [ws.id])).rejects.toThrow(/append-only/);
+    await expect(app.deps.ds.query(`DELETE FROM data_room_actions WHERE workspace_id = $1`, [ws.id])).rejects.toThrow(/only with their workspace/);
+    await deleteAndWait(app, `/api/workspaces/${ws.id}`, { 'X-Agent-Key': ws.owner.key });
+    const [{ n }] = await app.deps.ds.query(`SELECT count(*)::int AS n FROM data_room_actions WHERE workspace_id = $1`, [ws.id]);
+    expect(n).toBe(0);
   });
 });

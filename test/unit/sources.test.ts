@@ -1,5 +1,5 @@
 import { DomainError } from '../../src/errors';
-import { checkRef, checkRepoPath } from '../../src/services/sources/paths';
+import { checkRef, checkRepoPath, isRepository } from '../../src/services/sources/paths';
 import { decryptToken, encryptToken } from '../../src/services/sources/secrets';
 
 describe('repository paths and refs', () => {
@@ -23,6 +23,14 @@ describe('repository paths and refs', () => {
   it('refs: branch, tag or sha; no .. or odd characters', () => {
     for (const ok of ['main', 'v1.2.3', 'feature/x', 'HEAD', 'a'.repeat(40)]) expect(checkRef(ok)).toBe(ok);
     for (const bad of ['main/../x', '../main', '/main', 'main/', 'a b', 'a;b', '', 'x'.repeat(201)]) expect(() => checkRef(bad)).toThrow(DomainError);
+  });
+  it('refs as git check-ref-format takes them: no part starting with ., ending in .lock, no empty part, no trailing .', () => {
+    for (const ok of ['release/2026.11', 'v1.0-rc.1', 'a.b/c_d']) expect(checkRef(ok)).toBe(ok);
+    for (const bad of ['.hidden', 'feature/.x', 'main.lock', 'a/b.lock', 'a//b', 'main.', '.', '..']) expect(() => checkRef(bad)).toThrow(/as git allows/);
+  });
+  it('repositories: owner/name, never . or .. as the name', () => {
+    for (const ok of ['acme/handbook', 'a/b.c', 'a-b/.github']) expect(isRepository(ok)).toBe(true);
+    for (const bad of ['a/..', 'a/.', '../b', 'a/b/c', 'a', '-a/b']) expect(isRepository(bad)).toBe(false);
   });
 });
 

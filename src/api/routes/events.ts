@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Principal } from '../../domain/capabilities';
-import { EVENT_TYPES, feedScopeOf, openEventStream, readFeed, type FeedScope } from '../../services/events';
+import { EVENT_TYPES, feedScopeOf, openEventStream, readFeedPage, type FeedScope } from '../../services/events';
 import type { AuthRule } from '../auth';
 import { presentEvent } from '../presenters/events';
 import { defineRoute, type Call } from '../registry';
@@ -27,7 +27,7 @@ async function scopeOf(c: Call<unknown, unknown, unknown>): Promise<FeedScope> {
   const named = c.koa.get('x-workspace-id').trim();
   if (named) {
     c.require('read');
-    return feedScopeOf(c.deps, c.caller as Principal | null, c.workspace().workspace.id);
+    return feedScopeOf(c.deps, c.caller as Principal | null, c.workspace().workspace.id, c.workspace().viewLink);
   }
   return feedScopeOf(c.deps, c.identity(), null);
 }
@@ -43,10 +43,10 @@ defineRoute({
   errors: ['workspace_not_found', 'not_authorized'],
   handler: async (c) => {
     const scope = await scopeOf(c);
-    const events = await readFeed(c.deps, scope, { after: c.query.after, types: c.query.types, limit: c.query.limit });
+    const { events, through } = await readFeedPage(c.deps, scope, { after: c.query.after, types: c.query.types, limit: c.query.limit });
     return {
       events: events.map(presentEvent),
-      nextCursor: events.length ? events[events.length - 1].id : c.query.after,
+      nextCursor: through,
       hasMore: events.length === c.query.limit,
     };
   },

@@ -14,7 +14,7 @@ defineRoute({
   auth: auth.identity('account:feedback'),
   successStatus: 201,
   response: feedbackSchema,
-  errors: [],
+  errors: ['not_authorized'],
   summary:
     'Report a problem or an idea: { message (1 to 5000 characters), context? (an object, e.g. { requestId, marketId, code }, at most 10,000 characters as JSON) }. Stored with the caller, the workspace named by X-Workspace-Id (if any) and this request id. 201 with the stored report.',
   body: z.object({
@@ -25,6 +25,8 @@ defineRoute({
       .optional(),
   }),
   handler: async (c) => {
+    // A report is filed under a workspace only by someone who may read it (an outsider naming a private one: 403).
+    if (c.access) c.require('read');
     const row = await submitFeedback(c.deps, {
       agentId: c.identity().agentId,
       workspaceId: c.access?.workspace.id ?? null,

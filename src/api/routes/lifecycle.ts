@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
 import { refreshNow, resolveDueNow } from '../../services/lifecycle';
-import { settleMetric } from '../../services/metrics';
+import { metricInWorkspace, settleMetric } from '../../services/metrics';
 import { auth } from '../auth';
 import { refreshSchema, resolveSchema, settleSchema } from '../schemas/metrics';
 import { defineRoute } from '../registry';
@@ -37,13 +37,18 @@ defineRoute({
   method: 'POST',
   path: '/predictions/markets/refresh',
   response: refreshSchema.extend(refreshFunding),
-  errors: ['trade_pending', 'rate_limited'],
+  errors: ['trade_pending', 'rate_limited', 'not_found'],
   auth: auth.manage(),
   summary:
     "Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }. Without force it runs at most once a minute per workspace (429 rate_limited with Retry-After); minute floors call it every minute with force, which always runs.",
   body: z.object({ force: z.boolean().optional(), metricId: z.string().uuid().optional() }),
   handler: async (c) => {
-    const summary = await refreshNow(c.deps, { workspaceId: c.workspace().workspace.id, metricId: c.body.metricId }, { force: c.body.force });
+    const access = c.workspace();
+    // A metric of another workspace (or one hidden from the caller) is not found here, as everywhere.
+    if (c.body.metricId && (!(await metricInWorkspace(c.deps, access.workspace.id, c.body.metricId)) || !access.metricReadable(c.body.metricId))) {
+      throw new DomainError('not_found', `No metric "${c.body.metricId}" exists in this workspace.`);
+    }
+    const summary = await refreshNow(c.deps, { workspaceId: access.workspace.id, metricId: c.body.metricId }, { force: c.body.force });
     if (!summary) throw new DomainError('trade_pending', 'The horizon pass is queued but did not finish in time; it still runs.');
     return presentRefresh(summary);
   },

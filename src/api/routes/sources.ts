@@ -14,7 +14,20 @@ const repository = z.string().trim().max(200);
 const ref = z.string().trim().min(1).max(200);
 const token = z.string().trim().min(1, 'must not be blank (send null to remove it)').max(500);
 const browseQuery = z.object({ ref: z.string().max(200).optional(), path: z.string().max(1000).optional() });
-const SOURCE_ERRORS = ['not_found', 'source_path_invalid', 'source_file_too_large', 'source_upstream_failed', 'source_token_key_missing'] as const;
+const SOURCE_ERRORS = [
+  'not_found',
+  'source_path_invalid',
+  'source_file_too_large',
+  'source_upstream_failed',
+  'source_upstream_invalid',
+  'source_upstream_redirect',
+  'source_upstream_refused',
+  'source_upstream_tls',
+  'source_upstream_timeout',
+  'source_upstream_rate_limited',
+  'source_token_key_missing',
+  'source_token_unreadable',
+] as const;
 
 /** Per-source read (group sourcePermissions): a source the caller may not read does not exist for it. */
 function readable(c: Call<unknown, unknown, { id: string }>): string {
@@ -41,7 +54,7 @@ defineRoute({
   auth: auth.manage(),
   successStatus: 201,
   response: sourceSchema,
-  errors: ['source_token_key_missing'],
+  errors: ['source_token_key_missing', 'source_path_invalid'],
   summary: `Create a source: { name, type: text|github, description? }; text takes content (markdown, at most ${MAX_TEXT_BYTES} bytes); github takes repository (owner/name), defaultRef?, token? (for a private repository; stored encrypted, never returned). 201 with the source.`,
   body: z.strictObject({
     name,
@@ -76,7 +89,7 @@ defineRoute({
   auth: auth.manage(),
   params: idParam,
   response: sourceSchema,
-  errors: ['not_found', 'source_token_key_missing'],
+  errors: ['not_found', 'source_token_key_missing', 'source_path_invalid'],
   summary: 'Update a source: { name?, description?, content? (text), repository?, defaultRef? (null: HEAD), token? (github; null removes it) }. The type is fixed. The repository cache of the source is dropped.',
   body: z.strictObject({
     name: name.optional(),

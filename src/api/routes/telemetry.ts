@@ -10,9 +10,11 @@ import {
   recordDecisions,
   recordHeartbeat,
 } from '../../services/telemetry';
+import { DomainError } from '../../errors';
+import { isWorkspaceMember } from '../../services/workspaces';
 import { auth } from '../auth';
 import { presentAgentTelemetry, presentDecision, presentHeartbeat } from '../presenters/telemetry';
-import { defineRoute } from '../registry';
+import { defineRoute, type Call } from '../registry';
 import { credits, flag, limitQuery } from '../schemas/common';
 import { agentTelemetrySchema, decisionSchema, heartbeatSchema } from '../schemas/telemetry';
 
@@ -109,13 +111,22 @@ defineRoute({
   path: '/telemetry/agents/:agentId/heartbeats',
   auth: auth.manage(),
   response: z.array(heartbeatSchema),
-  errors: [],
+  errors: ['not_found'],
   summary: "One agent's heartbeats in this workspace, newest first. Query limit (default 50, max 500), before (id of the previous page's last row).",
   params: agentParam,
   query: z.object({ limit: limitQuery(50, 500), before }),
   handler: async (c) =>
-    (await heartbeatsOf(c.deps, { workspaceId: c.workspace().workspace.id, agentId: c.params.agentId, limit: c.query.limit, before: c.query.before })).map(presentHeartbeat),
+    (await heartbeatsOf(c.deps, { workspaceId: c.workspace().workspace.id, agentId: await memberHere(c), limit: c.query.limit, before: c.query.before })).map(presentHeartbeat),
 });
+
+/** A participant outside this workspace is not found here (its telemetry elsewhere is none of this workspace's business). */
+async function memberHere(c: Call<unknown, unknown, { agentId: string }>): Promise<string> {
+  const ws = c.workspace().workspace;
+  if (ws.ownerId !== c.params.agentId && !(await isWorkspaceMember(c.deps, ws.id, c.params.agentId))) {
+    throw new DomainError('not_found', `No participant "${c.params.agentId}" belongs to this workspace.`);
+  }
+  return c.params.agentId;
+}
 
 const decisionQuery = z.object({
   limit: limitQuery(50, 500),
@@ -129,11 +140,11 @@ defineRoute({
   path: '/telemetry/agents/:agentId/decisions',
   auth: auth.manage(),
   response: z.array(decisionSchema),
-  errors: [],
+  errors: ['not_found'],
   summary: "One agent's decision traces in this workspace, newest first. Query limit (default 50, max 500), before, marketId, outcome.",
   params: agentParam,
   query: decisionQuery,
-  handler: async (c) => (await decisionsOf(c.deps, { workspaceId: c.workspace().workspace.id, agentId: c.params.agentId, ...c.query })).map(presentDecision),
+  handler: async (c) => (await decisionsOf(c.deps, { workspaceId: c.workspace().workspace.id, ...c.query, agentId: await memberHere(c) })).map(presentDecision),
 });
 
 defineRoute({

@@ -50,7 +50,7 @@ export async function grantsInWorkspace(
     const seesPublic = ws.public || viewLink;
     if (isPublic && !r.in_group && !r.is_member && !seesPublic) continue;
     const caps = isPublic && seesPublic && !r.capabilities.includes('read') ? [...r.capabilities, 'read'] : r.capabilities;
-    out.push({ capabilities: caps, metricPermissions: r.metric_permissions, sourcePermissions: r.source_permissions });
+    out.push({ capabilities: caps, metricPermissions: r.metric_permissions, sourcePermissions: r.source_permissions, ...(isPublic && !r.in_group ? { implicit: true } : {}) });
   }
   return out;
 }

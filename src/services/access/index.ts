@@ -4,3 +4,4 @@ export * from './rateLimit';
 export * from './viewLinks';
 export * from './participantKeys';
 export * from './callerCache';
+export * from './policy';

@@ -11,17 +11,20 @@ import { logger } from '../../logger';
  * - waitlist: POST /waitlist, the same number per client address, in a bucket of its own;
  * - request: every request, per API key (anonymous callers per client address),
  *   RATE_LIMIT_KEY_PER_MINUTE per minute window;
+ * - participant: every request of a key or session, per participant over all its keys,
+ *   RATE_LIMIT_PARTICIPANT_PER_MINUTE per minute window (minting keys does not multiply the limit);
  * - proposal: POST /proposals per participant, RATE_LIMIT_PROPOSALS_PER_HOUR per rolling hour
  *   (issue 26: what an ordinary participant creates for free is bounded).
  * Keys live under `<QUEUE_PREFIX>:rl:<bucket>:<key>`, so instances sharing a Redis do not collide.
  * On the Postgres layout the same counters live in table rate_limits of the queues' schema
  * (bullmq_<QUEUE_PREFIX>), which rate-limiter-flexible creates.
  */
-export type Bucket = 'signup' | 'waitlist' | 'request' | 'proposal' | 'auth' | 'client_registration' | 'signin_email' | 'signin_address';
+export type Bucket = 'signup' | 'waitlist' | 'request' | 'participant' | 'proposal' | 'auth' | 'client_registration' | 'signin_email' | 'signin_address';
 
 /** Per bucket, in one place: its allowance (from config), its window and how a refusal names it. */
 const BUCKETS: Record<Bucket, { points: (c: Deps['config']) => number; duration: number; what: (points: number) => string }> = {
   request: { points: (c) => c.RATE_LIMIT_KEY_PER_MINUTE, duration: 60, what: (n) => `${n} requests a minute` },
+  participant: { points: (c) => c.RATE_LIMIT_PARTICIPANT_PER_MINUTE, duration: 60, what: (n) => `${n} requests a minute per participant, over all its keys` },
   signup: { points: (c) => c.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600, what: (n) => `${n} sign-ups an hour` },
   waitlist: { points: (c) => c.RATE_LIMIT_REGISTER_PER_HOUR, duration: 3600, what: (n) => `${n} waitlist entries an hour` },
   proposal: { points: (c) => c.RATE_LIMIT_PROPOSALS_PER_HOUR, duration: 3600, what: (n) => `${n} proposals an hour per participant` },
@@ -160,7 +163,7 @@ export async function consumePoint(deps: Deps, bucket: Bucket, key: string): Pro
   const { points, duration } = shapeOf(deps, bucket);
   try {
     const limiter = await limiterFor(deps, bucket);
-    if (bucket === 'request') return await consumeLeased(deps, limiter, key, points);
+    if (bucket === 'request' || bucket === 'participant') return await consumeLeased(deps, limiter, key, points);
     const r = await limiter.consume(key, 1);
     return { limit: points, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
   } catch (err) {

@@ -2,9 +2,11 @@ import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 
 /**
- * The data room: the public, append-only log of a workspace's acts, read from the tables that record
- * them (no copy to keep in step). Newest first, paginated by an opaque cursor (the microsecond
- * instant and the row's key of the last row handed out).
+ * The data room: the public, append-only log of a workspace's acts (spec §4.4). Its rows are written
+ * by triggers in the act's own transaction (migrations 1764109857000-DataRoomLog) with the names as
+ * they were then, so deleting or renaming a metric, proposal or book changes none of them; only the
+ * workspace's own deletion removes them. Newest first, paginated by an opaque cursor (the
+ * microsecond instant and the row's key of the last row handed out).
  */
 export type ActionKind = 'metric' | 'reading' | 'proposal' | 'settlement' | 'void';
 
@@ -46,41 +48,13 @@ export interface ActionPage {
 }
 
 const ACTIONS_SQL = `
-SELECT * FROM (
-  SELECT 'metric' AS kind, r.id::text AS ref, r.at, r.agent_id, r.metric_id, mt.name AS metric_name,
-         r.field, r.old_value AS from_text, r.new_value AS to_text,
-         NULL::float8 AS old_value, NULL::float8 AS value, false AS na, NULL::timestamptz AS as_of, NULL::text AS note,
-         NULL::uuid AS proposal_id, NULL::text AS title, NULL::text AS decision, false AS spam,
-         NULL::uuid AS market_id, NULL::text AS target_date, NULL::text AS branch, false AS settled_early, NULL::text AS reason
-    FROM metric_revisions r LEFT JOIN metrics mt ON mt.id = r.metric_id WHERE r.workspace_id = $1
-  UNION ALL
-  SELECT 'reading', u.id::text, u.at, u.agent_id, u.metric_id, u.metric_name,
-         NULL, NULL, NULL,
-         u.old_value, u.new_value, u.na, u.as_of, u.note,
-         NULL, NULL, NULL, false,
-         NULL, NULL, NULL, false, NULL
-    FROM metric_updates u WHERE u.workspace_id = $1
-  UNION ALL
-  SELECT 'proposal', p.id::text, p.decided_at, p.decided_by, NULL, NULL,
-         NULL, NULL, NULL,
-         NULL, NULL, false, NULL, NULL,
-         p.id, p.title, p.status, p.spam,
-         NULL, NULL, NULL, false, NULL
-    FROM proposals p WHERE p.workspace_id = $1 AND p.decided_at IS NOT NULL
-  UNION ALL
-  SELECT CASE WHEN mk.status = 'resolved' THEN 'settlement' ELSE 'void' END, mk.id::text, mk.resolved_at, NULL, mk.metric_id, mt.name,
-         NULL, NULL, NULL,
-         NULL, mk.resolved_value, false, NULL, NULL,
-         mk.proposal_id, NULL, NULL, false,
-         mk.id, mk.target_date, mk.branch, mk.settled_early, CASE WHEN mk.status = 'resolved' THEN mk.settle_reason ELSE mk.void_reason END
-    FROM markets mk LEFT JOIN metrics mt ON mt.id = mk.metric_id
-   WHERE mk.workspace_id = $1 AND mk.status IN ('resolved','voided') AND mk.resolved_at IS NOT NULL
-) a
-CROSS JOIN LATERAL (SELECT (extract(epoch FROM a.at) * 1000000)::bigint AS us, a.kind || ':' || a.ref AS key) k
-WHERE ($2::bigint IS NULL OR (k.us, k.key) < ($2::bigint, $3::text))
-  AND ($5::text[] IS NULL OR a.kind = ANY($5::text[]))
-ORDER BY k.us DESC, k.key DESC
-LIMIT $4`;
+SELECT a.*
+  FROM data_room_actions a
+ WHERE a.workspace_id = $1
+   AND ($2::bigint IS NULL OR (a.us, a.key) < ($2::bigint, $3::text))
+   AND ($5::text[] IS NULL OR a.kind = ANY($5::text[]))
+ ORDER BY a.us DESC, a.key DESC
+ LIMIT $4`;
 
 const encodeCursor = (us: string, key: string) => Buffer.from(`${us}|${key}`, 'utf8').toString('base64url');
 

@@ -104,6 +104,7 @@ export const WORKSPACE_PHASES: Phase[] = [
     { table: 'hook_deliveries', where: 'hook_id IN (SELECT id FROM hooks WHERE workspace_id = $1)' },
     { table: 'decision_traces', where: 'workspace_id = $1' },
     { table: 'agent_heartbeats', where: 'workspace_id = $1' },
+    { table: 'data_room_actions', where: 'workspace_id = $1' },
   ]),
   {
     name: 'workspace',

@@ -2,7 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { Deps } from '../../deps';
 import { pgNotices } from '../../db/notices';
 import { logger } from '../../logger';
-import { logHead, readFeed, type FeedEvent, type FeedScope } from './feed';
+import { logHead, readFeedPage, type FeedEvent, type FeedScope } from './feed';
 import { EVENTS_CHANNEL } from './sequencer';
 
 /** Without a notification (a dropped LISTEN connection), streams still look this often. */
@@ -77,10 +77,10 @@ export async function openEventStream(deps: Deps, scope: FeedScope, opts: { afte
       do {
         again = false;
         for (;;) {
-          const batch = await readFeed(deps, scope, { after: cursor, types: opts.types, limit: 500 });
+          const { events: batch, through } = await readFeedPage(deps, scope, { after: cursor, types: opts.types, limit: 500 });
           if (closed) return;
           for (const e of batch) out.write(sseFrame(e));
-          if (batch.length) cursor = batch[batch.length - 1].id;
+          cursor = through;
           if (batch.length < 500) break;
         }
       } while (again && !closed);

@@ -6,8 +6,7 @@ import { poolPrepared } from '../../db/prepared';
 import { classifyAnswer, eventMatches, nextRetryDelay, retryAfterMs, switchesOf, type AnswerClass, type Subscription } from '../../domain/webhooks';
 import type { Hook } from '../../entities/hooks';
 import { logger } from '../../logger';
-import { effectiveCapabilities } from '../../domain/capabilities';
-import { grantsInWorkspace } from '../access';
+import { readPolicyOf, visibleEvents, type ReadPolicy } from '../access';
 import { emitEvent } from '../events';
 import { signingSecrets } from './hooks';
 import { postWebhook, type SendResult } from './send';
@@ -167,7 +166,8 @@ interface Retry {
 }
 
 async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise<{ delivered: number; stop: boolean; retry?: Retry }> {
-  if (!(await ownerReads(deps, hook))) {
+  const policy = await ownerPolicy(deps, hook);
+  if (!policy.reads) {
     // The owner left (or lost) the workspace: its events stop going out.
     await disable(deps, hook, 'The owner no longer belongs to the workspace.');
     return { delivered: 0, stop: true };
@@ -217,8 +217,11 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
       [hook.workspace_id, cursor, types, hook.agent_id, BATCH],
     );
     const events = (page.events as Array<Omit<LogRow, 'created_at'> & { created_at: string }>).map((e) => ({ ...e, created_at: new Date(e.created_at) }));
+    // What the owner may not read (a hidden metric's books) is skipped like an unsubscribed type.
+    const policies = new Map([[hook.workspace_id, policy]]);
+    const visible = new Set((await visibleEvents(deps, policies, events.map((e) => ({ seq: e.seq, workspaceId: e.workspace_id, data: e.data })))).map((e) => e.seq));
     for (const e of events) {
-      if (!eventMatches(hook.events, switches, hook.agent_id, { type: e.type, data: e.data, agentId: e.agent_id })) {
+      if (!visible.has(e.seq) || !eventMatches(hook.events, switches, hook.agent_id, { type: e.type, data: e.data, agentId: e.agent_id })) {
         cursor = e.seq;
         continue;
       }
@@ -279,20 +282,9 @@ async function failed(deps: Deps, hook: HookRow, e: { seq: string; type: string 
   return { jobId: `r-${hook.id}-${e.seq}-${attempt}`, delay };
 }
 
-/** Does the hook's owner still hold read in its workspace (its groups now, as a request would be judged)? */
-async function ownerReads(deps: Deps, hook: HookRow): Promise<boolean> {
-  if (hook.ws_public || hook.ws_owner === hook.agent_id) return true;
-  const grants = await grantsInWorkspace(deps, { id: hook.workspace_id, public: false }, hook.agent_id, false);
-  const caps = effectiveCapabilities({
-    anonymous: false,
-    isMaster: false,
-    isOwner: false,
-    isPublicWorkspace: false,
-    viewLink: false,
-    groupCapabilities: grants.map((g) => [...g.capabilities]),
-    scopes: null,
-  });
-  return caps.has('read');
+/** What the hook's owner may read in its workspace now (its groups, as a request would be judged). */
+function ownerPolicy(deps: Deps, hook: HookRow): Promise<ReadPolicy> {
+  return readPolicyOf(deps, { agentId: hook.agent_id, isMaster: false, scopes: null }, { id: hook.workspace_id, public: hook.ws_public, ownerId: hook.ws_owner });
 }
 
 /** Disable an endpoint and tell its owner (endpoint:disabled), with the attempt that did it, in one transaction. */

@@ -61,6 +61,33 @@ export function urlProblem(raw: string, policy: Pick<SendPolicy, 'allowHttp' | '
   return null;
 }
 
+/**
+ * Resolve a URL's host once, refuse it when any address is loopback, private, link-local or multicast
+ * (unless allowPrivate), and give a lookup that pins the connection to the checked address (a DNS
+ * answer that changes between check and connect cannot move it). Shared by webhooks and the
+ * repository bridge.
+ */
+export async function pinnedLookup(u: URL, allowPrivate: boolean): Promise<{ lookup: LookupFunction; address: string } | { error: string; refused: boolean }> {
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  let address: string;
+  let family: number;
+  try {
+    const found = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
+    const refused = found.filter((a) => addressRefused(a.address));
+    if (!allowPrivate && refused.length) {
+      return { error: `Refused: ${host} resolves to ${refused[0].address}, a loopback, private, link-local or multicast address.`, refused: true };
+    }
+    ({ address, family } = found[0]);
+  } catch (err) {
+    return { error: `DNS lookup of ${host} failed: ${(err as Error).message}`, refused: false };
+  }
+  const pinned: LookupFunction = (_name, opts, cb) => {
+    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
+    else cb(null, address, family);
+  };
+  return { lookup: pinned, address };
+}
+
 export interface SendResult {
   /** null: no HTTP answer (refused address, DNS failure, timeout, connection error). */
   status: number | null;
@@ -85,23 +112,9 @@ export async function postWebhook(url: string, headers: Record<string, string>, 
   const problem = urlProblem(url, policy);
   if (problem) return done({ status: null, retryAfter: null, snippet: '', error: `The URL ${problem}.` });
   const u = new URL(url);
-  const host = u.hostname.replace(/^\[|\]$/g, '');
-  let address: string;
-  let family: number;
-  try {
-    const found = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
-    const refused = found.filter((a) => addressRefused(a.address));
-    if (!policy.allowPrivate && refused.length) {
-      return done({ status: null, retryAfter: null, snippet: '', error: `Refused: ${host} resolves to ${refused[0].address}, a loopback, private, link-local or multicast address.` });
-    }
-    ({ address, family } = found[0]);
-  } catch (err) {
-    return done({ status: null, retryAfter: null, snippet: '', error: `DNS lookup of ${host} failed: ${(err as Error).message}` });
-  }
-  const pinned: LookupFunction = (_name, opts, cb) => {
-    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address, family }]);
-    else cb(null, address, family);
-  };
+  const resolved = await pinnedLookup(u, policy.allowPrivate);
+  if ('error' in resolved) return done({ status: null, retryAfter: null, snippet: '', error: resolved.error });
+  const pinned = resolved.lookup;
   const secure = u.protocol === 'https:';
   return new Promise<SendResult>((resolve) => {
     const req = (secure ? https : http).request(

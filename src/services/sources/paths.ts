@@ -28,13 +28,30 @@ export function checkRepoPath(raw: string | undefined): string {
   return path;
 }
 
-/** A branch, tag or commit: what git allows in a ref name, without '..'. */
+/**
+ * A branch, tag or commit as git accepts a ref name (git check-ref-format): letters, digits and
+ * . _ / -; no `..`; no component that starts with `.` or ends with `.lock`; no empty component, no
+ * leading or trailing `/`, no trailing `.`. So `../main` is refused, when stored and when asked for.
+ */
 export function checkRef(raw: string): string {
-  if (!/^[A-Za-z0-9._/-]{1,200}$/.test(raw) || raw.includes('..') || raw.startsWith('/') || raw.endsWith('/')) {
-    throw new DomainError('source_path_invalid', `The ref "${raw.slice(0, 200)}" is refused: a branch, tag or commit of letters, digits, . _ / - (no ..).`, { ref: raw.slice(0, 200) });
+  const parts = raw.split('/');
+  const bad =
+    !/^[A-Za-z0-9._/-]{1,200}$/.test(raw) ||
+    raw.includes('..') ||
+    raw.endsWith('.') ||
+    parts.some((p) => p === '' || p.startsWith('.') || p.endsWith('.lock'));
+  if (bad) {
+    throw new DomainError(
+      'source_path_invalid',
+      `The ref "${raw.slice(0, 200)}" is refused: a branch, tag or commit of letters, digits, . _ / - as git allows (no .., no part starting with . or ending in .lock, no empty part).`,
+      { ref: raw.slice(0, 200) },
+    );
   }
   return raw;
 }
 
-/** owner/name as GitHub spells them. */
-export const REPOSITORY_RE = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
+/** owner/name as GitHub spells them; `.` and `..` are no repository names. */
+const REPOSITORY_SHAPE = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\/[A-Za-z0-9._-]{1,100}$/;
+export function isRepository(repo: string): boolean {
+  return REPOSITORY_SHAPE.test(repo) && !['.', '..'].includes(repo.split('/')[1]);
+}

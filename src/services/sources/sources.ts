@@ -1,12 +1,13 @@
 import type { Deps } from '../../deps';
 import { DomainError, notFound } from '../../errors';
-import { REPOSITORY_RE } from './paths';
+import { checkRef, isRepository } from './paths';
 import { encryptToken } from './secrets';
 
 export const SOURCE_TYPES = ['text', 'github'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
 /** The largest text a text source holds (UTF-8 bytes). */
 export const MAX_TEXT_BYTES = 1_048_576;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface SourceRow {
   id: string;
@@ -60,7 +61,7 @@ function checkText(content: string): void {
 }
 
 function checkRepository(repo: string): void {
-  if (!REPOSITORY_RE.test(repo)) throw new DomainError('validation_failed', `repository must be owner/name as the host spells them, got "${repo.slice(0, 200)}".`);
+  if (!isRepository(repo)) throw new DomainError('validation_failed', `repository must be owner/name as the host spells them, got "${repo.slice(0, 200)}".`);
 }
 
 export interface SourceInput {
@@ -85,6 +86,7 @@ export async function createSource(deps: Pick<Deps, 'ds' | 'clock' | 'config'>, 
     if (!input.repository) throw new DomainError('validation_failed', 'A github source needs repository (owner/name).');
     if (input.content !== undefined) throw new DomainError('validation_failed', 'A github source reads its repository; content belongs to text sources.');
     checkRepository(input.repository);
+    if (input.defaultRef !== undefined) checkRef(input.defaultRef);
   }
   const tokenEnc = input.token ? encryptToken(input.token, deps.config.SOURCE_TOKEN_KEY) : null;
   const now = deps.clock.now();
@@ -102,7 +104,7 @@ export async function listSources(deps: Pick<Deps, 'ds'>, workspaceId: string): 
 }
 
 export async function sourceRecord(deps: Pick<Deps, 'ds'>, workspaceId: string, id: string): Promise<SourceRecord> {
-  const rows: Raw[] = /^[0-9a-f-]{36}$/i.test(id) ? await deps.ds.query(`SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]) : [];
+  const rows: Raw[] = UUID_RE.test(id) ? await deps.ds.query(`SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]) : [];
   if (!rows.length) throw notFound(`Source ${id}`);
   return toRecord(rows[0]);
 }
@@ -130,6 +132,7 @@ export async function updateSource(
   } else {
     if (patch.content !== undefined) throw new DomainError('validation_failed', 'A github source reads its repository; content belongs to text sources.');
     if (patch.repository !== undefined) checkRepository(patch.repository);
+    if (typeof patch.defaultRef === 'string') checkRef(patch.defaultRef);
   }
   const tokenEnc = patch.token === undefined ? current.tokenEnc : patch.token === null ? null : encryptToken(patch.token, deps.config.SOURCE_TOKEN_KEY);
   // An UPDATE answers [rows, count] through TypeORM.

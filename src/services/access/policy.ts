@@ -1,0 +1,96 @@
+import type { Deps } from '../../deps';
+import {
+  effectiveCapabilities,
+  metricReadable,
+  narrowsMetrics,
+  sourceReadable,
+  type Capability,
+  type PermissionGrant,
+  type Principal,
+} from '../../domain/capabilities';
+import { grantsInWorkspace } from './groups';
+
+/**
+ * What one caller may read in one workspace (spec §2.10, §2.14, §5): the one rule every channel
+ * asks (the routes through WorkspaceAccess, the event feed and stream, webhooks, the data room), so
+ * nothing a direct GET refuses reaches the caller another way. Built from the caller's groups and
+ * its key's scopes.
+ */
+export interface ReadPolicy {
+  workspaceId: string;
+  /** The caller holds read in the workspace at all. */
+  reads: boolean;
+  /** Some group narrows per-metric or per-source read: events must be looked at one by one. */
+  narrows: boolean;
+  metric(metricId: string): boolean;
+  source(sourceId: string): boolean;
+}
+
+export function readPolicy(workspaceId: string, grants: readonly PermissionGrant[], caps: ReadonlySet<Capability>): ReadPolicy {
+  const narrowsSources = !caps.has('manage') && grants.some((g) => !!g.sourcePermissions && Object.keys(g.sourcePermissions).length > 0);
+  return {
+    workspaceId,
+    reads: caps.has('read'),
+    narrows: narrowsMetrics(grants, caps) || narrowsSources,
+    metric: (id) => metricReadable(grants, id, caps),
+    source: (id) => sourceReadable(grants, id, caps),
+  };
+}
+
+/** The policy of a participant (or an anonymous reader) in a workspace, judged as a request would be now. */
+export async function readPolicyOf(
+  deps: Deps,
+  who: Pick<Principal, 'agentId' | 'isMaster' | 'scopes'> | null,
+  ws: { id: string; public: boolean; ownerId: string | null },
+  viewLink = false,
+): Promise<ReadPolicy> {
+  const grants = who?.isMaster ? [] : await grantsInWorkspace(deps, ws, who?.agentId ?? null, viewLink);
+  const caps = effectiveCapabilities({
+    anonymous: !who,
+    isMaster: !!who?.isMaster,
+    isOwner: !!who && ws.ownerId === who.agentId,
+    isPublicWorkspace: ws.public,
+    viewLink,
+    groupCapabilities: grants.map((g) => [...g.capabilities]),
+    scopes: who ? who.scopes : null,
+  });
+  return readPolicy(ws.id, grants, caps);
+}
+
+/** An event (feed, stream, webhook) as the policy sees it: its workspace and its data's subject ids. */
+export interface EventSubject {
+  workspaceId: string | null;
+  data: Record<string, unknown>;
+}
+
+const idOf = (v: unknown) => (typeof v === 'string' && v.length <= 64 ? v : null);
+
+/**
+ * Which of `events` a reader with `policies` (by workspace) may see: an event about a metric (its
+ * metricId, or the metric of its marketId) or a source the reader may not read is left out. Events
+ * of a workspace with no policy given pass (the caller's scope already chose the workspaces).
+ */
+export async function visibleEvents<E extends EventSubject>(deps: Pick<Deps, 'ds'>, policies: ReadonlyMap<string, ReadPolicy> | null, events: E[]): Promise<E[]> {
+  if (!policies) return events;
+  const policyOf = (e: E) => (e.workspaceId ? policies.get(e.workspaceId) : undefined);
+  const looked = events.filter((e) => policyOf(e)?.narrows && !idOf(e.data.metricId) && idOf(e.data.marketId));
+  const metricOfMarket = new Map<string, string>();
+  if (looked.length) {
+    const ids = [...new Set(looked.map((e) => idOf(e.data.marketId)!))].filter((id) => /^[0-9a-f-]{36}$/i.test(id));
+    const rows: Array<{ id: string; metric_id: string }> = ids.length ? await deps.ds.query(`SELECT id, metric_id FROM markets WHERE id = ANY($1::uuid[])`, [ids]) : [];
+    for (const r of rows) metricOfMarket.set(r.id, r.metric_id);
+  }
+  return events.filter((e) => {
+    const p = policyOf(e);
+    if (!p) return true;
+    if (!p.reads) return false;
+    if (!p.narrows) return true;
+    const sourceId = idOf(e.data.sourceId);
+    if (sourceId && !p.source(sourceId)) return false;
+    const marketId = idOf(e.data.marketId);
+    const metricId = idOf(e.data.metricId) ?? (marketId ? metricOfMarket.get(marketId) ?? null : null);
+    // A book whose metric is gone cannot be judged: a narrowed reader does not get it.
+    if (marketId && !metricId) return false;
+    return metricId ? p.metric(metricId) : true;
+  });
+}
