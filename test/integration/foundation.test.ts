@@ -182,7 +182,7 @@ describe('start-up and shutdown', () => {
     for (const s of [child.stdout!, child.stderr!]) s.on('data', (d: Buffer) => (said = (said + d.toString()).slice(-3000)));
     try {
       let up = false;
-      for (let i = 0; i < 150 && !up; i++) {
+      for (let i = 0; i < 600 && !up; i++) {
         up = await fetch(`http://127.0.0.1:${port}/api/public-config`).then((r) => r.ok, () => false);
         if (!up) await new Promise((r) => setTimeout(r, 100));
       }
