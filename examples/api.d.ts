@@ -1541,7 +1541,7 @@ export interface paths {
         put?: never;
         /**
          * Create a metric
-         * @description Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing.
+         * @description Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
          */
@@ -2128,7 +2128,7 @@ export interface paths {
         put?: never;
         /**
          * Propose an action
-         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost, whether the proposer's balance covers it and, when it would not create, the refusal the real call answers (refusal), and writes nothing. A proposer who cannot fund every book is refused (400 insufficient_balance, nothing created); books the owner subsidises open unfunded when the owner cannot pay, as a metric's do. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant's proposals in a workspace (409 conflict).
+         * @description Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost, whether the proposer's balance covers it and, when it would not create, the refusal the real call answers (refusal), and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome. A proposer who cannot fund every book is refused (400 insufficient_balance, nothing created); books the owner subsidises open unfunded when the owner cannot pay, as a metric's do. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant's proposals in a workspace (409 conflict).
          *
          *     Auth: agent (An identity with trade in the workspace.) Capability: trade. Scope: workspace:trade.
          */
@@ -13051,6 +13051,8 @@ export interface operations {
                 dryRun?: "true" | "false";
             };
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -13130,7 +13132,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `conflict` */
+            /** @description `conflict`, `idempotency_key_reuse` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16956,6 +16958,8 @@ export interface operations {
                 dryRun?: "true" | "false";
             };
             header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
             };
@@ -17020,7 +17024,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `conflict` */
+            /** @description `conflict`, `idempotency_key_reuse` */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -255,3 +255,46 @@ describe('what a proposal costs', () => {
     expect(await balanceOf(app, rich)).toBeCloseTo(80, 9);
   });
 });
+
+describe('creating a metric or a proposal with an Idempotency-Key (their books are paid for)', () => {
+  it('a retry with the key answers the first outcome and pays once; the same key with another body is refused; no key creates twice', async () => {
+    const ws = await buildWorkspace(app, { public: true, ownerCredits: 10_000 });
+    const name = uniqueName('metric');
+    const send = (body: Record<string, unknown>, key?: string) => {
+      const req = app.http.post('/api/metrics').set(as(ws.owner, ws));
+      if (key) req.set('Idempotency-Key', key);
+      return req.send({ value: 500, ...body });
+    };
+    const before = await account(`agent:${ws.owner.id}`);
+    const first = await send({ name }, 'metric-once');
+    expect(first.status).toBe(201);
+    const again = await send({ name }, 'metric-once');
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expect(again.body.subsidySpent).toBe(first.body.subsidySpent);
+    expect(first.body.subsidySpent).toBeGreaterThan(0);
+    const metrics = await app.deps.ds.query(`SELECT id FROM metrics WHERE workspace_id = $1 AND name = $2`, [ws.id, name]);
+    expect(metrics).toHaveLength(1);
+    expect(before - (await account(`agent:${ws.owner.id}`))).toBe(BigInt(first.body.subsidySpent) * 1_000_000_000n);
+    const reused = await send({ name: uniqueName('metric') }, 'metric-once');
+    expect(reused.status).toBe(409);
+    expect(reused.body.code).toBe('idempotency_key_reuse');
+
+    const proposer = await trader(app, ws, 1_000);
+    const propose = (key?: string) => {
+      const req = app.http.post('/api/proposals').set(as(proposer, ws));
+      if (key) req.set('Idempotency-Key', key);
+      return req.send({ title: 'Hire a second engineer', liquidity: 10 });
+    };
+    const p1 = await propose('proposal-once');
+    expect(p1.status).toBe(200);
+    const p2 = await propose('proposal-once');
+    expect(p2.status).toBe(200);
+    expect(p2.body.id).toBe(p1.body.id);
+    expect((await app.deps.ds.query(`SELECT id FROM proposals WHERE workspace_id = $1`, [ws.id])).length).toBe(1);
+    const p3 = await propose();
+    expect(p3.status).toBe(200);
+    expect(p3.body.id).not.toBe(p1.body.id);
+    expect(await balanceOf(app, proposer)).toBe(1_000 - p1.body.subsidySpent - p3.body.subsidySpent);
+  });
+});

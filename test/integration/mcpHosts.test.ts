@@ -253,7 +253,7 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
 
   it('annotations: every tool against one table of effects', () => {
     const destructive = ['create_metric', 'trade', 'place_order', 'credit_member', 'open_market', 'propose', 'withdraw_proposal', 'approve_proposal', 'decline_proposal', 'settle_metric', 'void_market', 'delete_metric', 'delete_group', 'delete_workspace', 'remove_group_member', 'transfer', 'withdraw'];
-    const notIdempotent = ['create_workspace', 'create_metric', 'open_market', 'propose', 'comment', 'send_feedback', 'settle_metric', 'create_group'];
+    const notIdempotent = ['create_workspace', 'open_market', 'comment', 'send_feedback', 'settle_metric', 'create_group'];
     for (const t of connectorTools()) {
       const readOnly = t.route.method === 'GET' || t.name === 'quote';
       expect([t.name, t.annotations]).toEqual([
@@ -265,6 +265,6 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
       // Every tool that can move credits takes an idempotencyKey when its route takes an Idempotency-Key.
       if (t.route.idempotent && t.name !== 'quote') expect(Object.keys(t.inputSchema.properties as object)).toContain('idempotencyKey');
     }
-    expect(connectorTools().filter((t) => 'idempotencyKey' in (t.inputSchema.properties as object)).map((t) => t.name).sort()).toEqual(['credit_member', 'place_order', 'trade', 'transfer', 'withdraw']);
+    expect(connectorTools().filter((t) => 'idempotencyKey' in (t.inputSchema.properties as object)).map((t) => t.name).sort()).toEqual(['create_metric', 'credit_member', 'place_order', 'propose', 'trade', 'transfer', 'withdraw']);
   });
 });

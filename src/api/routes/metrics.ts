@@ -22,6 +22,7 @@ import { backfillSchema, metricSchema, purgeSchema, readingPageSchema, updatedSc
 import { openingCost, openingQuote } from '../schemas/funding';
 import { presentOpeningCost } from '../presenters/funding';
 import { defineRoute, type Call } from '../registry';
+import { idempotencyKey } from '../idempotency';
 import { credits, idParam, limitQuery } from '../schemas/common';
 
 const finite = z.number({ error: 'must be a finite number' });
@@ -118,20 +119,21 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/metrics',
+  idempotent: true,
   response: createdMetricSchema,
   dryRunResponse: metricQuoteSchema,
   successStatus: 201,
-  errors: ['formula_invalid', 'formula_cycle', 'conflict'],
+  errors: ['formula_invalid', 'formula_cycle', 'conflict', 'idempotency_key_reuse'],
   auth: auth.manage(),
   summary:
-    "Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing.",
+    "Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome.",
   body: createBody,
   query: dryRunQuery,
   handler: async (c) => {
     const ws = c.workspace().workspace;
     const { dryRun: bodyDryRun, ...input } = c.body;
     const dryRun = bodyDryRun === true || c.query.dryRun === 'true';
-    const r = await addMetric(c.deps, ws.id, input, actorId(c), { dryRun });
+    const r = await addMetric(c.deps, ws.id, input, actorId(c), { dryRun, idempotencyKey: idempotencyKey(c) });
     if (dryRun) {
       c.status(200);
       return { ...presentOpeningCost(r, { planned: r.planned, payerId: r.ownerId, balance: r.balanceBefore }), metric: { ...presentMetric(r.metric), id: null, preview: true as const } };

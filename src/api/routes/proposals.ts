@@ -17,6 +17,7 @@ import { commentSchema, proposalSchema, workspaceScorecardSchema } from '../sche
 import { openingCost, openingQuote } from '../schemas/funding';
 import { presentOpeningCost } from '../presenters/funding';
 import { defineRoute, type Call } from '../registry';
+import { idempotencyKey } from '../idempotency';
 import { credits, limitQuery } from '../schemas/common';
 
 const proposalIdParam = z.object({ id: z.string().uuid('must be a proposal id (UUID)') });
@@ -45,11 +46,12 @@ async function presentOne(c: Call<unknown, unknown, { id: string }>) {
 defineRoute({
   method: 'POST',
   path: '/proposals',
+  idempotent: true,
   response: z.union([proposalSchema.extend(openingCost).meta({ id: 'CreatedProposal' }), z.object({ ...openingQuote, title: z.string() }).meta({ id: 'ProposalQuote' })]),
-  errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found', 'conflict'],
+  errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found', 'conflict', 'idempotency_key_reuse'],
   auth: auth.trade(),
   summary:
-    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost, whether the proposer\'s balance covers it and, when it would not create, the refusal the real call answers (refusal), and writes nothing. A proposer who cannot fund every book is refused (400 insufficient_balance, nothing created); books the owner subsidises open unfunded when the owner cannot pay, as a metric\'s do. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant\'s proposals in a workspace (409 conflict).',
+    'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost, whether the proposer\'s balance covers it and, when it would not create, the refusal the real call answers (refusal), and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome. A proposer who cannot fund every book is refused (400 insufficient_balance, nothing created); books the owner subsidises open unfunded when the owner cannot pay, as a metric\'s do. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant\'s proposals in a workspace (409 conflict).',
   body: z.object({
     title: requiredText(200),
     description: z.string({ error: 'must be a string' }).max(10_000, 'must be at most 10000 characters').optional(),
@@ -69,7 +71,7 @@ defineRoute({
       access.workspace,
       { agentId: caller.agentId, canManage: access.caps.has('manage'), metricReadable: access.metricReadable, exempt: caller.isMaster || access.workspace.ownerId === caller.agentId },
       input,
-      { dryRun },
+      { dryRun, idempotencyKey: idempotencyKey(c) },
     );
     if (dryRun) return { ...presentOpeningCost(r, { planned: r.planned, payerId: caller.agentId, balance: r.balanceBefore, refusal: r.refusal }), title: input.title };
     return { ...presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, r.id), c.deps.clock.now(), access.metricReadable), ...presentOpeningCost(r) };

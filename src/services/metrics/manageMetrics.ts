@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
+import { onceByKey } from '../credits';
 import { createMetric, deleteMetric, migrateLeafTypes, reorderMetrics, updateMetric } from './editMetrics';
 import { backfillMetric, purgeMetricLogs } from './metricHistory';
 import { writeWorkspaceMetrics } from './metricLock';
@@ -13,9 +14,20 @@ import { writeWorkspaceMetrics } from './metricLock';
 /**
  * Create a metric. A dry run does all of it (the same validation, the same books, the same ledger
  * refusals) in a transaction that is then rolled back, and answers what it would have cost.
+ * Its books are paid for, so it takes an Idempotency-Key: a retry with the key answers the first
+ * outcome (the key commits with the metric; a refusal does not consume it).
  */
-export async function addMetric(deps: Deps, workspaceId: string, input: Parameters<typeof createMetric>[2], agentId: string | null, opts: { dryRun?: boolean } = {}): ReturnType<typeof createMetric> {
-  const run = (m: EntityManager) => createMetric(m, workspaceId, input, { agentId, clock: deps.clock });
+export async function addMetric(
+  deps: Deps,
+  workspaceId: string,
+  input: Parameters<typeof createMetric>[2],
+  agentId: string | null,
+  opts: { dryRun?: boolean; idempotencyKey?: string } = {},
+): ReturnType<typeof createMetric> {
+  const create = (m: EntityManager) => createMetric(m, workspaceId, input, { agentId, clock: deps.clock });
+  const key = opts.dryRun ? undefined : opts.idempotencyKey;
+  const run = async (m: EntityManager) =>
+    (await onceByKey(m, { participantId: agentId ?? 'master', scope: workspaceId, key, request: ['POST /metrics', input] }, () => create(m))).value;
   return writeWorkspaceMetrics(deps.ds, workspaceId, run, opts);
 }
 

@@ -2,6 +2,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
+import { onceByKey } from '../credits';
 import { rolledBack } from '../../db/dryRun';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
@@ -105,7 +106,8 @@ export async function createProposal(
   who: Proposer,
   input: CreateProposalInput,
   /** manager: run inside the caller's transaction (onboarding templates) instead of one of its own. */
-  opts: { dryRun?: boolean; manager?: EntityManager } = {},
+  /** idempotencyKey: the books are paid for, so a retry with the key answers the first outcome. */
+  opts: { dryRun?: boolean; manager?: EntityManager; idempotencyKey?: string } = {},
 ): Promise<CreatedProposal> {
   if (!workspace.externalProposals && !who.canManage) {
     throw new DomainError('external_proposals_disabled', 'This workspace takes proposals from its owner and admins only; nothing was created.');
@@ -173,5 +175,6 @@ export async function createProposal(
     return { id: p.id, ...opening, planned: cost, balanceBefore: balance, refusal };
   };
   if (opts.manager) return run(opts.manager);
-  return opts.dryRun ? rolledBack(deps.ds, run) : inTransaction(deps.ds, run);
+  if (opts.dryRun) return rolledBack(deps.ds, run);
+  return inTransaction(deps.ds, async (m) => (await onceByKey(m, { participantId: who.agentId, scope: workspace.id, key: opts.idempotencyKey, request: ['POST /proposals', input] }, () => run(m))).value);
 }
