@@ -2704,7 +2704,7 @@ export interface paths {
         put?: never;
         /**
          * Create a workspace; the creator holds every capability
-         * @description Create a workspace; the creator holds every capability. Public, Trader and Admin groups are created with it.
+         * @description Create a workspace; the creator holds every capability. Public, Trader and Admin groups are created with it. template? (blank, startup-kpis, personal-goals, open-source-health: GET /onboard/templates) and templateParams? ({ values: { <metric name>: number }, starterProposal: boolean }) apply a template as POST /onboard does, in the same transaction.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:write.
          */
@@ -13062,18 +13062,30 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Refused here: set it with PUT /metrics/{id}. */
+                    asOf?: unknown;
                     description?: string;
                     dryRun?: boolean;
                     formula?: string;
+                    /** @description Refused here: set it with PUT /metrics/{id}. */
+                    liquidityCredits?: unknown;
                     marketRangeMax?: number;
+                    /** @description Refused here: set it with PUT /metrics/{id}. */
+                    marketTitle?: unknown;
+                    /** @description Refused here: set it with PUT /metrics/{id}. */
+                    na?: unknown;
                     name: string;
+                    /** @description Refused here: set it with PUT /metrics/{id}. */
+                    oldValue?: unknown;
                     opensAt?: number | null;
                     resetsEvery?: ("hour" | "day" | "week" | "month" | "year") | null;
                     resolvesNaUntilMeasured?: boolean;
+                    /** @description Refused here: set it with PUT /metrics/{id}. */
+                    settlementLagMinutes?: unknown;
                     timePreference?: unknown;
+                    /** @description Refused here: set it with PUT /metrics/{id}. */
+                    updateNote?: unknown;
                     value?: number;
-                } & {
-                    [key: string]: unknown;
                 };
             };
         };
@@ -20995,6 +21007,10 @@ export interface operations {
                     name: string;
                     public?: boolean;
                     slug?: string;
+                    template?: string;
+                    templateParams?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
@@ -21005,7 +21021,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Workspace"];
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        defaultLiquidityCredits: number;
+                        defaultProposalLiquidityCredits: number;
+                        description: string;
+                        externalProposals: boolean;
+                        id: string;
+                        metrics: components["schemas"]["Metric"][];
+                        metricsCreated: number;
+                        name: string;
+                        ownerId: string;
+                        public: boolean;
+                        slug: string;
+                        starterProposalId: string | null;
+                        /** @description The template applied (null: none). */
+                        template: string | null;
+                    };
                 };
             };
             /** @description `validation_failed`, `malformed_json`, `workspace_required` */

@@ -197,6 +197,10 @@ function toApiError(err: unknown): ApiError {
   if (BAD_TEXT_CODES.has(pgCode(err) ?? '')) return new ApiError('validation_failed', 'The request holds a character that cannot be stored (such as a NUL byte).');
   const e = err as { status?: number; type?: string; expose?: boolean; message?: string };
   if (e?.type === 'entity.too.large' || e?.status === 413) return new ApiError('payload_too_large', 'The request body is over 1 MB.');
+  // Valid JSON that is no object or array (a string, a number, null): the body parser refuses it in strict mode.
+  if (e?.status === 400 && /only supports object and array/i.test(e.message ?? '')) {
+    return new ApiError('validation_failed', 'The request body must be a JSON object ({ ... }); a bare string, number or null is valid JSON but no body this API takes.');
+  }
   if (e?.type === 'entity.parse.failed' || (e?.status === 400 && /json/i.test(e.message ?? ''))) {
     return new ApiError('malformed_json', 'The request body is not valid JSON.');
   }

@@ -99,9 +99,44 @@ export function registeredRoutes(): readonly RouteDef<unknown, unknown, unknown>
 export function validationError(where: 'body' | 'query' | 'path', err: z.ZodError): DomainError {
   const issues = err.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
   const first = issues[0];
-  const field = first.path ? `${where} field "${first.path}"` : `the ${where}`;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
-  return new DomainError('validation_failed', `Invalid ${field}: ${first.message}${more}.`, { issues });
+  return new DomainError('validation_failed', `${refusedPart(where, first.path)}: ${first.message.replace(/\.$/, '')}${more}.`, { issues });
+}
+
+/** "The body field "x" is refused", "The query is refused": the start of every validation sentence. */
+function refusedPart(where: 'body' | 'query' | 'path', path: string): string {
+  return path ? `The ${where} field "${path}" is refused` : `The ${where} is refused`;
+}
+
+/** The object schema a body is checked against (through .optional() and a pipe's input), if it is one. */
+function objectOf(schema: ZodType | undefined): z.ZodObject | null {
+  let s: unknown = schema;
+  for (let i = 0; i < 4 && s; i++) {
+    if (s instanceof z.ZodObject) return s;
+    if (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap();
+    else if (s instanceof z.ZodPipe) s = s.in;
+    else return null;
+  }
+  return null;
+}
+
+/**
+ * One input policy (issue 57, docs/guides/compatibility.md): a body field the endpoint does not take
+ * is refused with 400, on every route, never dropped in silence. A loose schema (catchall) names its
+ * own extras.
+ */
+function refuseUnknownFields(schema: ZodType | undefined, value: unknown): void {
+  const obj = objectOf(schema);
+  if (!obj || value === null || typeof value !== 'object' || Array.isArray(value)) return;
+  const catchall = obj.def.catchall;
+  if (catchall && !(catchall instanceof z.ZodNever)) return;
+  const known = Object.keys(obj.shape);
+  const unknown = Object.keys(value).filter((k) => !known.includes(k));
+  if (!unknown.length) return;
+  const list = known.length ? `it takes ${known.join(', ')}` : 'it takes no fields';
+  throw new DomainError('validation_failed', `${refusedPart('body', unknown[0])}: this endpoint does not take it (${list}).`, {
+    issues: unknown.map((k) => ({ path: k, message: 'is not a field of this body' })),
+  });
 }
 
 /** A lone surrogate (half of a UTF-16 pair), or U+FFFD: what invalid UTF-8 bytes decode to. */
@@ -123,12 +158,12 @@ export function parseWith<T>(schema: ZodType<T> | undefined, value: unknown, whe
   // One rule for every text field: refused, never stored as replacement characters.
   const bad = badTextPath(value);
   if (bad) {
-    const field = bad.length ? `${where} field "${bad.join('.')}"` : `the ${where}`;
-    throw new DomainError('validation_failed', `Invalid ${field}: text must be valid UTF-8 (no invalid bytes, lone surrogates or U+FFFD replacement characters).`, {
+    throw new DomainError('validation_failed', `${refusedPart(where, bad.join('.'))}: text must be valid UTF-8 (no invalid bytes, lone surrogates or U+FFFD replacement characters).`, {
       issues: [{ path: bad.join('.'), message: 'invalid text' }],
     });
   }
   if (!schema) return value as T;
+  if (where === 'body') refuseUnknownFields(schema, value);
   const r = schema.safeParse(value);
   if (!r.success) throw validationError(where, r.error);
   return r.data;

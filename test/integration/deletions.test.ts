@@ -164,7 +164,7 @@ describe('DELETE /workspaces/{id} of a workspace with history', () => {
     // Every refund and pool remainder exactly once: each balance as the old single transaction left it.
     expect(await balances(app.deps.ds, people)).toEqual(expected);
     await expectLedgerSound(app.deps);
-  }, 180_000);
+  }, 480_000);
 });
 
 describe('DELETE /agents/{id} of a participant with history', () => {

@@ -26,7 +26,8 @@ describe('text is valid Unicode or refused', () => {
     await mint(app, owner.id, 10);
     const before = await count('workspaces', 'owner_id', owner.id);
     const raw = Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xc3, 0x28]), Buffer.from(' bytes","public":false}')]);
-    const res = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).set('Content-Type', 'application/json').send(raw);
+    // The bytes as they are (superagent would JSON-encode a Buffer as {"type":"Buffer","data":[…]}).
+    const res = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).set('Content-Type', 'application/json').serialize((b: unknown) => b as string).send(raw);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/body field "name"/);
     // A lone low surrogate as a JSON escape, in a key this time.

@@ -1,3 +1,4 @@
+import { registerAgent } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 
 let app: TestApp;
@@ -66,5 +67,30 @@ describe('onboarding templates', () => {
     const unknown = await onboard({ template: 'moonbase' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toContain('startup-kpis');
+  });
+
+  it('POST /workspaces applies a template as POST /onboard does (same metrics, values, starter proposal), in one transaction', async () => {
+    const viaOnboard = await filled('startup-kpis', { values: { MRR: 12000 }, starterProposal: true });
+    const owner = await registerAgent(app);
+    const res = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).send({ name: 'KPIs', template: 'startup-kpis', templateParams: { values: { MRR: 12000 }, starterProposal: true } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ template: 'startup-kpis', metricsCreated: viaOnboard.res.body.workspace.metricsCreated, starterProposalId: expect.any(String) });
+    const h = { 'X-Agent-Key': owner.key, 'X-Workspace-Id': res.body.id };
+    const metrics = (await app.http.get('/api/metrics').set(h)).body as any[];
+    const shape = (ms: any[]) => ms.map((m) => ({ name: m.name, formula: m.formula ?? null, value: m.value, total: m.total })).sort((a, b) => a.name.localeCompare(b.name));
+    expect(shape(metrics)).toEqual(shape(viaOnboard.metrics));
+    expect((await app.http.get(`/api/proposals/${res.body.starterProposalId}`).set(h)).body.title).toBe('Raise prices 10% for new customers');
+    // Without a template: a bare workspace, as before.
+    const bare = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).send({ name: 'Bare' });
+    expect(bare.body).toMatchObject({ template: null, metricsCreated: 0, starterProposalId: null });
+    // An unknown template or bad params: 400 and no workspace at all.
+    const count = async () => (await app.deps.ds.query(`SELECT count(*)::int AS n FROM workspaces WHERE owner_id = $1`, [owner.id]))[0].n;
+    const before = await count();
+    const unknown = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).send({ name: 'Nope', template: 'no-such' });
+    expect({ status: unknown.status, code: unknown.body.code }).toEqual({ status: 400, code: 'validation_failed' });
+    const badParams = await app.http.post('/api/workspaces').set('X-Agent-Key', owner.key).send({ name: 'Nope', template: 'startup-kpis', templateParams: { values: { MRR: 'lots' } } });
+    expect(badParams.status).toBe(400);
+    expect(await count()).toBe(before);
+    await expectLedgerSound(app.deps);
   });
 });

@@ -219,7 +219,9 @@ describe('creating a proposal', () => {
   it('needs an identity with trade; reads are public on a public workspace', async () => {
     const { ws } = await floor();
     const anon = await app.http.post('/api/proposals').set('X-Workspace-Id', ws.id).send({ title: 't' });
-    expect(anon.status).toBe(401);
+    // The workspace reads anonymously: the act lacks only an identity (issue 57: 403 identity_required, was 401).
+    expect(anon.status).toBe(403);
+    expect(anon.body.code).toBe('identity_required');
     const stranger = await registerAgent(app);
     const notMember = await propose(ws, stranger, { title: 't' });
     expect(notMember.status).toBe(403);

@@ -226,10 +226,11 @@ describe('public profile', () => {
     expect(p.recentTrades.map((t: any) => t.marketId)).toEqual([b2.book.id, b1.book.id, b1.book.id]);
     expect(p.recentTrades[0]).toMatchObject({ kind: 'buy', direction: 'higher', cost: t4.cost, consensusAfter: t4.consensus });
     expect(p.recentTrades[0].price).toBeCloseTo(t4.cost / t4.shares, 9);
-    expect(p.transfers).toEqual([{ id: expect.any(String), direction: 'out', counterparty: { id: bob.id, nickname: bob.nickname }, credits: 2, memo: 'thanks', createdAt: expect.any(String) }]);
+    // Balance history and transfers follow private workspaces and carry memos: the private view's only (issue 57).
+    expect(p.transfers).toEqual([]);
+    expect(p.balanceHistory).toEqual([]);
     expect(p.profitHistory).toEqual([{ at: '2026-12-01T11:00:00.000Z', profit: p.stats.settledEarnings }]);
     expect(p.pnlHistory).toEqual([{ at: '2026-12-01T11:00:00.000Z', cumulative: p.stats.settledEarnings }]);
-    expect(p.balanceHistory.at(-1).balance).toBe(p.balance);
     expect(p).toMatchObject({ bot: false, bots: [], withBotsEarnings: null, parent: null, children: [] });
     expect(p).not.toHaveProperty('walletAddress');
     expect(p).not.toHaveProperty('notifications');
@@ -245,6 +246,9 @@ describe('public profile', () => {
     expect(self.openPositions.map((o: any) => o.workspaceId).sort()).toEqual([ws.id, priv.id].sort());
     expect(self.stats).toEqual(p.stats);
     expect(self).toMatchObject({ walletAddress: null, notifications: expect.any(Object) });
+    expect(self.transfers).toEqual([{ id: expect.any(String), direction: 'out', counterparty: { id: bob.id, nickname: bob.nickname }, credits: 2, memo: 'thanks', createdAt: expect.any(String) }]);
+    expect(self.balanceHistory.at(-1).balance).toBe(self.balance);
+    expect(byBob.transfers).toEqual([]);
     const master = (await app.http.get(`/api/agents/${ann.id}/public`).set('X-API-Key', app.masterKey)).body;
     expect(master.recentTrades).toHaveLength(4);
 

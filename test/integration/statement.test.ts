@@ -123,7 +123,7 @@ describe('GET /agents/{id}/ledger', () => {
     expect(me.body).toMatchObject({ agentId: ws.owner.id, balance: 100, nextCursor: null });
     const bad = await app.http.get('/api/agents/me/ledger?cursor=bm9wZQ').set('X-Agent-Key', ws.owner.key);
     expect(bad.status).toBe(400);
-    expect(bad.body).toMatchObject({ code: 'validation_failed', error: 'Invalid query field "cursor": pass the nextCursor of a previous page unchanged.' });
+    expect(bad.body).toMatchObject({ code: 'validation_failed', error: 'The query field "cursor" is refused: pass the nextCursor of a previous page unchanged.' });
     expect((await app.http.get('/api/agents/nobody-here/ledger').set('X-API-Key', app.masterKey)).status).toBe(404);
     // A bot's creator reads the bot's statement (the bot's initial credits moved from the creator).
     const bot = await app.http.post('/api/agents').set('X-Agent-Key', ws.owner.key).send({ agentId: `stmt-bot-${Date.now().toString(36)}`, initialCredits: 7 });

@@ -212,7 +212,9 @@ describe('dry runs', () => {
     const refused = await trade(app, ws, poor, { marketId: market.id, direction: 'lower', sellShares: 1, dryRun: true });
     expect(refused.body.code).toBe('insufficient_shares');
     const anon = await app.http.post('/api/predictions/trade').set('X-Workspace-Id', ws.id).send({ marketId: market.id, direction: 'higher', amount: 1, dryRun: true });
-    expect(anon.status).toBe(401);
+    // The workspace reads anonymously: the act lacks only an identity (issue 57: 403 identity_required, was 401).
+    expect(anon.status).toBe(403);
+    expect(anon.body.code).toBe('identity_required');
     const outsider = await registerAgent(app);
     const notMember = await trade(app, ws, outsider, { marketId: market.id, direction: 'higher', amount: 1, dryRun: true });
     expect(notMember.status).toBe(403);

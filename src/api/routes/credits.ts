@@ -156,7 +156,7 @@ defineRoute({
   errorStatus: { insufficient_balance: 409 },
   summary: 'Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type\'s sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.',
   params: agentParam,
-  body: z.strictObject({ amount: positiveCredits, type: z.enum(SPEND_TYPES), reason: z.string().min(1).max(500) }),
+  body: z.strictObject({ amount: positiveCredits, type: z.enum(SPEND_TYPES), reason: z.string().trim().min(1, 'must not be blank: say what the credits are spent on').max(500) }),
   response: spendSchema,
   errors: [...moneyErrors, 'not_authorized', 'funds_move_forbidden'],
   handler: async (c) => {

@@ -66,13 +66,21 @@ const UPDATE_ONLY = ['liquidityCredits', 'marketTitle', 'settlementLagMinutes', 
 const LIQUIDITY_AT_CREATE =
   'can be set on update only (PUT /metrics/{id}); at creation set the subsidy per book with timePreference.horizonCredits ({ "<horizon>": { "book": credits } }), or change the workspace\'s defaultLiquidityCredits (PATCH /workspaces/{id}); POST /metrics?dryRun=true shows what the books would cost';
 
-const createBody = z
-  .looseObject({ name: metricName, value: finite.optional(), ...settings, dryRun: z.boolean({ error: 'must be true or false' }).optional() })
-  .superRefine((b, ctx) => {
-    for (const key of UPDATE_ONLY) {
-      if (key in b) ctx.addIssue({ code: 'custom', path: [key], message: key === 'liquidityCredits' ? LIQUIDITY_AT_CREATE : 'can be set on update only (PUT /metrics/{id})' });
-    }
-  });
+/** A field PUT takes and POST does not: named in the create body so its refusal says where it belongs. */
+const updateOnly = (key: (typeof UPDATE_ONLY)[number]) =>
+  z
+    .unknown()
+    .superRefine((_v, ctx) => ctx.addIssue({ code: 'custom', message: key === 'liquidityCredits' ? LIQUIDITY_AT_CREATE : 'can be set on update only (PUT /metrics/{id})' }))
+    .optional()
+    .describe('Refused here: set it with PUT /metrics/{id}.');
+
+const createBody = z.object({
+  name: metricName,
+  value: finite.optional(),
+  ...settings,
+  dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  ...Object.fromEntries(UPDATE_ONLY.map((k) => [k, updateOnly(k)])),
+});
 const dryRunQuery = z.object({ dryRun: z.enum(['true', 'false'], { error: 'must be true or false' }).optional() });
 
 const updateBody = z.object({

@@ -67,7 +67,7 @@ defineRoute({
         z.object({
           marketId: z.uuid('must be a market id (a UUID)'),
           outcome: z.enum(DECISION_OUTCOMES, { error: `must be one of ${DECISION_OUTCOMES.join(', ')}` }),
-          reasoning: z.string({ error: 'is required' }).trim().max(MAX_REASONING, `must be at most ${MAX_REASONING} characters`),
+          reasoning: z.string({ error: 'is required' }).trim().min(1, 'must not be blank: say why in a sentence').max(MAX_REASONING, `must be at most ${MAX_REASONING} characters`),
           tradeId: z.uuid('must be a trade id (a UUID)').optional(),
         }),
       )

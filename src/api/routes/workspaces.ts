@@ -3,7 +3,8 @@ import { shareViewLink, unshareViewLink } from '../../services/access';
 import { metricsOfWorkspace } from '../../services/metrics';
 import { requestWorkspaceDeletion } from '../../services/deletions';
 import { editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
-import { joinPublicWorkspace, openWorkspace, publicWorkspaces, SLUG_RE, workspacesOf } from '../../services/workspaces';
+import { joinPublicWorkspace, publicWorkspaces, SLUG_RE, workspacesOf } from '../../services/workspaces';
+import { openWorkspace, TEMPLATE_IDS } from '../../services/templates';
 import { auth } from '../auth';
 import { presentMetric } from '../presenters/metric';
 import { presentWorkspace } from '../presenters/workspace';
@@ -16,11 +17,15 @@ import { credits } from '../schemas/common';
 defineRoute({
   method: 'POST',
   path: '/workspaces',
-  response: workspaceSchema,
+  response: workspaceSchema.extend({
+    template: z.string().nullable().describe('The template applied (null: none).'),
+    metricsCreated: z.number().int(),
+    starterProposalId: z.string().nullable(),
+  }),
   successStatus: 201,
   errors: ['conflict'],
   auth: auth.identity('account:write'),
-  summary: 'Create a workspace; the creator holds every capability. Public, Trader and Admin groups are created with it.',
+  summary: `Create a workspace; the creator holds every capability. Public, Trader and Admin groups are created with it. template? (${TEMPLATE_IDS.join(', ')}: GET /onboard/templates) and templateParams? ({ values: { <metric name>: number }, starterProposal: boolean }) apply a template as POST /onboard does, in the same transaction.`,
   body: z.object({
     name: z.string().trim().min(1, 'is required').max(120),
     description: z.string().max(2000).optional(),
@@ -29,12 +34,14 @@ defineRoute({
     externalProposals: z.boolean().optional(),
     defaultLiquidityCredits: credits.optional(),
     defaultProposalLiquidityCredits: credits.optional(),
+    template: z.string().trim().min(1, 'must not be blank').max(64).optional(),
+    templateParams: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
   }),
   handler: async (c) => {
     const caller = c.identity();
     const ws = await openWorkspace(c.deps, caller.agentId, c.body);
     c.status(201);
-    return presentWorkspace(ws);
+    return { ...presentWorkspace(ws), template: ws.template, metricsCreated: ws.metricsCreated, starterProposalId: ws.starterProposalId };
   },
 });
 

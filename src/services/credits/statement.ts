@@ -92,7 +92,7 @@ function causeOf(kind: string, ref: string | null, mk: { market_id: string | nul
 const encodeCursor = (id: string) => Buffer.from(`ledger:${id}`).toString('base64url');
 function decodeCursor(cursor: string): string {
   const m = /^ledger:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw badRequest('Invalid query field "cursor": pass the nextCursor of a previous page unchanged.');
+  if (!m) throw badRequest('The query field "cursor" is refused: pass the nextCursor of a previous page unchanged.');
   return m[1];
 }
 

@@ -125,7 +125,7 @@ function decodeCursor(cursor: string): { asOf: Date; id: string } {
   const [iso, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const asOf = new Date(iso ?? '');
   if (!id || !/^\d{1,19}$/.test(id) || Number.isNaN(asOf.getTime())) {
-    throw badRequest('Invalid query field "cursor": pass the nextCursor of a previous page unchanged.');
+    throw badRequest('The query field "cursor" is refused: pass the nextCursor of a previous page unchanged.');
   }
   return { asOf, id };
 }

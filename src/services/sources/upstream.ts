@@ -31,7 +31,15 @@ export function upstreamTimeout(timeoutMs: number): DomainError {
 
 export async function getUpstream(url: string, headers: Record<string, string>, policy: UpstreamPolicy): Promise<UpstreamAnswer> {
   const u = new URL(url);
-  const resolved = await pinnedLookup(u, policy.allowPrivate);
+  const started = Date.now();
+  // The deadline covers the name's resolution too (a resolver that does not answer is a timeout).
+  let timer: NodeJS.Timeout | undefined;
+  const resolved = await Promise.race([
+    pinnedLookup(u, policy.allowPrivate),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(upstreamTimeout(policy.timeoutMs)), policy.timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
   if ('error' in resolved) {
     if (resolved.refused) {
       throw new DomainError('source_upstream_refused', `The repository host ${u.hostname} resolves to a loopback, private, link-local or multicast address; the bridge does not reach it.`);
@@ -59,7 +67,7 @@ export async function getUpstream(url: string, headers: Record<string, string>, 
     const deadline = setTimeout(() => {
       timedOut = true;
       req.destroy(new Error('deadline'));
-    }, policy.timeoutMs);
+    }, Math.max(1, policy.timeoutMs - (Date.now() - started)));
     req.on('close', () => clearTimeout(deadline));
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (timedOut) return reject(upstreamTimeout(policy.timeoutMs));

@@ -37,9 +37,10 @@ export interface ProfileStats extends PublicTotals {
 /**
  * GET /agents/{idOrNickname}/public (spec §2.7). Matched by id, then case-insensitively by nickname.
  * stats and activeWorkspaces cover public workspaces only; openPositions and recentTrades also the
- * workspaces where the viewer has read (every workspace for the master key); the wallet address and
- * notification switches only for the participant itself, its owner (parent, creator or claimer), or
- * the master key. Money in nano; the presenter shows credits.
+ * workspaces where the viewer has read (every workspace for the master key); the wallet address,
+ * notification switches, balance history and transfers only for the participant itself, its owner
+ * (parent, creator or claimer), or the master key (others get empty lists: both follow private
+ * workspaces' money and memos). Money in nano; the presenter shows credits.
  */
 export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNickname: string) {
   const found = await deps.ds.query(
@@ -61,7 +62,8 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     a.parent_id ? deps.ds.query(`SELECT id, nickname FROM agents WHERE id = $1`, [a.parent_id]) : Promise.resolve([]),
     deps.ds.query(`SELECT id, nickname, parent_id FROM agents WHERE parent_id = $1 ORDER BY created_at, id`, [a.id]),
     a.claimed_by ?? a.created_by ? deps.ds.query(`SELECT id, nickname FROM agents WHERE id = $1`, [a.claimed_by ?? a.created_by]) : Promise.resolve([]),
-    deps.ds.query(`SELECT amount::text, created_at FROM ledger_entries WHERE account_id = $1 ORDER BY id DESC LIMIT $2`, [`agent:${a.id}`, PROFILE_HISTORY]),
+    // Balance history and transfers follow every workspace (private ones too) and carry memos: the private view's only (issue 57).
+    privateView ? deps.ds.query(`SELECT amount::text, created_at FROM ledger_entries WHERE account_id = $1 ORDER BY id DESC LIMIT $2`, [`agent:${a.id}`, PROFILE_HISTORY]) : Promise.resolve([]),
     deps.ds.query(
       `SELECT r.resolved_at, r.settled::text FROM participant_results r JOIN workspaces w ON w.id = r.workspace_id AND w.public
         WHERE r.agent_id = $1 ORDER BY r.resolved_at DESC, r.market_id DESC LIMIT $2`,
@@ -85,14 +87,16 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
         ORDER BY t.seq DESC LIMIT ${PROFILE_LIST}`,
       [a.id, ...visibleArgs],
     ),
-    deps.ds.query(
-      `SELECT t.id, t.from_agent, t.to_agent, t.amount::text, t.memo, t.created_at, c.id AS counterparty_id, c.nickname AS counterparty_nickname
-         FROM (SELECT * FROM (SELECT * FROM transfers WHERE from_agent = $1 ORDER BY created_at DESC LIMIT $2) o
-               UNION ALL SELECT * FROM (SELECT * FROM transfers WHERE to_agent = $1 ORDER BY created_at DESC LIMIT $2) i) t
-         LEFT JOIN agents c ON c.id = CASE WHEN t.from_agent = $1 THEN t.to_agent ELSE t.from_agent END
-        ORDER BY t.created_at DESC, t.id DESC LIMIT $2`,
-      [a.id, PROFILE_LIST],
-    ),
+    privateView
+      ? deps.ds.query(
+          `SELECT t.id, t.from_agent, t.to_agent, t.amount::text, t.memo, t.created_at, c.id AS counterparty_id, c.nickname AS counterparty_nickname
+             FROM (SELECT * FROM (SELECT * FROM transfers WHERE from_agent = $1 ORDER BY created_at DESC LIMIT $2) o
+                   UNION ALL SELECT * FROM (SELECT * FROM transfers WHERE to_agent = $1 ORDER BY created_at DESC LIMIT $2) i) t
+             LEFT JOIN agents c ON c.id = CASE WHEN t.from_agent = $1 THEN t.to_agent ELSE t.from_agent END
+            ORDER BY t.created_at DESC, t.id DESC LIMIT $2`,
+          [a.id, PROFILE_LIST],
+        )
+      : Promise.resolve([]),
     deps.ds.query(
       // From the participant's rows to its workspaces (issue 60): two EXISTS per public workspace cost
       // 1.9 s at 10,000 workspaces (bench/scale), this a few ms.

@@ -1,5 +1,4 @@
 export * from './settings';
 export * from './workspaces';
 export * from './membership';
-export * from './openWorkspace';
 export * from './rows';
