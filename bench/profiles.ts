@@ -130,13 +130,13 @@ async function main(): Promise<string[]> {
     // The uncached path: every request computes its board (what the first request after a resolution pays).
     const cold: number[] = [];
     for (let i = 0; i < Math.min(REQUESTS, 70); i++) {
-      clearStandingsCache();
+      clearStandingsCache(deps.ds);
       cold.push(await get(`/leaderboard?${boards[i % boards.length]}`));
     }
     console.log(`GET /leaderboard, uncached ${fmt(stats(cold))}  (${cold.length} requests)`);
     const coldProfile: number[] = [];
     for (let i = 0; i < Math.min(REQUESTS, 70); i++) {
-      clearStandingsCache();
+      clearStandingsCache(deps.ds);
       coldProfile.push(await get(`/agents/b${1 + ((i * 31) % AGENTS)}/public`));
     }
     console.log(`GET /agents/{id}/public, rank uncached ${fmt(stats(coldProfile))}  (${coldProfile.length} requests)`);

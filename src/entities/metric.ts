@@ -1,5 +1,6 @@
 import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintTransformer } from '../db/transformers';
+import type { TimePreference } from '../domain/horizons';
 import { SqlIndex } from './sqlIndex';
 import { Workspace } from './workspace';
 
@@ -19,21 +20,27 @@ export class Metric {
   workspace?: Workspace;
   @Column({ type: 'text' }) name!: string;
   @Column({ type: 'text', default: '' }) description!: string;
+  /** The manually set base value. */
   @Column({ type: 'double precision', default: 0 }) value!: number;
   @Column({ type: 'text', default: '0' }) formula!: string;
+  /** value + formula result; null when that is not a finite number (formulaError says why). */
   @Column({ type: 'double precision', nullable: true }) total!: number | null;
   @Column({ type: 'text', name: 'formula_error', nullable: true }) formulaError!: string | null;
+  /** Layers of dependents: 0 for a root or a standalone leaf. */
   @Column({ type: 'int', default: 0 }) depth!: number;
   @Column({ type: 'int', name: 'sort_order' }) sortOrder!: number;
+  /** The formula references no metric. */
   @Column({ type: 'boolean', name: 'is_leaf', default: true }) isLeaf!: boolean;
   @Column({ type: 'double precision', name: 'market_range_max', default: 1000 }) marketRangeMax!: number;
   @Column({ type: 'text', name: 'resets_every', nullable: true }) resetsEvery!: 'hour' | 'day' | 'week' | 'month' | 'year' | null;
   @Column({ type: 'double precision', name: 'opens_at', nullable: true }) opensAt!: number | null;
   @Column({ type: 'boolean', name: 'resolves_na_until_measured', default: false }) resolvesNaUntilMeasured!: boolean;
-  @Column({ type: 'jsonb', name: 'time_preference', nullable: true }) timePreference!: Record<string, unknown> | null;
+  @Column({ type: 'jsonb', name: 'time_preference', nullable: true }) timePreference!: TimePreference | null;
+  /** Nano-units; null = the workspace default. */
   @Column({ type: 'bigint', name: 'liquidity_credits', nullable: true, transformer: bigintTransformer }) liquidityCredits!: bigint | null;
   @Column({ type: 'text', name: 'market_title', nullable: true }) marketTitle!: string | null;
   @Column({ type: 'int', name: 'settlement_lag_minutes', nullable: true }) settlementLagMinutes!: number | null;
+  /** Instant of the earliest numeric reading ever logged; purges keep it (resolvesNaUntilMeasured ends for good). */
   @Column({ type: 'timestamptz', name: 'measured_at', nullable: true }) measuredAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'created_at', default: () => 'now()' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;

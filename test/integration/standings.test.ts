@@ -251,6 +251,12 @@ describe('public profile', () => {
     expect(byBob.transfers).toEqual([]);
     const master = (await app.http.get(`/api/agents/${ann.id}/public`).set('X-API-Key', app.masterKey)).body;
     expect(master.recentTrades).toHaveLength(4);
+    // Where a viewer may read comes from the access policy, key scopes included: Ann's own key that may not read sees what the public sees.
+    const accountOnly = await app.http.post(`/api/agents/${ann.id}/keys`).set('X-Agent-Key', ann.key).send({ label: 'account only', scopes: ['account:read'] });
+    expect(accountOnly.status).toBe(201);
+    const byAccountOnly = (await profile(ann.id, accountOnly.body.apiKey)).body;
+    expect(byAccountOnly.recentTrades).toHaveLength(3);
+    expect(byAccountOnly.openPositions.map((o: any) => o.workspaceId)).toEqual([ws.id]);
 
     // The same aggregates behind GET /agents/mine (every workspace: the private trade counts) and GET /agents (one workspace).
     const mine = (await app.http.get('/api/agents/mine').set('X-Agent-Key', ann.key)).body;

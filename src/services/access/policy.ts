@@ -57,6 +57,27 @@ export async function readPolicyOf(
   return readPolicy(ws.id, grants, caps);
 }
 
+/**
+ * The caller's policies in the workspaces it may read beyond the public ones (it owns them, is in
+ * one of their groups, or is a member): one policy per workspace, judged by readPolicyOf as a request
+ * would be, so a read that widens to "where the caller may read" (a participant's profile) asks the
+ * same rule as a direct GET. 'all' for the master key. A key locked to a workspace sees only that one.
+ */
+export async function readPoliciesOf(deps: Deps, who: Principal | null): Promise<'all' | Map<string, ReadPolicy>> {
+  if (!who) return new Map();
+  if (who.isMaster) return 'all';
+  const candidates: Array<{ id: string; public: boolean; owner_id: string }> = await deps.ds.query(
+    `SELECT w.id, w.public, w.owner_id FROM workspaces w
+      WHERE (w.owner_id = $1
+             OR EXISTS (SELECT 1 FROM group_members gm JOIN groups g ON g.id = gm.group_id WHERE g.workspace_id = w.id AND gm.agent_id = $1)
+             OR EXISTS (SELECT 1 FROM memberships mb WHERE mb.workspace_id = w.id AND mb.agent_id = $1))
+        AND ($2::uuid IS NULL OR w.id = $2)`,
+    [who.agentId, who.keyLocked ? who.keyWorkspaceId : null],
+  );
+  const policies = await Promise.all(candidates.map((w) => readPolicyOf(deps, who, { id: w.id, public: w.public, ownerId: w.owner_id })));
+  return new Map(policies.filter((p) => p.reads).map((p) => [p.workspaceId, p]));
+}
+
 /** An event (feed, stream, webhook) as the policy sees it: its workspace and its data's subject ids. */
 export interface EventSubject {
   workspaceId: string | null;

@@ -1,53 +1,15 @@
-/** Credit rows as the API shows them (what presenters read): plain rows, not the TypeORM entities. Amounts in nano credits. */
+import type { Row } from '../../db/rows';
+import type { AgentWallet, CreditTransfer, Deposit, Withdrawal } from '../../entities/credits';
 
-export interface TransferRow {
-  id: string;
-  fromAgent: string;
-  toAgent: string;
-  amount: bigint;
-  memo: string | null;
-  createdAt: Date;
-}
+/** Credit rows as the API shows them (what presenters read): their entities' columns (db/rows), less what stays inside. Amounts in nano credits. */
 
-export interface WalletRow {
-  agentId: string;
-  /** Checksummed. */
-  address: string;
-  updatedAt: Date;
-}
+export type TransferRow = Row<CreditTransfer>;
 
-export interface DepositRow {
-  id: string;
-  agentId: string;
-  chainId: bigint;
-  txHash: string;
-  status: 'pending' | 'credited' | 'rejected' | 'flagged';
-  reason: string | null;
-  fromAddress: string | null;
-  /** Token units paid. */
-  amountUnits: bigint | null;
-  credits: bigint | null;
-  fee: bigint | null;
-  blockNumber: bigint | null;
-  blockHash: string | null;
-  checks: number;
-  final: boolean;
-  createdAt: Date;
-  updatedAt: Date | null;
-}
+/** address: checksummed. */
+export type WalletRow = Row<AgentWallet>;
 
-export interface WithdrawalRow {
-  id: string;
-  agentId: string;
-  amount: bigint;
-  /** Token units sent. */
-  units: bigint;
-  toAddress: string;
-  status: 'review' | 'queued' | 'signed' | 'confirmed' | 'failed' | 'rejected';
-  reason: string | null;
-  txHash: string | null;
-  nonce: number | null;
-  blockNumber: bigint | null;
-  createdAt: Date;
-  updatedAt: Date | null;
-}
+/** amountUnits: token units paid. */
+export type DepositRow = Omit<Row<Deposit>, 'checkedAt'>;
+
+/** units: token units sent; the signer, raw transaction and reviewer stay inside. */
+export type WithdrawalRow = Omit<Row<Withdrawal>, 'signer' | 'rawTx' | 'decidedBy' | 'checks' | 'checkedAt'>;

@@ -1,6 +1,8 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { rowReader, type Row } from '../../db/rows';
 import type { Clock } from '../../deps';
 import { periodContaining } from '../../domain/horizons';
+import { MetricReading } from '../../entities/metric';
 import { badRequest } from '../../errors';
 
 type Db = EntityManager | DataSource;
@@ -10,17 +12,8 @@ export const RESET_PERIODS: readonly ResetPeriod[] = ['hour', 'day', 'week', 'mo
 
 export const MAX_BACKFILL = 2000;
 
-export interface ReadingRow {
-  id: string;
-  metricId: string;
-  workspaceId: string;
-  at: Date;
-  asOf: Date;
-  value: number | null;
-  na: boolean;
-  kind: string;
-  note: string | null;
-}
+/** A reading as stored: its entity's columns (db/rows). */
+export type ReadingRow = Row<MetricReading>;
 
 export interface NewReading {
   metricId: string;
@@ -32,19 +25,7 @@ export interface NewReading {
   note?: string | null;
 }
 
-function rowToReading(r: Record<string, unknown>): ReadingRow {
-  return {
-    id: String(r.id),
-    metricId: r.metric_id as string,
-    workspaceId: r.workspace_id as string,
-    at: r.at as Date,
-    asOf: r.as_of as Date,
-    value: r.value === null ? null : Number(r.value),
-    na: r.na as boolean,
-    kind: r.kind as string,
-    note: (r.note as string | null) ?? null,
-  };
-}
+const rowToReading = rowReader(MetricReading);
 
 /**
  * Insert readings in one statement (a fan-out recalculation files hundreds at once). A reading

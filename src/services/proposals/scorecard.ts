@@ -1,4 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { rowReader, type Row } from '../../db/rows';
+import { ProposalScorecardRow } from '../../entities/proposal';
 import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../books';
 
 /**
@@ -9,54 +11,11 @@ import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../
  */
 export const SCORECARD_TOLERANCE = 0.1;
 
-export interface ScorecardRow {
-  id: string;
-  proposalId: string;
-  proposalTitle: string;
-  marketId: string;
-  metricId: string;
-  metricName: string;
-  targetDate: string;
-  branch: 'approved' | 'declined';
-  decision: 'pending' | 'approved' | 'declined' | 'withdrawn';
-  /** Whether this branch is the one the decision took; null while the proposal is undecided. */
-  taken: boolean | null;
-  realisedValue: number;
-  rangeMin: number;
-  rangeMax: number;
-  approvedConsensus: number | null;
-  declinedConsensus: number | null;
-  predicted: number | null;
-  error: number | null;
-  withinRange: boolean | null;
-  closerThanOther: boolean | null;
-  resolvedAt: Date;
-}
+/** A scorecard entry as stored (its entity's columns, db/rows) with its proposal's title joined in. */
+export type ScorecardRow = Row<ProposalScorecardRow> & { proposalTitle: string };
 
-function rowToScorecard(r: Record<string, any>): ScorecardRow { // eslint-disable-line @typescript-eslint/no-explicit-any
-  return {
-    id: String(r.id),
-    proposalId: r.proposal_id,
-    proposalTitle: r.proposal_title,
-    marketId: r.market_id,
-    metricId: r.metric_id,
-    metricName: r.metric_name,
-    targetDate: r.target_date,
-    branch: r.branch,
-    decision: r.decision,
-    taken: r.taken,
-    realisedValue: r.realised_value,
-    rangeMin: r.range_min,
-    rangeMax: r.range_max,
-    approvedConsensus: r.approved_consensus,
-    declinedConsensus: r.declined_consensus,
-    predicted: r.predicted,
-    error: r.error,
-    withinRange: r.within_range,
-    closerThanOther: r.closer_than_other,
-    resolvedAt: r.resolved_at,
-  };
-}
+const readScorecard = rowReader(ProposalScorecardRow);
+const rowToScorecard = (r: Record<string, unknown>): ScorecardRow => ({ ...readScorecard(r), proposalTitle: r.proposal_title as string });
 
 const SCORECARD_SELECT = `SELECT s.*, p.title AS proposal_title FROM proposal_scorecard s JOIN proposals p ON p.id = s.proposal_id`;
 

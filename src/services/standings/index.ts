@@ -2,6 +2,7 @@
 export * from './recordStandings';
 export * from './totals';
 export * from './leaderboard';
+export { clearStandingsCache, STANDINGS_TTL_MS } from './boardCache';
 export * from './profile';
 export * from './seasons';
 export * from './marketplace';

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { cachedStanding } from './boardCache';
 import { readSums, sumSelect, type SummedRow } from './sums';
 
 type Q = DataSource | EntityManager;
@@ -43,7 +44,7 @@ const KEY: Record<LeaderboardSort, string> = {
  * participants with at least minResolvedMarkets resolved books are ranked.
  */
 export async function standings(q: Q, lq: LeaderboardQuery): Promise<{ total: number; rows: LeaderboardRow[] }> {
-  return cached(q, `board:${JSON.stringify(lq)}`, () => computeStandings(q, lq));
+  return cachedStanding(q, `board:${JSON.stringify(lq)}`, () => computeStandings(q, lq));
 }
 
 async function computeStandings(q: Q, lq: LeaderboardQuery): Promise<{ total: number; rows: LeaderboardRow[] }> {
@@ -84,7 +85,7 @@ async function countRanked(q: Q, table: string, lq: LeaderboardQuery): Promise<n
 
 /** A participant's rank on the all-time earnings standings over public workspaces; null while unranked. */
 export async function earningsRank(q: Q, agentId: string, minResolvedMarkets = DEFAULT_MIN_RESOLVED): Promise<number | null> {
-  const ranks = await cached(q, `ranks:${minResolvedMarkets}`, async () => {
+  const ranks = await cachedStanding(q, `ranks:${minResolvedMarkets}`, async () => {
     const rows: Array<{ agent_id: string; rank: number }> = await q.query(
       `SELECT s.agent_id, rank() OVER (ORDER BY sum(s.settled) DESC)::int AS rank
          FROM participant_stats s JOIN workspaces w ON w.id = s.workspace_id AND w.public
@@ -94,29 +95,4 @@ export async function earningsRank(q: Q, agentId: string, minResolvedMarkets = D
     return new Map(rows.map((r) => [r.agent_id, r.rank]));
   });
   return ranks.get(agentId) ?? null;
-}
-
-/**
- * Standings change only when a book resolves or a season is created or moved: a computed board is
- * reused while neither happened (the newest resolution instant and the newest season edit are one
- * index read) and for at most STANDINGS_TTL_MS, so a workspace made public or private shows within
- * that time. Per process.
- */
-export const STANDINGS_TTL_MS = 5000;
-const boardCache = new Map<string, { at: number; version: string; value: unknown }>();
-
-/** Forget every computed board (bench/profiles measures the uncached path with it). */
-export function clearStandingsCache(): void {
-  boardCache.clear();
-}
-
-async function cached<T>(q: Q, key: string, compute: () => Promise<T>): Promise<T> {
-  const [v] = await q.query(`SELECT (SELECT max(resolved_at) FROM participant_results)::text AS r, (SELECT max(updated_at) FROM seasons)::text AS s`);
-  const version = `${v.r}|${v.s}`;
-  const hit = boardCache.get(key);
-  if (hit && hit.version === version && Date.now() - hit.at < STANDINGS_TTL_MS) return hit.value as T;
-  const value = await compute();
-  if (boardCache.size >= 1000) boardCache.clear();
-  boardCache.set(key, { at: Date.now(), version, value });
-  return value;
 }

@@ -4,6 +4,7 @@ import type { Principal } from '../../domain/capabilities';
 import { consensusOf, probability } from '../../domain/lmsr';
 import { switchesOf } from '../../domain/webhooks';
 import { DomainError } from '../../errors';
+import { readPoliciesOf } from '../access/policy';
 import { displayStatus, MARKET_SELECT, rowToMarket } from '../books';
 import { earningsRank } from './leaderboard';
 import { publicTotals, type PublicTotals } from './totals';
@@ -11,23 +12,6 @@ import { publicTotals, type PublicTotals } from './totals';
 export const PROFILE_HISTORY = 50;
 export const PROFILE_LIST = 20;
 export const PROFILE_OPEN_POSITIONS = 100;
-
-/** Which workspaces a viewer's read widens the profile's positions and trades to ('all' for the master key). */
-async function readableWorkspaces(deps: Deps, viewer: Principal | null): Promise<'all' | string[]> {
-  if (!viewer) return [];
-  if (viewer.isMaster) return 'all';
-  const rows: Array<{ id: string }> = await deps.ds.query(
-    `SELECT w.id FROM workspaces w
-      WHERE (w.owner_id = $1
-             OR EXISTS (SELECT 1 FROM group_members gm JOIN groups g ON g.id = gm.group_id
-                         WHERE g.workspace_id = w.id AND gm.agent_id = $1 AND 'read' = ANY(g.capabilities))
-             OR (EXISTS (SELECT 1 FROM memberships mb WHERE mb.workspace_id = w.id AND mb.agent_id = $1)
-                 AND EXISTS (SELECT 1 FROM groups g WHERE g.workspace_id = w.id AND g.system AND g.name = 'Public' AND 'read' = ANY(g.capabilities))))
-        AND ($2::uuid IS NULL OR w.id = $2)`,
-    [viewer.agentId, viewer.keyLocked ? viewer.keyWorkspaceId : null],
-  );
-  return rows.map((r) => r.id);
-}
 
 export interface ProfileStats extends PublicTotals {
   rank: number | null;
@@ -51,9 +35,15 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
   );
   if (!found.length) throw new DomainError('not_found', `No participant "${idOrNickname}" exists.`);
   const a = found[0];
-  const readable = await readableWorkspaces(deps, viewer);
-  const visible = (alias: string) => (readable === 'all' ? 'true' : `(${alias}.public OR ${alias}.id = ANY($2::uuid[]))`);
-  const visibleArgs = readable === 'all' ? [] : [readable];
+  // Where the viewer may read beyond public workspaces comes from the access area's policy, and a
+  // policy that narrows metrics hides the positions and trades on the metrics it hides.
+  const policies = await readPoliciesOf(deps, viewer);
+  const visible = (alias: string) => (policies === 'all' ? 'true' : `(${alias}.public OR ${alias}.id = ANY($2::uuid[]))`);
+  const visibleArgs = policies === 'all' ? [] : [[...policies.keys()]];
+  const metricShown = (workspaceId: string, metricId: string) => {
+    const p = policies === 'all' ? undefined : policies.get(workspaceId);
+    return !p?.narrows || p.metric(metricId);
+  };
   const ownerIds = [a.id, a.parent_id, a.created_by, a.claimed_by].filter(Boolean);
   const privateView = !!viewer && (viewer.isMaster || ownerIds.includes(viewer.agentId));
   const now = deps.clock.now();
@@ -80,7 +70,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     ),
     deps.ds.query(
       `SELECT t.id, t.kind, t.direction, t.shares::text, t.cost::text, t.consensus_before, t.consensus_after, t.created_at, t.market_id,
-              w.id AS workspace_id, w.name AS workspace_name, w.slug AS workspace_slug, mk.proposal_id, pr.title AS proposal_title, mt.name AS metric_name, mk.target_date
+              w.id AS workspace_id, w.name AS workspace_name, w.slug AS workspace_slug, mk.proposal_id, mk.metric_id, pr.title AS proposal_title, mt.name AS metric_name, mk.target_date
          FROM trades t JOIN workspaces w ON w.id = t.workspace_id JOIN markets mk ON mk.id = t.market_id JOIN metrics mt ON mt.id = mk.metric_id
          LEFT JOIN proposals pr ON pr.id = mk.proposal_id
         WHERE t.agent_id = $1 AND ${visible('w')}
@@ -153,8 +143,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     pnlHistory: pnl.map((p) => ({ at: p.at, cumulative: p.cumulative })),
     stats: { ...mine, rank, scores: scoresOf(mine.sums) } as ProfileStats,
     activeWorkspaces: workspaces as Array<{ id: string; name: string }>,
-    openPositions: (openRows as Array<Record<string, string>>).map((r) => {
-      const mk = rowToMarket(r);
+    openPositions: (openRows as Array<Record<string, string>>).map((r) => ({ r, mk: rowToMarket(r) })).filter(({ mk }) => metricShown(mk.workspaceId, mk.metricId)).map(({ r, mk }) => {
       const sharesHigher = BigInt(r.shares_higher);
       const sharesLower = BigInt(r.shares_lower);
       const p = mk.funded && mk.b > 0n ? probability({ qHigher: mk.qHigher, qLower: mk.qLower, b: mk.b }) : null;
@@ -180,7 +169,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
         actualValue: mk.resolvedValue,
       };
     }),
-    recentTrades: (trades as Array<Record<string, any>>).map((t) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+    recentTrades: (trades as Array<Record<string, any>>).filter((t) => metricShown(t.workspace_id, t.metric_id)).map((t) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
       id: t.id as string,
       workspaceId: t.workspace_id as string,
       workspaceName: t.workspace_name as string,

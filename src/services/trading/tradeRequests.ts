@@ -1,4 +1,3 @@
-import { hash as digest } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { z } from 'zod';
 import { tradeRequest } from '../../../jobs/definitions';
@@ -100,7 +99,6 @@ export async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<Tra
   return outcome;
 }
 
-export function bodyHash(parts: unknown): string {
-  return digest('sha256', JSON.stringify(parts), 'hex');
-}
+/** A keyed request's body hash: the one the credits' Idempotency-Key store uses (same JSON, so stored hashes still match). */
+export { requestHash as bodyHash } from '../credits/idempotency';
 

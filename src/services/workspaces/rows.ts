@@ -1,15 +1,5 @@
-/** A workspace as the API shows it (what presenters read): a plain row, not the TypeORM entity. */
-export interface WorkspaceRow {
-  id: string;
-  slug: string;
-  name: string;
-  description: string;
-  public: boolean;
-  ownerId: string;
-  externalProposals: boolean;
-  /** Nano credits. */
-  defaultLiquidity: bigint;
-  /** Nano credits. */
-  defaultProposalLiquidity: bigint;
-  createdAt: Date;
-}
+import type { Row } from '../../db/rows';
+import type { Workspace } from '../../entities/workspace';
+
+/** A workspace as the API shows it (what presenters read): its entity's columns (db/rows); credits in nano-units. */
+export type WorkspaceRow = Omit<Row<Workspace>, 'deletingAt'>;
