@@ -15,7 +15,7 @@ import {
 } from '../services/accounts';
 import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../domain/connections';
 import { ApiError } from '../errors';
-import { brakeSignIn } from './middleware/accountGuard';
+import { brakeSignIn } from '../api/middleware/accountGuard';
 
 /**
  * The OAuth side of the connector (spec §5.1): the discovery documents, and the two server-rendered
