@@ -11,6 +11,10 @@ const pure = {
 };
 const recipe = 'Routes are recipes; workers are thin: call a service use case (src/services/<area>), which owns its transaction and its SQL.';
 const noDb = { group: ['**/db', '**/db/**', 'typeorm', 'typeorm/*', 'pg', 'pg/*'], message: recipe };
+const noDoors = {
+  group: ['**/web', '**/web/**', '**/doors', '**/doors/**'],
+  message: 'The API is one front door beside the pages, the account system and MCP (src/doors mounts them): it imports none of them.',
+};
 const noEntities = {
   group: ['**/entities', '**/entities/**'],
   message: 'src/api shows plain rows: take the row type its service exports (e.g. WorkspaceRow), never a TypeORM entity.',
@@ -64,9 +68,9 @@ export default tseslint.config(
     },
   },
   {
-    // api/ sees no entities: presenters take the services' plain rows.
+    // api/ sees no entities: presenters take the services' plain rows; it imports no other front door.
     files: ['src/api/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noEntities] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noEntities, noDoors] }] },
   },
   {
     files: ['workers/**/*.ts'],

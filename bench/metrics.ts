@@ -7,7 +7,7 @@
  *   npx tsx bench/metrics.ts [--runs 30] [--size 1000]
  */
 import type { Server } from 'node:http';
-import { createApp } from '../src/api/app';
+import { createApp } from '../src/doors';
 import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
 import type { Deps } from '../src/deps';

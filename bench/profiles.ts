@@ -10,7 +10,7 @@
  */
 import type { Server } from 'node:http';
 import { backfillStandings } from '../migrations/1763802300000-Standings';
-import { createApp } from '../src/api/app';
+import { createApp } from '../src/doors';
 import { loadConfig } from '../src/config';
 import { inTransaction } from '../src/db/tx';
 import { lockMarket } from '../src/services/books';

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { backfillStandings } from '../migrations/1763802300000-Standings';
-import { createApp } from '../src/api/app';
+import { createApp } from '../src/doors';
 import { registeredRoutes } from '../src/api/registry';
 import { loadConfig } from '../src/config';
 import { ManualClock } from '../src/deps';

@@ -810,8 +810,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create an account { name, email, password (8+ characters) } and sign in: sets the session cookie
-         * @description Create an account { name, email, password (8+ characters) } and sign in: sets the session cookie. The account gets its own participant.
+         * Create an account { name, email, password (8+ characters) }; the account gets its own participant
+         * @description Create an account { name, email, password (8+ characters) }; the account gets its own participant. It answers alike whether or not the email already has an account, so it does not sign in: sign in next (POST /auth/sign-in/email).
          *
          *     Auth: - (No authentication.) Capability: none. Scope: none.
          */

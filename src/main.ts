@@ -1,7 +1,7 @@
 // First: V8 flags that must hold before any of the service's modules compile.
 import './boot/heapFlags';
 import { startWorkers, type WorkerSet } from '../workers';
-import { createApp } from './api/app';
+import { createApp } from './doors';
 import { bindHttp, StartupError, type BoundHttp } from './boot/listen';
 import { ensureLocalServices, type LocalServices } from './boot/localServices';
 import { startAgainOnLostConnection } from './boot/startAgain';

@@ -89,6 +89,11 @@ export function requireScope(caller: Caller, rule: AuthRule): void {
   }
 }
 
+/** What a REST request names besides its credentials: X-Workspace-Id and X-View-Link. */
+export function namedIn(h: IncomingHttpHeaders): { workspace: string | null; viewToken: string | null } {
+  return { workspace: header(h, 'x-workspace-id') ?? null, viewToken: header(h, 'x-view-link') ?? null };
+}
+
 /**
  * Which workspace the request is about, and what the caller may do there (spec §5.2-§5.4): the
  * workspace named by the route's path parameter, else X-Workspace-Id, else the key's default, else
@@ -98,12 +103,12 @@ export function requireScope(caller: Caller, rule: AuthRule): void {
 export async function resolveAccess(
   deps: Deps,
   caller: Caller | null,
-  h: IncomingHttpHeaders,
+  names: { workspace: string | null; viewToken: string | null },
   rule: AuthRule,
   pathWorkspace?: string,
 ): Promise<WorkspaceAccess | null> {
-  const named = pathWorkspace ?? header(h, 'x-workspace-id')?.trim();
-  const viewToken = header(h, 'x-view-link')?.trim();
+  const named = pathWorkspace ?? names.workspace?.trim();
+  const viewToken = names.viewToken?.trim();
   let ws: WorkspaceRow | null = null;
   let viewLinkWs: string | null | undefined;
   if (named) {

@@ -1,45 +1,18 @@
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
-import Koa from 'koa';
+import type Koa from 'koa';
+import compose from 'koa-compose';
 import type { Deps } from '../deps';
-import { ApiError, DomainError, isRetryable } from '../errors';
-import { isQueueLoss, isTransient, pgCode } from '../failures';
+import { ApiError, isRetryable } from '../errors';
 import { logger } from '../logger';
+import { outsideReadScope } from '../readScope';
 import { requestIdFor } from '../requestId';
-import { callerCache } from '../services/access';
-import { accountSystem, AUTH_BASE_PATH, configureMailer, OAUTH_CONSENT_PAGE, OAUTH_LOGIN_PAGE } from '../services/accounts';
-import { MAX_TEXT_BYTES } from '../services/sources';
+import { namedIn, resolveCaller } from './access';
 import { registeredRoutes, type RouteDef } from './registry';
-import { runRoute } from './dispatch';
-import { serveReference } from './reference';
-import { webRoutes } from '../web';
-import { mcpMiddleware } from './mcp/server';
-import { cors, guardAccountRoute } from './middleware/accountGuard';
-import { oauthPages } from './oauthPages';
+import { callRoute, toApiError } from './dispatch';
 import './routes';
 
 const BODY_LIMIT = '1mb';
-// A text source holds MAX_TEXT_BYTES of UTF-8 (checked on the parsed text, with its own sentence): its
-// JSON body may be several times that once escaped (\n, \uXXXX), so /sources bodies get room for it.
-const SOURCE_BODY_LIMIT = MAX_TEXT_BYTES * 6 + 65_536;
-
-// The OAuth sign-in and consent pages: their own inline style only, nothing else loaded, never framed.
-// No form-action: after sign-in the browser is sent on to the client's redirect_uri.
-const OAUTH_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
-
-/**
- * Headers on every answer (issue 57): no MIME sniffing of JSON or the reference; no Referer leaving
- * a page (pages carry view-link tokens in their URL); the OAuth pages get a CSP and frame protection.
- */
-async function securityHeaders(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
-  if (ctx.path === OAUTH_LOGIN_PAGE || ctx.path === OAUTH_CONSENT_PAGE) {
-    ctx.set('Content-Security-Policy', OAUTH_PAGE_CSP);
-    ctx.set('X-Frame-Options', 'DENY');
-  }
-  await next();
-}
 
 /** One answer as the contract check sees it: the route that matched (null when none did) and the body sent. */
 export interface ObservedResponse {
@@ -56,18 +29,13 @@ export interface AppOptions {
   onResponse?: (r: ObservedResponse) => void;
 }
 
-/** Koa app factory (no listen): used by main and by the tests through real HTTP. */
-export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
-  // X-Forwarded-For is believed only from the configured proxy hops (TRUST_PROXY_HOPS; none by default):
-  // the client address is then the one the outermost trusted proxy saw, and a caller cannot spoof it.
-  const hops = deps.config.TRUST_PROXY_HOPS;
-  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
-  app.context.deps = deps;
-  // Account mail (password reset): SMTP from configuration; start-up says so when reset is disabled.
-  configureMailer(deps.config);
-
-  app.use(securityHeaders);
-  app.use(async (ctx, next) => {
+/**
+ * The answer's edge for every front door: the request id, the one error shape (a thrown refusal
+ * becomes its code and sentence), the router's 404 and wrong-method answers in that shape, and the
+ * contract observer. The first middleware of the app (src/doors).
+ */
+export function answerEdge(opts: AppOptions = {}): Koa.Middleware {
+  return async (ctx, next) => {
     const requestId = requestIdFor(ctx.get('x-request-id'));
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
@@ -94,83 +62,42 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
       if (ctx.respond !== false && !ctx.state.rawAnswer) opts.onResponse?.({ method: ctx.method, path: ctx.path, route: ctx.state.route ?? null, status: ctx.status, type: ctx.type, body: ctx.body });
       logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: +(performance.now() - started).toFixed(1) }, 'request');
     }
-  });
+  };
+}
 
-  // CORS for browser-based MCP hosts (metadata, registration, token, /mcp): preflights answered here.
-  app.use(async (ctx, next) => {
-    if (!cors(ctx)) await next();
-  });
-  // The account system (spec §5.1) answers under /api/auth/* itself, before any body is read: sign-up,
-  // sign-in, sign-out, session, password reset. The /api/auth routes of our own registry (DELETE
-  // /api/auth/me) go to the router.
-  const ownAuthPaths = new Set(registeredRoutes().filter((r) => !r.accountSystem && `/api${r.path}`.startsWith(`${AUTH_BASE_PATH}/`)).map((r) => `/api${r.path}`));
-  app.use(async (ctx, next) => {
-    if (!ctx.path.startsWith(`${AUTH_BASE_PATH}/`) || ownAuthPaths.has(ctx.path)) return next();
-    await guardAccountRoute(deps, ctx);
-    ctx.respond = false;
-    try {
-      await accountSystem(deps).handler(ctx.req, ctx.res);
-    } catch (err) {
-      if (ctx.res.headersSent) throw err;
-      ctx.respond = true;
-      throw err;
-    }
-  });
+/** JSON bodies only, up to 1 MB, read for the methods that carry one. */
+export function jsonBodies(): Koa.Middleware {
+  return compose<Koa.ParameterizedContext>([
+    async (ctx, next) => {
+      const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
+      if (hasBody && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && !ctx.is('application/json', '+json')) {
+        throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json.');
+      }
+      await next();
+    },
+    bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }),
+  ]);
+}
 
-  // The OAuth discovery documents and the sign-in and consent pages (forms, not JSON).
-  app.use(oauthPages(deps));
-  // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
-  app.use(mcpMiddleware(deps));
-
-  app.use(async (ctx, next) => {
-    const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
-    if (hasBody && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && !ctx.is('application/json', '+json')) {
-      throw new ApiError('unsupported_media_type', 'Send the request body as JSON with Content-Type: application/json.');
-    }
-    await next();
-  });
-  const parseBody = bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
-  const parseSourceBody = bodyParser({ enableTypes: ['json'], jsonLimit: SOURCE_BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
-  app.use((ctx, next) => (/^\/api\/sources(\/[^/]*)?$/.test(ctx.path) ? parseSourceBody : parseBody)(ctx, next));
-  app.use(serveReference);
-  app.use(webRoutes(deps));
-
+/** The API under /api: every registered route through the one caller (callRoute). */
+export function apiRoutes(deps: Deps): Koa.Middleware {
   const router = new Router({ prefix: '/api' });
   for (const def of bySpecificity(registeredRoutes().filter((r) => !r.accountSystem))) {
-    // A change made through this process is seen by its very next request: its own caller cache is
-    // dropped before the answer goes out (other processes hear of it by NOTIFY). Trades and orders
-    // change no access.
-    const mayChangeAccess = def.method !== 'GET' && !def.path.startsWith('/predictions/');
-    const handle = async (ctx: Koa.ParameterizedContext) => {
+    router.register(def.path, [def.method], async (ctx) => {
       ctx.state.route = def;
-      const { status, result: answer, warnings } = await runRoute(deps, def, { headers: ctx.headers, params: ctx.params, query: { ...ctx.query }, body: ctx.request.body, koa: ctx });
-      let result = answer;
-      if (warnings.length) {
+      // The REST front door: the credentials of the request (a key, or the session cookie) become the principal here.
+      const caller = await outsideReadScope(() => resolveCaller(deps, ctx.headers));
+      const as = { caller, ...namedIn(ctx.headers), ip: ctx.ip };
+      const answer = await callRoute(deps, def, { as, params: ctx.params, query: { ...ctx.query }, body: ctx.request.body, koa: ctx });
+      if (answer.warnings.length) {
         ctx.set('Deprecation', 'true');
         ctx.set('Link', '</api/guides/compatibility>; rel="deprecation"; type="text/markdown"');
-        if (result && typeof result === 'object' && !Array.isArray(result)) {
-          const prior = (result as { warnings?: unknown }).warnings;
-          result = { ...result, warnings: [...(Array.isArray(prior) ? prior : []), ...warnings] };
-        }
       }
-      ctx.status = status || (result === undefined ? 204 : 200);
-      if (result !== undefined) ctx.body = result;
-    };
-    router.register(def.path, [def.method], async (ctx) => {
-      if (mayChangeAccess) {
-        try {
-          await handle(ctx);
-        } finally {
-          callerCache(deps).invalidate();
-        }
-        return;
-      }
-      await handle(ctx);
+      ctx.status = answer.status;
+      if (answer.result !== undefined) ctx.body = answer.result;
     });
   }
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: false }));
-  return app;
+  return compose([router.routes(), router.allowedMethods({ throw: false })] as Koa.Middleware[]);
 }
 
 /**
@@ -184,29 +111,4 @@ function bySpecificity<T extends { path: string }>(defs: readonly T[]): T[] {
     const rb = rank(b.path);
     return ra < rb ? -1 : ra > rb ? 1 : 0;
   });
-}
-
-/** Postgres refuses NUL bytes and untranslatable characters in text: the client's input, not our failure. */
-const BAD_TEXT_CODES = new Set(['22021', '22P05']);
-
-function toApiError(err: unknown): ApiError {
-  if (err instanceof DomainError) return ApiError.from(err);
-  if (isTransient(err) || isQueueLoss(err)) {
-    return new ApiError('service_unavailable', 'A database or queue connection failed for a moment and nothing was written; retry in a second (with the same Idempotency-Key for money moves).');
-  }
-  if (BAD_TEXT_CODES.has(pgCode(err) ?? '')) return new ApiError('validation_failed', 'The request holds a character that cannot be stored (such as a NUL byte).');
-  const e = err as { status?: number; type?: string; expose?: boolean; message?: string };
-  if (e?.type === 'entity.too.large' || e?.status === 413) return new ApiError('payload_too_large', 'The request body is over 1 MB.');
-  // Valid JSON that is no object or array (a string, a number, null): the body parser refuses it in strict mode.
-  if (e?.status === 400 && /only supports object and array/i.test(e.message ?? '')) {
-    return new ApiError('validation_failed', 'The request body must be a JSON object ({ ... }); a bare string, number or null is valid JSON but no body this API takes.');
-  }
-  if (e?.type === 'entity.parse.failed' || (e?.status === 400 && /json/i.test(e.message ?? ''))) {
-    return new ApiError('malformed_json', 'The request body is not valid JSON.');
-  }
-  if (e?.type === 'encoding.unsupported' || e?.status === 415) return new ApiError('unsupported_media_type', 'Send the request body as UTF-8 JSON.');
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
-    return new ApiError('validation_failed', e.expose && e.message ? `${e.message}.` : 'The request could not be read.', {}, e.status);
-  }
-  return new ApiError('internal_error', 'Something failed on our side; quote the X-Request-Id header when reporting it.');
 }

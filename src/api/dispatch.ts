@@ -1,16 +1,31 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { readableNumbers } from '../domain/readable';
 import { ApiError, DomainError } from '../errors';
+import { isQueueLoss, isTransient, pgCode } from '../failures';
 import { outsideReadScope, readScope } from '../readScope';
-import { requireCapability, requireScope, resolveAccess, resolveCaller } from './access';
+import { callerCache } from '../services/access';
+import { requireCapability, requireScope, resolveAccess, type Caller } from './access';
 import { limitRequest } from './middleware/rateLimit';
-import { parseWith, type Call, type RouteDef } from './registry';
+import { parseWith, registeredRoutes, type Call, type Method, type RouteDef } from './registry';
 
-/** What one call of a route is made of: the router's request, or a page's call of the API in-process (src/web). */
+/**
+ * Who acts, resolved at the front door (a key or a session by the API's edge, a connection's grant
+ * by /mcp, the visitor's credentials by a page): a principal and what it names, never headers.
+ */
+export interface Acting {
+  caller: Caller | null;
+  /** The workspace named (X-Workspace-Id for a REST client, `workspace` for a tool, the page's path). */
+  workspace: string | null;
+  /** A view link's token (X-View-Link, ?view=). */
+  viewToken: string | null;
+  /** The client address: an anonymous caller's rate-limit bucket. */
+  ip: string;
+}
+
+/** What one call of a route is made of: the router's request, or an in-process caller's (callRoute). */
 export interface RouteRequest {
-  headers: IncomingHttpHeaders;
+  as: Acting;
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
@@ -38,7 +53,7 @@ function emptyBody(b: unknown): boolean {
  */
 async function refuseAnonymous(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest): Promise<never> {
   if (def.auth.capability && def.method !== 'GET') {
-    const access = await resolveAccess(deps, null, req.headers, { ...def.auth, workspaceOptional: true }).catch(() => null);
+    const access = await resolveAccess(deps, null, req.as, { ...def.auth, workspaceOptional: true }).catch(() => null);
     if (access?.caps.has('read')) {
       throw new ApiError('identity_required', `Acting here needs an identity: ${access.viewLink ? 'a view link only reads. ' : ''}Register (POST /api/agents/register) or send a key.`);
     }
@@ -52,7 +67,7 @@ async function refuseAnonymous(deps: Deps, def: RouteDef<unknown, unknown, unkno
  * and the web pages both go through here, so a page can never show what the API would refuse.
  */
 export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest, opts: { limit?: boolean } = {}): Promise<RouteAnswer> {
-  const caller = await outsideReadScope(() => resolveCaller(deps, req.headers));
+  const caller = req.as.caller;
   if (opts.limit !== false) await outsideReadScope(() => limitRequest(deps, caller, req.koa));
   if (def.auth.identity && !caller) await outsideReadScope(() => refuseAnonymous(deps, def, req));
   if (def.auth.sessionOnly && !caller?.accountId) {
@@ -69,7 +84,7 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
     throw new DomainError('validation_failed', `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')} takes no body: send none, or {}.`);
   }
   const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;
-  const access = def.auth.capability || def.auth.workspaceOptional ? await outsideReadScope(() => resolveAccess(deps, caller, req.headers, def.auth, pathWorkspace)) : null;
+  const access = def.auth.capability || def.auth.workspaceOptional ? await outsideReadScope(() => resolveAccess(deps, caller, req.as, def.auth, pathWorkspace)) : null;
   if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
   let status = 0;
   const warnings: string[] = [];
@@ -110,4 +125,93 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
     throw err;
   }
   return { status, result: readableNumbers(result), warnings };
+}
+
+/** What an in-process caller gets back: the status the API would send, the typed body, the deprecation warnings. */
+export interface Answer<R> {
+  status: number;
+  /** The route's response type (its zod schema's output); undefined on a 204. */
+  result: R | undefined;
+  warnings: string[];
+}
+
+/** What a call's handler may read of "headers" when no HTTP request carries it: what the caller named. */
+export interface InProcess {
+  idempotencyKey?: string | null;
+}
+
+/** A context for a handler called in process: it reads what the caller named, and sets headers nobody sends. */
+export function inProcessContext(as: Acting, extra: InProcess = {}): Koa.Context {
+  const named: Record<string, string> = {};
+  if (as.workspace) named['x-workspace-id'] = as.workspace;
+  if (as.viewToken) named['x-view-link'] = as.viewToken;
+  if (extra.idempotencyKey) named['idempotency-key'] = extra.idempotencyKey;
+  const get = (name: string): string => named[name.toLowerCase()] ?? '';
+  const noop = () => undefined;
+  return { get, set: noop, append: noop, ip: as.ip, request: { socket: {} }, response: { get: () => '' } } as unknown as Koa.Context;
+}
+
+/**
+ * The one way to act as a caller: the route end to end (runRoute), then what the HTTP edge adds
+ * around it: the status default, the deprecation warnings in the body, and this process's caller
+ * cache dropped after a change that may alter access (other processes hear of it by NOTIFY). The
+ * router, the pages and the MCP tools all call it, so each refuses exactly what the others refuse.
+ */
+export async function callRoute<B, Q, P, R>(
+  deps: Deps,
+  def: RouteDef<B, Q, P, R>,
+  req: RouteRequest,
+  opts: { limit?: boolean } = {},
+): Promise<Answer<R>> {
+  // Trades and orders change no access.
+  const mayChangeAccess = def.method !== 'GET' && !def.path.startsWith('/predictions/');
+  try {
+    const answer = await runRoute(deps, def as unknown as RouteDef<unknown, unknown, unknown>, req, opts);
+    return withWarnings<R>(answer);
+  } finally {
+    if (mayChangeAccess) callerCache(deps).invalidate();
+  }
+}
+
+/** The status default and the warnings merged into an object body; the body is the route's own (its schema's output). */
+function withWarnings<R>(answer: RouteAnswer): Answer<R> {
+  let result = answer.result;
+  if (answer.warnings.length && result && typeof result === 'object' && !Array.isArray(result)) {
+    const prior = (result as { warnings?: unknown }).warnings;
+    result = { ...result, warnings: [...(Array.isArray(prior) ? prior : []), ...answer.warnings] };
+  }
+  return { status: answer.status || (result === undefined ? 204 : 200), result: result as R | undefined, warnings: answer.warnings };
+}
+
+/** A route of the registry by method and path (`/metrics/:id`); an unknown one is a programming error. */
+export function routeNamed(method: Method, path: string): RouteDef<unknown, unknown, unknown> {
+  const def = registeredRoutes().find((r) => r.method === method && r.path === path);
+  if (!def) throw new Error(`No API route ${method} ${path}.`);
+  return def;
+}
+
+/** Postgres refuses NUL bytes and untranslatable characters in text: the client's input, not our failure. */
+const BAD_TEXT_CODES = new Set(['22021', '22P05']);
+
+/** Any failure as the API answers it: a stable code and a sentence (the HTTP edge and the MCP tools both send this). */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof DomainError) return ApiError.from(err);
+  if (isTransient(err) || isQueueLoss(err)) {
+    return new ApiError('service_unavailable', 'A database or queue connection failed for a moment and nothing was written; retry in a second (with the same Idempotency-Key for money moves).');
+  }
+  if (BAD_TEXT_CODES.has(pgCode(err) ?? '')) return new ApiError('validation_failed', 'The request holds a character that cannot be stored (such as a NUL byte).');
+  const e = err as { status?: number; type?: string; expose?: boolean; message?: string };
+  if (e?.type === 'entity.too.large' || e?.status === 413) return new ApiError('payload_too_large', 'The request body is over 1 MB.');
+  // Valid JSON that is no object or array (a string, a number, null): the body parser refuses it in strict mode.
+  if (e?.status === 400 && /only supports object and array/i.test(e.message ?? '')) {
+    return new ApiError('validation_failed', 'The request body must be a JSON object ({ ... }); a bare string, number or null is valid JSON but no body this API takes.');
+  }
+  if (e?.type === 'entity.parse.failed' || (e?.status === 400 && /json/i.test(e.message ?? ''))) {
+    return new ApiError('malformed_json', 'The request body is not valid JSON.');
+  }
+  if (e?.type === 'encoding.unsupported' || e?.status === 415) return new ApiError('unsupported_media_type', 'Send the request body as UTF-8 JSON.');
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new ApiError('validation_failed', e.expose && e.message ? `${e.message}.` : 'The request could not be read.', {}, e.status);
+  }
+  return new ApiError('internal_error', 'Something failed on our side; quote the X-Request-Id header when reporting it.');
 }

@@ -30,7 +30,7 @@ export interface Call<B, Q, P> {
   deprecate(warning: string): void;
 }
 
-export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
+export interface RouteDef<B = unknown, Q = unknown, P = unknown, R = unknown> {
   method: Method;
   path: string;
   auth: AuthRule;
@@ -51,9 +51,9 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
   /**
    * The success body's schema (zod, as the API shows it: credits as numbers, ISO strings). It feeds
    * the OpenAPI document, and the integration suite checks every response against it. Omit only for
-   * 204 and non-JSON answers.
+   * 204 and non-JSON answers. Its output type is what an in-process caller gets back (dispatch.ts callRoute).
    */
-  response?: ZodType;
+  response?: ZodType<R>;
   /** The catalog codes this route can answer with, beyond validation_failed and the auth errors. */
   errors?: readonly ErrorCode[];
   /** A creation's dry run (issue 28): answered with 200 and this schema; nothing is written. */
@@ -85,7 +85,7 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown> {
 const routes: RouteDef<any, any, any>[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Every route registers here once: the router and GET /help are both built from this list. */
-export function defineRoute<B = undefined, Q = Record<string, never>, P = Record<string, never>>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
+export function defineRoute<B = undefined, Q = Record<string, never>, P = Record<string, never>, R = unknown>(def: RouteDef<B, Q, P, R>): RouteDef<B, Q, P, R> {
   if (routes.some((r) => r.method === def.method && r.path === def.path)) throw new Error(`route ${def.method} ${def.path} defined twice`);
   routes.push(def);
   return def;

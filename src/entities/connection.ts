@@ -19,8 +19,6 @@ export class Connection {
   @ManyToOne(() => ApiKey, { onDelete: 'SET NULL' })
   @JoinColumn({ name: 'key_id', foreignKeyConstraintName: 'connections_key_id_fkey' })
   key?: ApiKey | null;
-  /** The connection key's value, encrypted with AUTH_SECRET (the connector sends it on the person's behalf). */
-  @Column({ type: 'text', name: 'key_secret' }) keySecret!: string;
   /** Which ask types are confirmed with the person before the act: { <type>: boolean }. */
   @Column({ type: 'jsonb' }) ask!: Record<string, boolean>;
   @Column({ type: 'timestamptz', name: 'connected_at', default: () => 'now()' }) connectedAt!: Date;

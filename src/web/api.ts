@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
-import { runRoute } from '../api/dispatch';
-import { registeredRoutes, type RouteDef } from '../api/registry';
+import { resolveCaller, type Caller } from '../api/access';
+import { callRoute, inProcessContext, routeNamed, type Acting } from '../api/dispatch';
+import type { RouteDef } from '../api/registry';
 
 /**
  * A page reads through the API itself, in process: the same route definition, caller, access
@@ -19,6 +20,8 @@ export interface Visitor {
   ip: string;
   /** A page view counts once against the visitor's rate limit, on its first API call. */
   counted: boolean;
+  /** The visitor's principal, resolved on the page's first API call. */
+  caller?: Promise<Caller | null>;
 }
 
 const MAX_TOKEN = 200;
@@ -38,30 +41,26 @@ export function visitorOf(ctx: Koa.Context, workspace: string | null): Visitor {
   return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false };
 }
 
-function routeOf(method: 'GET', path: string): RouteDef<unknown, unknown, unknown> {
-  const def = registeredRoutes().find((r) => r.method === method && r.path === path);
-  if (!def) throw new Error(`No API route ${method} ${path}: the page names a route that does not exist.`);
-  return def;
+/** The visitor's principal, resolved from its credentials once per page (a refused credential refuses the page). */
+async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
+  const caller = await (visitor.caller ??= resolveCaller(deps, visitor.headers));
+  return { caller, workspace: visitor.workspace, viewToken: visitor.viewToken, ip: visitor.ip };
 }
 
-/** A context for the handler: it reads the visitor's headers and may set headers that nobody sends. */
-function handlerContext(headers: IncomingHttpHeaders, ip: string): Koa.Context {
-  const get = (name: string): string => {
-    const v = headers[name.toLowerCase()];
-    return (Array.isArray(v) ? v[0] : v) ?? '';
-  };
-  return { get, set: () => undefined, ip, request: { socket: {} } } as unknown as Koa.Context;
+/**
+ * GET /api<route> for this visitor through the one in-process caller (callRoute), typed by the
+ * route's response schema; refusals throw the API's own errors.
+ */
+export async function apiRead<P, Q, R>(deps: Deps, visitor: Visitor, def: RouteDef<unknown, Q, P, R>, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<R | undefined> {
+  const limit = !visitor.counted;
+  visitor.counted = true;
+  const as = await actingOf(deps, visitor);
+  const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: inProcessContext(as) }, { limit });
+  return result;
 }
 
 /** GET /api<path> for this visitor, answered in process; refusals throw the API's own errors. */
 export async function apiGet<T>(deps: Deps, visitor: Visitor, path: string, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<T> {
-  const limit = !visitor.counted;
-  visitor.counted = true;
-  const { result } = await runRoute(
-    deps,
-    routeOf('GET', path),
-    { headers: visitor.headers, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: handlerContext(visitor.headers, visitor.ip) },
-    { limit },
-  );
-  return result as T;
+  // A route named by its path has no type to give: the page's word stands (apiRead, given the route, needs none).
+  return (await apiRead(deps, visitor, routeNamed('GET', path), input)) as T;
 }

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import request from 'supertest';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/doors';
 import { loadConfig } from '../../src/config';
 import { ManualClock, type Deps } from '../../src/deps';
 import { queueSchema } from '../../jobs/definitions';

@@ -83,6 +83,8 @@ function expected(e: Endpoint, cred: { kind: 'none' | 'view-link' | 'master' | '
   if (cred.kind === 'master') return '200';
   if (cred.kind === 'none' || cred.kind === 'view-link') {
     if (e.publicRead && cred.kind === 'view-link') return '200';
+    // An act where the anonymous caller may read (a public workspace, a view link) lacks only an identity (spec §7).
+    if (cred.kind === 'view-link' && e.needs.length > 0 && !/: GET /.test(e.name)) return '403 identity_required';
     return '401 authentication_required';
   }
   const scopes = cred.kind === 'locked-other' ? ['*'] : SCOPE_SETS[cred.scopes!];

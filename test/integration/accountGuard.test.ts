@@ -121,7 +121,7 @@ describe('the account system: limits, brakes and mail (issue 55)', () => {
     expect(huge.status).toBe(413);
     const long = await request(app.server).post('/api/auth/sign-up/email').send({ email: 'long@example.com', password: 'correct horse battery', name: 'x'.repeat(201) });
     expect(long.status).toBe(400);
-    expect(long.body.message).toMatch(/at most 200 characters/);
+    expect(long.body).toMatchObject({ code: 'account_refused', error: expect.stringMatching(/at most 200 characters/) });
     expect(await app.deps.ds.query(`SELECT 1 FROM auth_users WHERE email IN ('huge@example.com', 'long@example.com')`)).toEqual([]);
   });
 

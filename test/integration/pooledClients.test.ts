@@ -60,7 +60,8 @@ it("TypeORM's pool: a client terminated between statements fails its next one; t
   expect(await app.deps.ds.query('SELECT 2 AS two')).toEqual([{ two: 2 }]);
 });
 
-it("the account system's pool: the same", async () => {
+it("the account system's pool: TypeORM's own (one pool, issue 58), so the same", async () => {
+  expect(accountSystem(app.deps).pool).toBe((app.deps.ds.driver as PostgresDriver).master);
   await terminateWhileCheckedOut(accountSystem(app.deps).pool);
 });
 

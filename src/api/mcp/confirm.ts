@@ -6,8 +6,11 @@ import type { Tool } from './tools';
  * figures come from the dry run of the very request the tool is about to send.
  */
 
-/** A read through the API as the connection (null when it is refused: the sentence then shows the id). */
-export type Read = (path: string, workspace: string | null, body?: unknown) => Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/**
+ * A read of a route (its registry path, `/metrics/:id`, with its parameters) as the connection, in
+ * process; a body makes it the POST of a dry run. A refusal answers its status: the sentence then shows the id.
+ */
+export type Read = (route: string, params: Record<string, string>, workspace: string | null, body?: unknown) => Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** The tools that can move credits (spend, stake, fund, subsidise, transfer, withdraw): they ask under `money`. */
 export const MONEY_TOOLS: ReadonlySet<string> = new Set(['trade', 'place_order', 'create_metric', 'open_market', 'propose', 'credit_member', 'transfer', 'withdraw']);
@@ -30,12 +33,12 @@ function fields(body: unknown, skip: string[] = []): string {
 }
 
 async function workspaceName(read: Read, workspace: string | null): Promise<string> {
-  const ws = await read('/workspaces/current', workspace).catch(() => null);
+  const ws = await read('/workspaces/current', {}, workspace).catch(() => null);
   return ws?.status === 200 && ws.body?.name ? q(ws.body.name) : workspace ? q(workspace) : 'your default workspace';
 }
 
 async function metricNames(read: Read, workspace: string | null): Promise<Map<string, string>> {
-  const res = await read('/metrics', workspace).catch(() => null);
+  const res = await read('/metrics', {}, workspace).catch(() => null);
   const out = new Map<string, string>();
   if (res?.status === 200 && Array.isArray(res.body)) for (const m of res.body) out.set(m.id, m.name);
   return out;
@@ -66,13 +69,13 @@ export async function confirmationText(
   const body = (call.body ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   const head = `${who} wants to ${tool.title} in ${where} (asked because of “${askType}”)`;
   let quote: { status: number; body: any } | null = null; // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (DRY_RUN_TOOLS.has(tool.name)) quote = await read(tool.route.path, call.workspace, { ...body, dryRun: true }).catch(() => null);
+  if (DRY_RUN_TOOLS.has(tool.name)) quote = await read(tool.route.path, {}, call.workspace, { ...body, dryRun: true }).catch(() => null);
   const refused = quote && quote.status >= 400 ? quote.body : undefined;
   const refusalLine = refused ? ` The dry run was refused: ${refused?.error ?? JSON.stringify(refused)}` : '';
   const ok = quote && quote.status < 400 ? quote.body : null;
 
   if (tool.name === 'trade') {
-    const mk = body.marketId ? await read(`/predictions/markets/${encodeURIComponent(body.marketId)}`, call.workspace).catch(() => null) : null;
+    const mk = body.marketId ? await read('/predictions/markets/:id', { id: String(body.marketId) }, call.workspace).catch(() => null) : null;
     const book = mk?.status === 200 ? `${q(mk.body.title || mk.body.metricName)}${mk.body.branch ? ` (${mk.body.branch} branch)` : ''} for ${day(mk.body.targetDate)}` : q(body.marketId ?? body.metric ?? 'the book');
     const direction = body.direction ?? ok?.direction ?? '?';
     const figures = ok
@@ -90,7 +93,7 @@ export async function confirmationText(
   }
   if (tool.name === 'transfer' || tool.name === 'credit_member') {
     const target = String(body.toAgent ?? call.params.id ?? '');
-    const agent = target ? await read(`/agents/${encodeURIComponent(target)}`, call.workspace).catch(() => null) : null;
+    const agent = target ? await read('/agents/:id', { id: target }, call.workspace).catch(() => null) : null;
     const name = agent?.status === 200 ? `${q(agent.body.nickname ?? agent.body.name)} (${target})` : q(target);
     return { message: `${head}: move ${cr(body.amount)} from your balance to ${name}${body.memo ? ` with the memo ${q(body.memo)}` : ''}. Go ahead?` };
   }
@@ -98,8 +101,7 @@ export async function confirmationText(
   if (tool.name.startsWith('delete_')) {
     const kind = tool.name.slice('delete_'.length);
     const id = String(call.params.id ?? '');
-    const path = kind === 'workspace' ? '/workspaces/current' : `/${kind === 'metric' ? 'metrics' : 'groups'}/${encodeURIComponent(id)}`;
-    const target = await read(kind === 'workspace' ? path : path, kind === 'workspace' ? id : call.workspace).catch(() => null);
+    const target = await (kind === 'workspace' ? read('/workspaces/current', {}, id) : read(`/${kind === 'metric' ? 'metrics' : 'groups'}/:id`, { id }, call.workspace)).catch(() => null);
     const name = target?.status === 200 && target.body?.name ? q(target.body.name) : q(id);
     return { message: `${who} wants to delete the ${kind} ${name}${kind === 'workspace' ? '' : ` in ${where}`} (asked because of “${askType}”); this cannot be undone. Go ahead?` };
   }

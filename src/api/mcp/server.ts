@@ -9,8 +9,10 @@ import { MCP_PATH } from '../../services/accounts';
 import { ApiError } from '../../errors';
 import { logger } from '../../logger';
 import { oauthClientSummary, revokeClientGrants, verifyMcpToken } from '../../services/accounts';
+import { touchKeyUsed } from '../../services/access';
 import { connectionForGrant, logCall, type ActiveConnection } from '../../services/connections';
-import { sendThroughApi, type Loopback } from './dispatch';
+import { callRoute, inProcessContext, routeNamed, toApiError, type Acting } from '../dispatch';
+import type { Method, RouteDef } from '../registry';
 import { confirmationText, MONEY_TOOLS, type Read } from './confirm';
 import { connectorTools, scopeCovers, toolNamed, type Tool } from './tools';
 
@@ -21,7 +23,8 @@ interface Session {
   server: Server;
   /** The connection as the latest request authenticated it (ask switches are read from here). */
   conn: ActiveConnection;
-  at: Loopback;
+  /** The client address of the latest request (an anonymous bucket is never used: the connection has a key). */
+  ip: string;
   lastSeen: number;
 }
 
@@ -56,9 +59,39 @@ function requestOf(tool: Tool, args: Record<string, unknown>) {
   // Routes that name their workspace in the path (PATCH /workspaces/{id}) log that one.
   const param = tool.route.auth.workspaceParam;
   const workspace = named ?? (param && typeof args[param] === 'string' ? (args[param] as string) : null);
-  const params: Record<string, unknown> = {};
-  for (const k of tool.paramNames) params[k] = tool.fixedParams[k] ?? args[k];
+  const params: Record<string, string> = {};
+  for (const k of tool.paramNames) {
+    const v = tool.fixedParams[k] ?? args[k];
+    if (v !== undefined && v !== null) params[k] = String(v);
+  }
   return { method: tool.route.method, path, query, body, workspace, headerWorkspace: named, params };
+}
+
+/** What a tool's call got: the status the API would send and its body (the route's, or the refusal's code and sentence). */
+export interface ToolAnswer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * One call of a route as the connection, in process (callRoute): the same validation, authorization,
+ * scopes, rate limit, presenters and refusals as a REST client holding the connection's key would get.
+ */
+async function actAs(
+  deps: Deps,
+  as: Acting,
+  route: RouteDef<unknown, unknown, unknown>,
+  req: { params: Record<string, string>; query: Record<string, unknown>; body: unknown; idempotencyKey?: string | null },
+  limit: boolean,
+): Promise<ToolAnswer> {
+  try {
+    const answer = await callRoute(deps, route, { as, params: req.params, query: req.query, body: req.body, koa: inProcessContext(as, { idempotencyKey: req.idempotencyKey }) }, { limit });
+    return { status: answer.status, body: answer.result };
+  } catch (err) {
+    const refusal = toApiError(err);
+    if (refusal.status >= 500) logger.error({ err, route: `${route.method} ${route.path}` }, 'connector tool call failed');
+    return { status: refusal.status, body: refusal.toBody() };
+  }
 }
 
 const text = (s: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: s }], ...(isError ? { isError: true } : {}) });
@@ -107,11 +140,11 @@ function buildServer(deps: Deps, session: () => Session): Server {
       await record(0, 'not_asked');
       return text(`${tool.name} needs the ${tool.scope} scope, which this connection was not granted (it holds ${conn.scopes.join(', ')}): nothing was sent. Connect again and grant it on the consent page to use this tool.`, true);
     }
-    const headers: Record<string, string> = { 'x-agent-key': conn.keyValue, 'x-connection-id': conn.id };
-    const read: Read = async (path, workspace, body) => {
-      const h: Record<string, string> = { 'x-agent-key': conn.keyValue };
-      if (workspace) h['x-workspace-id'] = workspace;
-      return sendThroughApi(s.at, { method: body === undefined ? 'GET' : 'POST', path, query: {}, body, headers: h });
+    const acting = (workspace: string | null): Acting => ({ caller: conn.principal, workspace, viewToken: null, ip: s.ip });
+    // The confirmation's reads are the connector's own: they count nothing against the person's rate limit.
+    const read: Read = async (path, params, workspace, body) => {
+      const method: Method = body === undefined ? 'GET' : 'POST';
+      return actAs(deps, acting(workspace), routeNamed(method, path), { params, query: {}, body }, false);
     };
     // Money asks whatever its family's switch says, unless the person turned money off explicitly.
     const askType = conn.ask[tool.ask] ? tool.ask : MONEY_TOOLS.has(tool.name) && conn.ask.money ? 'money' : null;
@@ -148,10 +181,9 @@ function buildServer(deps: Deps, session: () => Session): Server {
       }
       confirmation = 'accepted';
     }
-    if (call.headerWorkspace) headers['x-workspace-id'] = call.headerWorkspace;
     const key = idempotencyKeyOf(tool, args, s.transport.sessionId, extra.requestId);
-    if (key) headers['idempotency-key'] = key;
-    const answer = await sendThroughApi(s.at, { method: call.method, path: call.path, query: call.query, body: call.body, headers });
+    if (conn.principal.keyId) touchKeyUsed(deps, conn.principal.keyId);
+    const answer = await actAs(deps, acting(call.headerWorkspace), tool.route, { params: call.params, query: call.query, body: call.body, idempotencyKey: key }, true);
     await record(answer.status, confirmation);
     const out = answer.body === undefined ? `${answer.status}` : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
     // The same body as structured content, described by the tool's outputSchema (the route's schema).
@@ -194,13 +226,12 @@ export function mcpMiddleware(deps: Deps): Koa.Middleware {
     if (!claims) unauthorized(ctx, deps, true, 'The access token is invalid, expired, or issued for another resource than this connector.');
     const conn = await connectionForGrant(deps, claims, () => oauthClientSummary(deps, claims.clientId), revokeClientGrants);
     if (!conn) unauthorized(ctx, deps, true, 'This connection was removed: the access token was issued before that. Connect the assistant again.');
-    const at: Loopback = { host: ctx.req.socket.localAddress ?? '127.0.0.1', port: ctx.req.socket.localPort ?? 0 };
     const sid = ctx.get('mcp-session-id');
     let session = sid ? sessions.get(sid) : undefined;
     if (sid && (!session || session.conn.id !== conn.id)) throw new ApiError('not_found', 'No such MCP session for this connection: initialize a new one.');
     if (session) {
       session.conn = conn;
-      session.at = at;
+      session.ip = ctx.ip;
       session.lastSeen = Date.now();
     } else {
       const holder: { s?: Session } = {};
@@ -211,7 +242,7 @@ export function mcpMiddleware(deps: Deps): Koa.Middleware {
         },
       });
       const server = buildServer(deps, () => holder.s!);
-      holder.s = { transport, server, conn, at, lastSeen: Date.now() };
+      holder.s = { transport, server, conn, ip: ctx.ip, lastSeen: Date.now() };
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
       };

@@ -65,6 +65,19 @@ async function boundedBody(ctx: Koa.Context): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A JSON body the account system could not read (it answers 500 to one): refused here as the API refuses it. */
+function refuseUnreadableJson(raw: string): void {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    throw new ApiError('malformed_json', 'The request body is not valid JSON.');
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError('validation_failed', 'The request body must be a JSON object ({ ... }); a bare string, number, array or null is no body the account system takes.');
+  }
+}
+
 /** The email a sign-in names (JSON or form), lower-cased; '' when none. */
 function emailOf(ctx: Koa.Context, raw: string): string {
   let email: unknown;
@@ -96,6 +109,7 @@ export async function guardAccountRoute(deps: Deps, ctx: Koa.Context): Promise<v
   if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS') return;
   const raw = await boundedBody(ctx);
   if (ctx.method === 'POST' && path === '/sign-in/email') await brakeSignIn(deps, ctx, emailOf(ctx, raw));
+  if (raw && !ctx.is('application/x-www-form-urlencoded')) refuseUnreadableJson(raw);
   // The node adapter of the account system takes an already-read body from req.body.
   if (raw) (ctx.req as unknown as { body?: string }).body = raw;
 }

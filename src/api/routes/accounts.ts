@@ -31,7 +31,7 @@ defineRoute({
   ...accountRoute,
   method: 'POST',
   path: '/auth/sign-up/email',
-  summary: 'Create an account { name, email, password (8+ characters) } and sign in: sets the session cookie. The account gets its own participant.',
+  summary: 'Create an account { name, email, password (8+ characters) }; the account gets its own participant. It answers alike whether or not the email already has an account, so it does not sign in: sign in next (POST /auth/sign-in/email).',
   body: z.object({ name: z.string(), email: z.email(), password: passwordSchema, callbackURL: z.string().optional() }),
   response: z.looseObject({ token: z.string().nullable(), user: userSchema }),
 });

@@ -5,12 +5,10 @@ import { betterAuth, type BetterAuthOptions } from 'better-auth';
 import { APIError, createAuthMiddleware } from 'better-auth/api';
 import { fromNodeHeaders, toNodeHandler } from 'better-auth/node';
 import { jwt } from 'better-auth/plugins';
-import { Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { Config } from '../../config';
 import type { Deps } from '../../deps';
 import { GRANT_SCOPES } from '../../domain/connections';
-import { ACCOUNT_POOL_MAX } from '../../db/connections';
-import { ListeningClient } from '../../db/listeningClient';
 import { logger } from '../../logger';
 import { sendAccountMail } from './mailer';
 import { endConnectionsOfGrant } from '../connections';
@@ -186,10 +184,10 @@ export function authOptions(config: Config, pool: Pool, hooks: AccountHooks = {}
 
 function build(deps: Deps) {
   if (!deps.config.AUTH_SECRET && !deps.config.development) {
-    logger.warn('AUTH_SECRET is not set: a random one signs sessions and seals connection keys, so sign-ins and MCP connections end with this process (set AUTH_SECRET, 32+ characters)');
+    logger.warn('AUTH_SECRET is not set: a random one signs sessions and OAuth tokens, so sign-ins and MCP connections end with this process (set AUTH_SECRET, 32+ characters)');
   }
-  const pool = new Pool({ connectionString: deps.config.databaseUrl, max: ACCOUNT_POOL_MAX, Client: ListeningClient });
-  pool.on('error', (err) => logger.warn({ err }, 'account system pool error'));
+  // One database pool (issue 58): the account system's adapter (Kysely on pg) takes the app's primary pool.
+  const pool = primaryPool(deps);
   const auth = betterAuth(
     authOptions(deps.config, pool, {
       userCreated: (user) => ensureAccountParticipant(deps, user).then(() => undefined),
@@ -210,7 +208,12 @@ export type AccountSystem = ReturnType<typeof build>;
 
 const systems = new WeakMap<Deps, AccountSystem>();
 
-/** The account system of this process (one per Deps: its own small pg pool on the same database). */
+/** The app's primary pg pool (TypeORM's), which Better Auth's pg adapter takes as is. */
+function primaryPool(deps: Deps): Pool {
+  return (deps.ds.driver as unknown as { master: Pool }).master;
+}
+
+/** The account system of this process (one per Deps, on the app's primary pool). */
 export function accountSystem(deps: Deps): AccountSystem {
   let s = systems.get(deps);
   if (!s) {
@@ -223,8 +226,8 @@ export function accountSystem(deps: Deps): AccountSystem {
 export async function closeAccountSystem(deps: Deps): Promise<void> {
   const s = systems.get(deps);
   if (!s) return;
+  // The pool is the app's: it closes with the data source.
   systems.delete(deps);
-  await s.pool.end();
 }
 
 /** The session cookie's name (the __Secure- prefix comes with the Secure attribute). */

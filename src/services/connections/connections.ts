@@ -2,9 +2,9 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
 import type { Deps } from '../../deps';
+import type { Principal } from '../../domain/capabilities';
 import { keyScopesForGrant, normalizeAsk, trimBody, type AskType, type Confirmation } from '../../domain/connections';
 import { mintKey } from '../identity';
-import { openSecret, sealSecret } from './secret';
 
 export interface ConnectionRow {
   id: string;
@@ -19,9 +19,12 @@ export interface ConnectionRow {
   scopes: string[];
 }
 
-/** What the connector needs to act: the connection, and its key's value to send as X-Agent-Key. */
+/**
+ * What the connector needs to act: the connection, and its principal (the participant and the scopes
+ * the person granted, as its key row holds them). No key value: the connector acts in process.
+ */
 export interface ActiveConnection extends ConnectionRow {
-  keyValue: string;
+  principal: Principal;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -48,7 +51,8 @@ const WITH_SCOPES = `c.*, (SELECT k.scopes FROM api_keys k WHERE k.id = c.key_id
 /**
  * The live connection of an OAuth grant (an access token's subject, client and scopes), opened on its
  * first use: the connection gets a key of its own carrying exactly the key scopes the person granted
- * (keyScopesForGrant), stored encrypted so the connector can send it. Refused (null): a token issued
+ * (keyScopesForGrant); only its hash is stored, as for every key: the connector acts as the key row's
+ * principal in process, never sending the key. Refused (null): a token issued
  * no later than the second its connection was removed, one whose account has no participant, and a
  * connection whose key was revoked, which ends there with its grants (a new one needs a new consent).
  */
@@ -66,7 +70,7 @@ export async function connectionForGrant(
     const [live] = await m.query(
       `UPDATE connections c SET last_used_at = now() FROM api_keys k
         WHERE c.agent_id = $1 AND c.client_id = $2 AND c.revoked_at IS NULL AND k.id = c.key_id AND k.revoked_at IS NULL
-        RETURNING c.*, k.scopes AS key_scopes`,
+        RETURNING c.*, k.scopes AS key_scopes, k.workspace_id AS key_workspace_id, k.workspace_locked AS key_locked`,
       [agentId, grant.clientId],
     );
     if (live.length) return live[0];
@@ -86,16 +90,18 @@ export async function connectionForGrant(
     const scopes = keyScopesForGrant(grant.scopes);
     const key = await mintKey(m, agentId, { scopes, label: `connection: ${name}`.slice(0, 100) });
     const [r] = await m.query(
-      `INSERT INTO connections (agent_id, client_id, client_name, redirect_host, key_id, key_secret, ask, last_used_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now()) RETURNING *`,
-      [agentId, grant.clientId, name, info?.redirectHost ?? '', key.keyId, sealSecret(deps.config.authSecret, key.apiKey), normalizeAsk(null)],
+      `INSERT INTO connections (agent_id, client_id, client_name, redirect_host, key_id, ask, last_used_at)
+       VALUES ($1, $2, $3, $4, $5, $6, now()) RETURNING *`,
+      [agentId, grant.clientId, name, info?.redirectHost ?? '', key.keyId, normalizeAsk(null)],
     );
-    return { ...r, key_scopes: scopes };
+    return { ...r, key_scopes: scopes, key_workspace_id: null, key_locked: false };
   });
   if (!row) return null;
-  const keyValue = openSecret(deps.config.authSecret, row.key_secret);
-  if (!keyValue) return null;
-  return { ...rowOf(row), keyValue };
+  const conn = rowOf(row);
+  return {
+    ...conn,
+    principal: { agentId: conn.agentId, keyId: row.key_id, scopes: conn.scopes, isMaster: false, keyWorkspaceId: row.key_workspace_id ?? null, keyLocked: !!row.key_locked },
+  };
 }
 
 /**
@@ -118,7 +124,7 @@ export async function endConnectionsOfGrant(deps: Deps, userId: string, clientId
       if (keys.length) await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1) AND revoked_at IS NULL`, [keys]);
       for (const c of new Set(list.map((r) => r.client_id))) await revokeGrants(m, userId, c);
       if (clientId && !list.length) {
-        await m.query(`INSERT INTO connections (agent_id, client_id, key_secret, ask, revoked_at) VALUES ($1, $2, '', $3, now())`, [agentId, clientId, normalizeAsk(null)]);
+        await m.query(`INSERT INTO connections (agent_id, client_id, ask, revoked_at) VALUES ($1, $2, $3, now())`, [agentId, clientId, normalizeAsk(null)]);
         await revokeGrants(m, userId, clientId);
       }
     }

@@ -15,7 +15,9 @@ import {
 } from '../services/accounts';
 import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../domain/connections';
 import { ApiError } from '../errors';
-import { brakeSignIn } from './middleware/accountGuard';
+import { brakeSignIn } from '../api/middleware/accountGuard';
+import { escapeHtml, Html } from '../web/html';
+import { layout } from '../web/layout';
 
 /**
  * The OAuth side of the connector (spec §5.1): the discovery documents, and the two server-rendered
@@ -25,11 +27,17 @@ import { brakeSignIn } from './middleware/accountGuard';
 const AS_METADATA_PATHS = new Set([`/.well-known/oauth-authorization-server${AUTH_BASE_PATH}`, '/.well-known/oauth-authorization-server']);
 const RESOURCE_METADATA_PATHS = new Set([`/.well-known/oauth-protected-resource${MCP_PATH}`, '/.well-known/oauth-protected-resource']);
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const esc = escapeHtml;
 
+/**
+ * The pages' own: scripts and styles from this origin only, no framing. No form-action: the consent
+ * form's answer redirects to the assistant's callback, which a browser would check against it.
+ */
+const OAUTH_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
+
+/** An OAuth page in the web's layout; its body is built here from text escaped with the web's escaper. */
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}form{display:grid;gap:.75rem}input{font:inherit;padding:.5rem}button{font:inherit;padding:.6rem 1rem;cursor:pointer}.row{display:flex;gap:.75rem}.err{color:#a00}ul{padding-left:1.2rem}</style></head><body>${body}</body></html>`;
+  return layout({ title, body: new Html(body) });
 }
 
 async function formOf(ctx: Koa.Context): Promise<URLSearchParams> {
@@ -109,6 +117,7 @@ export function oauthPages(deps: Deps): Koa.Middleware {
     if (ctx.path === OAUTH_LOGIN_PAGE) {
       ctx.state.rawAnswer = true;
       ctx.set('Cache-Control', 'no-store');
+      ctx.set('Content-Security-Policy', OAUTH_CSP);
       if (ctx.method === 'GET') {
         ctx.type = 'html';
         ctx.body = signInPage(queryOf(ctx));
@@ -131,6 +140,7 @@ export function oauthPages(deps: Deps): Koa.Middleware {
       ctx.state.rawAnswer = true;
       ctx.set('Cache-Control', 'no-store');
       ctx.set('X-Frame-Options', 'DENY');
+      ctx.set('Content-Security-Policy', OAUTH_CSP);
       const session = await sessionOf(deps, ctx.headers).catch(() => null);
       if (ctx.method === 'GET') {
         if (!session) {

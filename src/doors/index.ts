@@ -1,0 +1,41 @@
+import Koa from 'koa';
+import { answerEdge, apiRoutes, jsonBodies, type AppOptions } from '../api/app';
+import { mcpMiddleware } from '../api/mcp/server';
+import { cors } from '../api/middleware/accountGuard';
+import { serveReference } from '../api/reference';
+import type { Deps } from '../deps';
+import { configureMailer } from '../services/accounts';
+import { webRoutes } from '../web';
+import { accountDoor } from './accounts';
+import { oauthPages } from './oauthPages';
+
+export type { AppOptions, ObservedResponse } from '../api/app';
+
+/**
+ * The front doors, side by side (issue 58): the account system (/api/auth), the OAuth pages, the MCP
+ * connector (/mcp), the pages and the API (/api). Each resolves its caller its own way (a session or
+ * a key, an OAuth grant, a visitor's credentials) and acts through the one in-process caller
+ * (src/api/dispatch.ts callRoute); none of them imports another. Koa app factory (no listen): used by
+ * main and by the tests through real HTTP.
+ */
+export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
+  const app = new Koa({ proxy: true });
+  app.context.deps = deps;
+  // Account mail (password reset): SMTP from configuration; start-up says so when reset is disabled.
+  configureMailer(deps.config);
+  app.use(answerEdge(opts));
+  // CORS for browser-based MCP hosts (metadata, registration, token, /mcp): preflights answered here.
+  app.use(async (ctx, next) => {
+    if (!cors(ctx)) await next();
+  });
+  app.use(accountDoor(deps));
+  // The OAuth discovery documents and the sign-in and consent pages (forms, not JSON).
+  app.use(oauthPages(deps));
+  // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
+  app.use(mcpMiddleware(deps));
+  app.use(jsonBodies());
+  app.use(serveReference);
+  app.use(webRoutes(deps));
+  app.use(apiRoutes(deps));
+  return app;
+}
