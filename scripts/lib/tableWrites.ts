@@ -68,7 +68,8 @@ const lineOf = (src: string, index: number): number => src.slice(0, index).split
 /** Entity class name -> table name, read from `@Entity('table') export class Name` declarations. */
 export function entityTables(src: string): Map<string, string> {
   const map = new Map<string, string>();
-  const re = /@Entity\(\s*['"]([a-z_][a-z0-9_]*)['"][^)]*\)\s*(?:@\w+\([^)]*\)\s*)*export\s+class\s+(\w+)/g;
+  // The class declared next after the decorator (other decorators, with any arguments, may sit between).
+  const re = /@Entity\(\s*['"]([a-z_][a-z0-9_]*)['"][\s\S]*?export\s+class\s+(\w+)/g;
   for (const m of src.matchAll(re)) map.set(m[2], m[1]);
   return map;
 }

@@ -13,7 +13,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   // ledger: money that has moved
   accounts: 'ledger',
   ledger_entries: 'ledger',
-  transfers: 'ledger',
+  transfers: 'credits',
   // credits: money entering and leaving
   agent_wallets: 'credits',
   deposit_logs: 'credits',
@@ -32,9 +32,9 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   claim_tokens: 'participants',
   waitlist: 'participants',
   workspaces: 'workspaces',
-  memberships: 'access',
-  groups: 'access',
-  group_members: 'access',
+  memberships: 'workspaces',
+  groups: 'workspaces',
+  group_members: 'workspaces',
   view_links: 'access',
   settings: 'workspaces',
   workspace_refreshes: 'lifecycle',

@@ -3,6 +3,8 @@ import { logger } from '../../logger';
 import { closeOrders, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
 import { accountId, balanceOf, transfer, withOneLedgerWrite } from '../ledger';
 import { voidLockedMarket } from '../lifecycle';
+import { deleteAgentRow } from '../identity';
+import { deleteWorkspaceRow } from '../workspaces';
 
 /**
  * The phases of a large deletion. Each `step` does one bounded batch inside the runner's
@@ -119,7 +121,7 @@ export const WORKSPACE_PHASES: Phase[] = [
         await voidBooks(m, late, now);
         if (late.length === limits.books) return late.length; // more may wait: the next batch
       }
-      await m.query(`DELETE FROM workspaces WHERE id = $1`, [ws]);
+      await deleteWorkspaceRow(m, ws);
       return 1;
     },
   },
@@ -145,7 +147,7 @@ export const PARTICIPANT_PHASES: Phase[] = [
       const [row] = await m.query(`SELECT id FROM agents WHERE id = $1 FOR UPDATE`, [id]);
       if (!row) return 0;
       await settleParticipantCredits(m, id, now);
-      await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
+      await deleteAgentRow(m, id);
       return 1;
     },
   },

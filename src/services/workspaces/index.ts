@@ -3,3 +3,4 @@ export * from './workspaces';
 export * from './membership';
 export * from './openWorkspace';
 export * from './rows';
+export * from './structureWrites';
