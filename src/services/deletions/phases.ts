@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { logger } from '../../logger';
-import { closeOrders, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { closeOrders, lockMarketsById, type MarketRow } from '../books';
 import { accountId, balanceOf, transfer, withOneLedgerWrite } from '../ledger';
 import { voidLockedMarket } from '../lifecycle';
 import { deleteAgentRow } from '../identity';
@@ -80,7 +80,7 @@ async function lockLiveBooks(m: EntityManager, workspaceId: string, limit: numbe
   const ids = (await m.query(`SELECT id FROM markets WHERE workspace_id = $1 AND ${LIVE} ORDER BY id LIMIT ${limit}`, [workspaceId])).map((r: { id: string }) => r.id);
   if (!ids.length) return [];
   // Locked in id order, like every batch that locks books; a book ended meanwhile is skipped by the void.
-  return (await m.query(`${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [ids])).map(rowToMarket);
+  return lockMarketsById(m, ids);
 }
 
 /** DELETE /workspaces/{id}: books voided and refunded first, then the rows, largest tables in chunks, the workspace row last. */

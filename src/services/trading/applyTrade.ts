@@ -7,7 +7,7 @@ import { queryPipelined } from '../../db/prepared';
 import { checkTradable, planTrade, type Holding } from '../../domain/trading';
 import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccountsCte, lockedAccounts } from '../ledger';
 import { outboxFragment, type PendingEvent } from '../events';
-import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { bookOf, LOCK_BOOKS_SQL, rowToMarket, type MarketRow } from '../books';
 import { fillAccountsSql, fillEffects, tradeBookCtes, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
 import { deserializeSpec, keyOfRequest, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
@@ -87,7 +87,7 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
  * nothing new either. The accounts are locked by the batch's one read (BATCH_OPEN), which returns
  * their balances: the batch decides every ledger write on them (nobody else can move a locked balance).
  */
-const LOCK_BOOKS = `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`;
+const LOCK_BOOKS = LOCK_BOOKS_SQL;
 
 /**
  * A batch's one statement after its book locks: the account locks (sorted, with balances), then
