@@ -29,3 +29,10 @@ describe('table ownership scan', () => {
     expect(v).toEqual(['src/services/trading/trade.ts:6 markets trading->books', 'src/services/trading/trade.ts:8 limit_orders trading->books']);
   });
 });
+
+test('the real tree: every table is written only by its owner, and every entity table has one', () => {
+  const r = checkTree(join(__dirname, '../..'));
+  expect(r.unmapped).toEqual([]);
+  expect(r.violations.map((v) => `${v.file}:${v.line} ${v.table}`)).toEqual([]);
+  expect(r.writes).toBeGreaterThan(100);
+});
