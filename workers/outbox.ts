@@ -1,7 +1,7 @@
 import type { Deps } from '../src/deps';
 import { logger } from '../src/logger';
 import { logAdvance, logHead, purgeEvents, sequenceEvents } from '../src/services/events';
-import { kickHooks, sweepHooks } from '../src/services/hooks';
+import { kickHooks, purgeDeliveries, sweepHooks } from '../src/services/hooks';
 import type { Processors } from './types';
 
 /** One sequencer pass, then a delivery run for the endpoints of the workspaces that got events. */
@@ -18,7 +18,7 @@ export const outboxProcessors = (deps: Deps): Processors<'outbox'> => ({
     const swept = await sweepHooks(deps, String(Math.floor(Date.now() / 2000)));
     return { sequenced, swept };
   },
-  purge: async () => purgeEvents(deps, deps.config.EVENT_RETENTION_DAYS),
+  purge: async () => ({ ...(await purgeEvents(deps, deps.config.EVENT_RETENTION_DAYS)), ...(await purgeDeliveries(deps, deps.config.EVENT_RETENTION_DAYS)) }),
 });
 
 const SWEEP_EVERY_MS = 5000;

@@ -4,7 +4,8 @@ import { inTransaction, pgCode } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { capabilityChangeNotHeld, type Capability, type PermissionGrant } from '../../domain/capabilities';
 import { Agent } from '../../entities/agent';
-import { Group, GroupMember, Membership, type MetricPermissions, type SourcePermissions, type Workspace } from '../../entities/workspace';
+import { Group, GroupMember, type MetricPermissions, type SourcePermissions, type Workspace } from '../../entities/workspace';
+import { deleteGroupRow, insertGroup, joinGroup, leaveGroup, updateGroupRow } from '../workspaces';
 
 export type { MetricPermissions, SourcePermissions };
 
@@ -134,8 +135,7 @@ async function withUniqueName<T>(m: EntityManager, name: string, fn: () => Promi
 
 async function insertMember(m: EntityManager, workspaceId: string, groupId: string, agentId: string): Promise<void> {
   if (!(await m.getRepository(Agent).existsBy({ id: agentId }))) throw new DomainError('not_found', `Participant "${agentId}" was not found.`);
-  await m.createQueryBuilder().insert().into(Membership).values({ workspaceId, agentId }).orIgnore().execute();
-  await m.createQueryBuilder().insert().into(GroupMember).values({ groupId, agentId }).orIgnore().execute();
+  await joinGroup(m, workspaceId, groupId, agentId);
 }
 
 /** POST /groups: a custom group; its capabilities must all be held by the caller. */
@@ -151,7 +151,7 @@ export async function addWorkspaceGroup(deps: Deps, workspaceId: string, held: R
       metricPermissions: input.metricPermissions ?? {},
       sourcePermissions: input.sourcePermissions ?? {},
     });
-    await withUniqueName(m, input.name, () => m.insert(Group, group));
+    await withUniqueName(m, input.name, () => insertGroup(m, group));
     for (const agentId of new Set(input.members ?? [])) await insertMember(m, workspaceId, group.id, agentId);
     return getGroup(m, workspaceId, group.id);
   });
@@ -167,16 +167,12 @@ export async function editWorkspaceGroup(deps: Deps, workspaceId: string, groupI
     const caps = input.capabilities ? [...new Set(input.capabilities)] : g.capabilities;
     refuseUnheld(held, g.capabilities, caps, 'grant or remove');
     await withUniqueName(m, input.name ?? g.name, () =>
-      m.update(
-        Group,
-        { id: g.id },
-        {
+      updateGroupRow(m, g.id, {
           name: input.name ?? g.name,
           capabilities: caps,
           metricPermissions: input.metricPermissions ?? g.metricPermissions,
           sourcePermissions: input.sourcePermissions ?? g.sourcePermissions,
-        },
-      ),
+      }),
     );
     return getGroup(m, workspaceId, g.id);
   });
@@ -188,7 +184,7 @@ export async function removeWorkspaceGroup(deps: Deps, workspaceId: string, grou
     const g = await getGroup(m, workspaceId, groupId, true);
     if (g.system) throw new DomainError('conflict', `"${g.name}" is a system group: it cannot be deleted.`);
     if (g.members.length) refuseUnheld(held, g.capabilities, [], 'remove');
-    await m.delete(Group, { id: g.id });
+    await deleteGroupRow(m, g.id);
   });
 }
 
@@ -208,7 +204,7 @@ export async function takeOutOfGroup(deps: Deps, workspaceId: string, groupId: s
     const g = await getGroup(m, workspaceId, groupId, true);
     if (!g.members.some((x) => x.id === agentId)) throw new DomainError('not_found', `Participant "${agentId}" is not a member of group "${g.name}".`);
     refuseUnheld(held, g.capabilities, [], 'remove');
-    await m.delete(GroupMember, { groupId: g.id, agentId });
+    await leaveGroup(m, g.id, agentId);
     return getGroup(m, workspaceId, g.id);
   });
 }

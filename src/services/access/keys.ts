@@ -5,7 +5,7 @@ import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import { scopesWithin, type Principal } from '../../domain/capabilities';
 import { logger } from '../../logger';
-import { mintKey, PLATFORM_AGENT_ID } from '../identity';
+import { mintKey, PLATFORM_AGENT_ID, recordKeyUse, revokeKeyRow, updateKeyRow } from '../identity';
 import { findWorkspace } from '../workspaces';
 
 /** A key as GET /agents/{id}/keys lists it (never its hash). */
@@ -123,7 +123,7 @@ export async function updateKey(ds: DataSource, actor: Principal, agentId: strin
     if (patch.workspaceLocked === true && !key.workspaceId) {
       throw new DomainError('validation_failed', 'This key has no workspaceId to lock it to; mint a key with workspaceId instead.');
     }
-    await m.update(ApiKey, { id: keyId }, { label: patch.label ?? key.label, scopes: scopes ?? key.scopes, workspaceLocked: patch.workspaceLocked ?? key.workspaceLocked });
+    await updateKeyRow(m, keyId, { label: patch.label ?? key.label, scopes: scopes ?? key.scopes, workspaceLocked: patch.workspaceLocked ?? key.workspaceLocked });
     const out: Record<string, unknown> = { ok: true, keyId };
     if (patch.label !== undefined) out.label = patch.label;
     if (scopes) out.scopes = scopes;
@@ -144,7 +144,7 @@ export async function revokeKey(ds: DataSource, actor: Principal, agentId: strin
       const others = await m.getRepository(ApiKey).existsBy({ isMaster: true, revokedAt: IsNull(), id: Not(keyId) });
       if (!others) throw new DomainError('conflict', 'This is the last master key; it cannot be revoked.');
     }
-    await m.update(ApiKey, { id: keyId }, { revokedAt: () => 'now()' });
+    await revokeKeyRow(m, keyId);
   });
 }
 
@@ -168,11 +168,5 @@ export function touchKeyUsed(deps: Deps, keyId: string): void {
   if (since >= 0 && since < KEY_USE_EVERY_MS) return; // a clock set back (tests) writes again
   if (seen.size >= MAX_KEY_USES) seen.clear();
   seen.set(keyId, now.getTime());
-  deps.ds
-    .createQueryBuilder()
-    .update(ApiKey)
-    .set({ lastUsedAt: now })
-    .where('id = :keyId AND (last_used_at IS NULL OR last_used_at <= :stale)', { keyId, stale: new Date(now.getTime() - KEY_USE_EVERY_MS) })
-    .execute()
-    .catch((err: unknown) => logger.warn({ err, keyId }, 'could not record key use'));
+  recordKeyUse(deps.ds, keyId, now, new Date(now.getTime() - KEY_USE_EVERY_MS)).catch((err: unknown) => logger.warn({ err, keyId }, 'could not record key use'));
 }

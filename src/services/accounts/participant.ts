@@ -5,7 +5,7 @@ import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { DomainError } from '../../errors';
 import { removeConnectionsOf } from '../connections';
-import { createAgent, NICKNAME_RE } from '../identity';
+import { createAgent, linkAgentAccount, NICKNAME_RE, unlinkAccountAgents } from '../identity';
 
 /** A nickname from the account's name (or the email's local part), made to fit NICKNAME_RE. */
 export function nicknameFrom(name: string, email: string): string {
@@ -34,7 +34,7 @@ export async function ensureAccountParticipant(deps: Deps, user: { id: string; n
       const nickname = attempt === 0 ? base : `${base.slice(0, 24)}-${randomBytes(2).toString('hex')}`;
       try {
         const id = await createAgent(m, { nickname, operator: user.email });
-        await m.query(`UPDATE agents SET account_id = $2 WHERE id = $1`, [id, user.id]);
+        await linkAgentAccount(m, id, user.id);
         return id;
       } catch (err) {
         if (!(err instanceof DomainError && err.code === 'nickname_taken') || attempt >= 5) throw err;
@@ -61,8 +61,7 @@ export async function participantOfAccount(deps: Deps, user: { userId: string; n
  */
 export async function deleteAccount(deps: Deps, accountId: string): Promise<void> {
   await inTransaction(deps.ds, async (m) => {
-    const [unlinked] = await m.query(`UPDATE agents SET account_id = NULL WHERE account_id = $1 RETURNING id`, [accountId]);
-    for (const { id } of unlinked as Array<{ id: string }>) await removeConnectionsOf(m, id);
+    for (const id of await unlinkAccountAgents(m, accountId)) await removeConnectionsOf(m, id);
     await m.query(`DELETE FROM auth_users WHERE id = $1`, [accountId]);
   });
 }

@@ -118,6 +118,32 @@ export async function findMarket(m: DataSource | EntityManager, workspaceId: str
 }
 
 /** `prepared`: a hot path's lock (the trade's), planned once per connection. */
+/**
+ * Books' one typed reader of market rows: `where` filters on `mk` (markets) and `mt` (its metric);
+ * `order`, `limit` and `lock` (FOR UPDATE OF mk) as asked. Other areas read books through this
+ * instead of pasting the select and mapping rows themselves.
+ */
+export async function readMarkets(
+  m: DataSource | EntityManager,
+  where: string,
+  params: unknown[],
+  opts: { order?: string; limit?: number; lock?: boolean } = {},
+): Promise<MarketRow[]> {
+  const sql = `${MARKET_SELECT} WHERE ${where}${opts.order ? ` ORDER BY ${opts.order}` : ''}${opts.limit ? ` LIMIT ${Math.trunc(opts.limit)}` : ''}${opts.lock ? ' FOR UPDATE OF mk' : ''}`;
+  return (await m.query(sql, params)).map(rowToMarket);
+}
+
+/** The statement that locks books in id order (the order every writer takes them in): $1 the ids. Composed into the trade batch's pipelined open. */
+export const LOCK_BOOKS_SQL = `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`;
+
+/** Lock these books in id order. */
+export async function lockMarketsById(m: EntityManager, ids: string[]): Promise<MarketRow[]> {
+  return readMarkets(m, 'mk.id = ANY($1::uuid[])', [ids], { order: 'mk.id', lock: true });
+}
+
+/** A LATERAL join of one market row onto another area's statement (portfolio, profile): `on` filters `mk`; map each row with rowToMarket. */
+export const marketLateral = (on: string): string => `JOIN LATERAL (${MARKET_SELECT} WHERE ${on}) sub ON true`;
+
 export async function lockMarket(m: EntityManager, id: string, prepared = false): Promise<MarketRow | null> {
   const sql = `${MARKET_SELECT} WHERE mk.id = $1 FOR UPDATE OF mk`;
   const rows = prepared ? await queryPrepared(m, sql, [id]) : await m.query(sql, [id]);

@@ -5,3 +5,4 @@ export * from './marketHistory';
 export * from './orders';
 export * from './orderViews';
 export * from './funding';
+export * from './bookWrites';

@@ -4,7 +4,7 @@ import { DomainError } from '../../errors';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { keyScopesForGrant, normalizeAsk, trimBody, type AskType, type Confirmation } from '../../domain/connections';
-import { mintKey } from '../identity';
+import { mintKey, revokeKeysById } from '../identity';
 
 export interface ConnectionRow {
   id: string;
@@ -121,7 +121,7 @@ export async function endConnectionsOfGrant(deps: Deps, userId: string, clientId
       const list = rows as Array<{ key_id: string | null; client_id: string }>;
       ended += list.length;
       const keys = list.map((r) => r.key_id).filter((k): k is string => !!k);
-      if (keys.length) await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1) AND revoked_at IS NULL`, [keys]);
+      await revokeKeysById(m, keys);
       for (const c of new Set(list.map((r) => r.client_id))) await revokeGrants(m, userId, c);
       if (clientId && !list.length) {
         await m.query(`INSERT INTO connections (agent_id, client_id, ask, revoked_at) VALUES ($1, $2, $3, now())`, [agentId, clientId, normalizeAsk(null)]);
@@ -213,7 +213,7 @@ export async function removeConnection(
   await inTransaction(deps.ds, async (m) => {
     const row = await ownConnection(m, agentId, id, true);
     await m.query(`UPDATE connections SET revoked_at = now() WHERE id = $1`, [id]);
-    if (row.key_id) await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [row.key_id]);
+    if (row.key_id) await revokeKeysById(m, [row.key_id]);
     const [agent] = await m.query(`SELECT account_id FROM agents WHERE id = $1`, [agentId]);
     if (agent?.account_id) await revokeGrants(m, agent.account_id, row.client_id);
   });
@@ -223,5 +223,5 @@ export async function removeConnection(
 export async function removeConnectionsOf(m: EntityManager, agentId: string): Promise<void> {
   const [rows] = await m.query(`UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND revoked_at IS NULL RETURNING key_id`, [agentId]);
   const keys = (rows as Array<{ key_id: string | null }>).map((r) => r.key_id).filter((k): k is string => !!k);
-  if (keys.length) await m.query(`UPDATE api_keys SET revoked_at = now() WHERE id = ANY($1) AND revoked_at IS NULL`, [keys]);
+  await revokeKeysById(m, keys);
 }

@@ -5,6 +5,8 @@ import type { Deps } from '../../deps';
 import type { Deletion, DeletionPhase } from '../../entities/deletion';
 import { conflict, DomainError } from '../../errors';
 import { logger } from '../../logger';
+import { revokeKeysOfAgent } from '../identity';
+import { markWorkspaceDeleting } from '../workspaces';
 import { DEFAULT_LIMITS, PARTICIPANT_PHASES, settleParticipantCredits, WORKSPACE_PHASES, type Limits, type Phase } from './phases';
 
 /**
@@ -102,7 +104,7 @@ export async function requestWorkspaceDeletion(deps: Deps, workspaceId: string, 
   const d = await inTransaction(deps.ds, async (m) => {
     const [ws] = await m.query(`SELECT id, slug FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
     if (!ws) throw new DomainError('workspace_not_found', `No workspace "${workspaceId}" exists.`);
-    await m.query(`UPDATE workspaces SET deleting_at = coalesce(deleting_at, $2) WHERE id = $1`, [workspaceId, now]);
+    await markWorkspaceDeleting(m, workspaceId, now);
     return recordDeletion(m, 'workspace', workspaceId, ws.slug, requestedBy, now);
   });
   await enqueueDeletion(deps, d.id);
@@ -126,7 +128,7 @@ export async function requestParticipantDeletion(deps: Deps, id: string, request
       });
     }
     const moved = await settleParticipantCredits(m, id, now);
-    await m.query(`UPDATE api_keys SET revoked_at = $2 WHERE agent_id = $1 AND revoked_at IS NULL`, [id, now]);
+    await revokeKeysOfAgent(m, id, now);
     const deletion = await recordDeletion(m, 'participant', id, locked[0].nickname ?? id, requestedBy, now);
     return { ok: true as const, agentId: id, creditsReturned: moved.amount, returnedTo: moved.to, deletion };
   });

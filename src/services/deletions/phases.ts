@@ -1,8 +1,10 @@
 import type { EntityManager } from 'typeorm';
 import { logger } from '../../logger';
-import { closeOrders, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { closeOrders, lockMarketsById, type MarketRow } from '../books';
 import { accountId, balanceOf, transfer, withOneLedgerWrite } from '../ledger';
 import { voidLockedMarket } from '../lifecycle';
+import { deleteAgentRow } from '../identity';
+import { deleteWorkspaceRow } from '../workspaces';
 
 /**
  * The phases of a large deletion. Each `step` does one bounded batch inside the runner's
@@ -78,7 +80,7 @@ async function lockLiveBooks(m: EntityManager, workspaceId: string, limit: numbe
   const ids = (await m.query(`SELECT id FROM markets WHERE workspace_id = $1 AND ${LIVE} ORDER BY id LIMIT ${limit}`, [workspaceId])).map((r: { id: string }) => r.id);
   if (!ids.length) return [];
   // Locked in id order, like every batch that locks books; a book ended meanwhile is skipped by the void.
-  return (await m.query(`${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [ids])).map(rowToMarket);
+  return lockMarketsById(m, ids);
 }
 
 /** DELETE /workspaces/{id}: books voided and refunded first, then the rows, largest tables in chunks, the workspace row last. */
@@ -119,7 +121,7 @@ export const WORKSPACE_PHASES: Phase[] = [
         await voidBooks(m, late, now);
         if (late.length === limits.books) return late.length; // more may wait: the next batch
       }
-      await m.query(`DELETE FROM workspaces WHERE id = $1`, [ws]);
+      await deleteWorkspaceRow(m, ws);
       return 1;
     },
   },
@@ -145,7 +147,7 @@ export const PARTICIPANT_PHASES: Phase[] = [
       const [row] = await m.query(`SELECT id FROM agents WHERE id = $1 FOR UPDATE`, [id]);
       if (!row) return 0;
       await settleParticipantCredits(m, id, now);
-      await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
+      await deleteAgentRow(m, id);
       return 1;
     },
   },

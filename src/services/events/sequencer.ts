@@ -63,11 +63,10 @@ export async function sequenceEvents(deps: Deps, batch = 2000, opts: { probe?: b
   );
 }
 
-/** Delete log entries older than the retention (and delivery log rows of the same age), in batches. */
-export async function purgeEvents(deps: Deps, retentionDays: number): Promise<{ events: number; deliveries: number }> {
+/** Delete log entries older than the retention, in batches (the hooks area purges its delivery log: purgeDeliveries). */
+export async function purgeEvents(deps: Deps, retentionDays: number): Promise<{ events: number }> {
   const cutoff = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000);
   let events = 0;
-  let deliveries = 0;
   for (;;) {
     const [{ n }] = await deps.ds.query(
       `WITH d AS (DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE created_at < $1 AND seq IS NOT NULL LIMIT 5000) RETURNING 1)
@@ -77,16 +76,7 @@ export async function purgeEvents(deps: Deps, retentionDays: number): Promise<{ 
     events += n;
     if (n < 5000) break;
   }
-  for (;;) {
-    const [{ n }] = await deps.ds.query(
-      `WITH d AS (DELETE FROM hook_deliveries WHERE id IN (SELECT id FROM hook_deliveries WHERE created_at < $1 LIMIT 5000) RETURNING 1)
-       SELECT count(*)::int AS n FROM d`,
-      [cutoff],
-    );
-    deliveries += n;
-    if (n < 5000) break;
-  }
-  return { events, deliveries };
+  return { events };
 }
 
 /**

@@ -72,3 +72,19 @@ export async function replayHook(deps: Deps, actor: Principal, hookId: string, a
   await deps.hub.enqueue('webhooks', 'deliver', { hookId: hook.id }, { jobId: `p-${hook.id}-${randomUUID()}`, removeOnComplete: true });
   return { hookId: hook.id, after, head: row.head };
 }
+
+/** Delete delivery log rows older than the retention (the events' purge age), in batches. */
+export async function purgeDeliveries(deps: Deps, retentionDays: number): Promise<{ deliveries: number }> {
+  const cutoff = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000);
+  let deliveries = 0;
+  for (;;) {
+    const [{ n }] = await deps.ds.query(
+      `WITH d AS (DELETE FROM hook_deliveries WHERE id IN (SELECT id FROM hook_deliveries WHERE created_at < $1 LIMIT 5000) RETURNING 1)
+       SELECT count(*)::int AS n FROM d`,
+      [cutoff],
+    );
+    deliveries += n;
+    if (n < 5000) break;
+  }
+  return { deliveries };
+}

@@ -3,6 +3,7 @@ import type { Principal } from '../../domain/capabilities';
 import { switchesOf, type NotificationSwitch, type Switches } from '../../domain/webhooks';
 import { Agent } from '../../entities/agent';
 import { resolveOwnedAgent } from '../access';
+import { mergeNotifications } from '../identity';
 
 /** A participant's notification switches (spec §2.7); itself or its creator. */
 export async function notificationSwitches(deps: Deps, actor: Principal, idParam: string): Promise<{ agentId: string; notifications: Switches }> {
@@ -19,6 +20,6 @@ export async function setNotificationSwitches(
   patch: Partial<Record<NotificationSwitch, boolean>>,
 ): Promise<{ agentId: string; notifications: Switches }> {
   const agentId = await resolveOwnedAgent(deps.ds, actor, idParam);
-  await deps.ds.query(`UPDATE agents SET notifications = coalesce(notifications, '{}'::jsonb) || $2::jsonb WHERE id = $1`, [agentId, JSON.stringify(patch)]);
+  await mergeNotifications(deps.ds, agentId, patch);
   return notificationSwitches(deps, actor, agentId);
 }

@@ -18,6 +18,11 @@ export async function openAccounts(m: EntityManager, ids: readonly string[], kin
   await m.query(`INSERT INTO accounts (id, kind) SELECT x, $2 FROM unnest($1::text[]) x ON CONFLICT (id) DO NOTHING`, [ids, kind]);
 }
 
+/** Remove a participant's account when it holds nothing (the participant row goes with it). */
+export async function dropEmptyAgentAccount(m: EntityManager, agentId: string): Promise<void> {
+  await m.query(`DELETE FROM accounts WHERE id = 'agent:' || $1 AND balance = 0`, [agentId]);
+}
+
 export async function balanceOf(m: EntityManager | DataSource, id: string, lock = false): Promise<bigint | null> {
   const rows: Array<{ balance: string }> = await m.query(`SELECT balance FROM accounts WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
   return rows.length ? BigInt(rows[0].balance) : null;

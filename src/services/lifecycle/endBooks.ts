@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/tx';
 import { logger } from '../../logger';
 import { decideResolution, type MetricFacts, type Reading } from '../../domain/resolution';
 import { withOneLedgerWrite } from '../ledger';
-import { lockMarket, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { lockMarket, lockMarketsById, type MarketRow } from '../books';
 import { resolveLockedMarket, voidLockedMarket } from './resolveBook';
 
 /** The lane jobs that end books: due books resolved in batches, one book settled early. */
@@ -17,7 +17,7 @@ export type ResolveOutcome = { marketId: string; outcome: 'resolved' | 'voided' 
  * savepoint so one bad book cannot undo the others.
  */
 export async function resolveDueBatch(m: EntityManager, marketIds: string[], now: Date): Promise<ResolveOutcome[]> {
-  const books: MarketRow[] = (await m.query(`${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`, [marketIds])).map(rowToMarket);
+  const books: MarketRow[] = await lockMarketsById(m, marketIds);
   const due = books.filter((mk) => (mk.status === 'open' || mk.status === 'closed') && mk.periodEnd && mk.periodStart && mk.periodEnd <= now);
   const out: ResolveOutcome[] = marketIds.filter((id) => !due.some((mk) => mk.id === id)).map((id) => ({ marketId: id, outcome: 'untouched' }));
   if (!due.length) return out;

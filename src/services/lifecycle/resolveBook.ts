@@ -7,7 +7,8 @@ import { accountId, balanceOf, leg, withOneLedgerWrite, writeLedger, type Transf
 import { fundersOf, lockMarket, marketConsensus, type MarketRow } from '../books';
 import { emitEvent } from '../events';
 import { callback } from '../wiring';
-import { closeOrdersOf } from '../books';
+import { closeOrdersOf, markResolved, markVoided } from '../books';
+import { recordPayouts } from '../trading';
 
 interface HolderRow {
   agent_id: string;
@@ -18,15 +19,6 @@ interface HolderRow {
 
 async function holders(m: EntityManager, marketId: string): Promise<HolderRow[]> {
   return m.query(`SELECT agent_id, shares_higher, shares_lower, net_cost FROM positions WHERE market_id = $1 ORDER BY agent_id`, [marketId]);
-}
-
-async function recordPayouts(m: EntityManager, marketId: string, pays: Array<{ agent: string; amount: bigint }>, now: Date): Promise<void> {
-  if (!pays.length) return;
-  await m.query(
-    `UPDATE positions p SET payout = v.pay, updated_at = $4 FROM unnest($2::text[], $3::bigint[]) AS v(agent, pay)
-      WHERE p.market_id = $1 AND p.agent_id = v.agent`,
-    [marketId, pays.map((p) => p.agent), pays.map((p) => p.amount.toString()), now],
-  );
 }
 
 /**
@@ -74,10 +66,7 @@ export async function resolveLockedMarket(
   await callback('bookResolved')(m, mk, value, marketConsensus(mk), now);
   // The standings' mark rides on the status UPDATE (the standings job adds the book after commit).
   const mark = callback('bookResolvedForStats')(mk, now, 6);
-  await m.query(
-    `WITH ${mark.cte} UPDATE markets SET status = 'resolved', resolved_value = $2, resolved_at = $3, settled_early = $4, settle_reason = $5, updated_at = $3 WHERE id = $1`,
-    [mk.id, Math.min(value, mk.rangeMax), now, opts.settledEarly ?? false, opts.settledEarly ? (opts.reason ?? null) : null, ...mark.params],
-  );
+  await markResolved(m, mk.id, Math.min(value, mk.rangeMax), now, { settledEarly: opts.settledEarly ?? false, reason: opts.settledEarly ? (opts.reason ?? null) : null }, mark);
   await emitEvent(m, mk.workspaceId, 'market:resolved', {
     marketId: mk.id,
     metricName: mk.metricName,
@@ -104,7 +93,7 @@ export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: 
   await closeOrdersOf(m, [mk.id], 'cancelled', 'market voided', now, ledger);
   const refunded = await payOut(m, mk, pays, 'refund', ledger, pool);
   await recordPayouts(m, mk.id, pays, now);
-  await m.query(`UPDATE markets SET status = 'voided', void_reason = $2, resolved_at = $3, updated_at = $3 WHERE id = $1`, [mk.id, reason, now]);
+  await markVoided(m, mk.id, reason, now);
   await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, voided: true, reason });
   if (!batch) await writeLedger(m, ledger, { shortfall: 'internal' });
   return { refunded };

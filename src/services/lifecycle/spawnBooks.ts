@@ -5,7 +5,7 @@ import { toNano } from '../../domain/money';
 import { costOfOpening, openBooks, type MarketRow, type OpenBookInput } from '../books';
 import { accountId, withOneLedgerWrite } from '../ledger';
 import { voidLockedMarket } from './resolveBook';
-import { closeOrdersOf } from '../books';
+import { closeOrdersOf, setCloseReason } from '../books';
 import { lockMarket } from '../books';
 
 export interface SpawnMetric {
@@ -156,7 +156,7 @@ export async function retireBooks(m: EntityManager, stale: LiveBook[], now: Date
           await voidLockedMarket(m, mk, 'horizon no longer desired', now, legs);
           voided++;
         } else {
-          await m.query(`UPDATE markets SET close_reason = 'deactivated', updated_at = $2 WHERE id = $1`, [mk.id, now]);
+          await setCloseReason(m, [mk.id], 'deactivated', now);
           // Closed to buys, so no wall there can fill: its resting orders go, reserves back.
           await closeOrdersOf(m, [mk.id], 'cancelled', 'market deactivated', now, legs);
           deactivated++;

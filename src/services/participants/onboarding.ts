@@ -5,8 +5,8 @@ import { inTransaction, pgCode } from '../../db/tx';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { maxBig, toNano } from '../../domain/money';
-import { createAgent, hashKey, mintKey, NICKNAME_RE } from '../identity';
-import { accountId, transfer } from '../ledger';
+import { claimAgent, createAgent, deleteAgentRow, hashKey, mintKey, NICKNAME_RE, unlinkAgent } from '../identity';
+import { accountId, dropEmptyAgentAccount, transfer } from '../ledger';
 import { createWorkspace } from '../workspaces';
 import { applyTemplate, resolveTemplate } from '../templates';
 
@@ -127,11 +127,11 @@ export async function claimParticipant(deps: Deps, actor: Principal, token: stri
       if (await participantActive(m, id)) {
         throw new DomainError('conflict', `This account already has an active participant (${id}); an account holds one participant.`, { participantId: id });
       }
-      await m.query(`UPDATE agents SET account_id = NULL WHERE id = $1`, [id]);
-      await m.query(`DELETE FROM accounts WHERE id = 'agent:' || $1 AND balance = 0`, [id]);
-      await m.query(`DELETE FROM agents WHERE id = $1`, [id]);
+      await unlinkAgent(m, id);
+      await dropEmptyAgentAccount(m, id);
+      await deleteAgentRow(m, id);
     }
-    await m.query(`UPDATE agents SET unclaimed = false, claimed_at = now(), account_id = $2 WHERE id = $1`, [agentId, account]);
+    await claimAgent(m, agentId, account);
     const topUp = await grant(m, agentId, Math.max(0, deps.config.SIGNUP_CREDITS - deps.config.UNCLAIMED_SIGNUP_CREDITS), 'claim top-up to the full signup grant');
     return { ok: true, participantId: agentId, creditsToppedUp: topUp, workspaces: await workspacesOf(m, agentId) };
   });

@@ -9,7 +9,7 @@ import { positionMetricValue, positionWorth } from '../portfolio';
 import { liveTradesOf, openPositionsOf, resolvedTotalsOf } from '../standings';
 import { accountId, transfer } from '../ledger';
 import { requestParticipantDeletion } from '../deletions';
-import { findWorkspace, type WorkspaceRow } from '../workspaces';
+import { enrol, findWorkspace, type WorkspaceRow } from '../workspaces';
 
 /**
  * A participant's results (spec §2.7, §4.3): realized = settled earnings of resolved books, from the
@@ -124,10 +124,7 @@ export async function createChildParticipant(
       memberships.push({ workspaceId: w.ws.id, groupIds: (groups as Array<{ id: string }>).map((g) => g.id) });
     }
     const id = await createAgent(m, { id: input.agentId, nickname, bio: input.bio, source: input.source, parentId: actor.agentId, createdBy: actor.agentId });
-    for (const g of memberships) {
-      await m.query(`INSERT INTO memberships (workspace_id, agent_id) VALUES ($1, $2)`, [g.workspaceId, id]);
-      for (const groupId of g.groupIds) await m.query(`INSERT INTO group_members (group_id, agent_id) VALUES ($1, $2)`, [groupId, id]);
-    }
+    for (const g of memberships) await enrol(m, g.workspaceId, id, g.groupIds);
     const key = await mintKey(m, id, { scopes: input.keyScopes, label: input.keyLabel ?? `created by ${actor.agentId}`, workspaceId: memberships[0]?.workspaceId ?? null });
     const amount = toNano(input.initialCredits ?? 0);
     if (amount > 0n) {

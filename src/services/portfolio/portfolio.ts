@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { Deps } from '../../deps';
 import { holderPayout, payoutFraction, probability } from '../../domain/lmsr';
-import { MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
+import { marketLateral, rowToMarket, type MarketRow } from '../books';
 
 export interface PositionView {
   market: MarketRow;
@@ -18,7 +18,7 @@ export interface PositionView {
 export async function positionsOf(q: Pick<DataSource, 'query'>, agentId: string, workspaceId: string | null, opts: { liveOnly?: boolean } = {}): Promise<PositionView[]> {
   const rows = await q.query(
     `SELECT p.shares_higher, p.shares_lower, p.net_cost, p.payout, sub.* FROM positions p
-       JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id AND (NOT $3::boolean OR mk.status IN ('open','closed'))) sub ON true
+       ${marketLateral(`mk.id = p.market_id AND (NOT $3::boolean OR mk.status IN ('open','closed'))`)}
       WHERE p.agent_id = $1 AND ($2::uuid IS NULL OR p.workspace_id = $2::uuid)
       ORDER BY (sub.status IN ('open','closed')) DESC, sub.period_end NULLS LAST, sub.id`,
     [agentId, workspaceId, opts.liveOnly ?? false],

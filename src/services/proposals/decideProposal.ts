@@ -3,7 +3,7 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
-import { closeOrdersOf, lockMarket, type MarketRow } from '../books';
+import { closeOrdersOf, lockMarket, setCloseReason, type MarketRow } from '../books';
 import { voidLockedMarket } from '../lifecycle';
 import { emitEvent } from '../events';
 import { withOneLedgerWrite } from '../ledger';
@@ -65,7 +65,7 @@ export async function decideProposal(deps: Deps, workspaceId: string, proposalId
       m,
       async (legs) => {
         if (books.length) {
-          await m.query(`UPDATE markets SET close_reason = 'proposal_closed', updated_at = $2 WHERE id = ANY($1::uuid[])`, [books.map((b) => b.id), now]);
+          await setCloseReason(m, books.map((b) => b.id), 'proposal_closed', now);
           // Closed branches take no more buys: their resting orders are cancelled, reserves returned.
           await closeOrdersOf(m, books.map((b) => b.id), 'cancelled', 'proposal decided', now, legs);
         }

@@ -2,7 +2,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { headlineImpact, proposalImpact as impactOf, type BranchImpact as DomainBranchImpact, type ImpactBasis, type ImpactEntry as DomainImpactEntry } from '../../domain/proposalImpact';
 import type { Proposal } from '../../entities/proposal';
-import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../books';
+import { marketConsensus, readMarkets, type MarketRow } from '../books';
 import { scorecardOf, type ScorecardRow } from './scorecard';
 import { findProposal, proposalNotFound } from './proposalRows';
 
@@ -18,11 +18,8 @@ export interface ProposalView {
 async function branchBooks(m: DataSource | EntityManager, proposalIds: string[]): Promise<Map<string, MarketRow[]>> {
   const out = new Map<string, MarketRow[]>(proposalIds.map((id) => [id, []]));
   if (!proposalIds.length) return out;
-  const rows = await m.query(
-    `${MARKET_SELECT} WHERE mk.proposal_id = ANY($1::uuid[]) ORDER BY mt.sort_order, mk.period_end NULLS LAST, mk.created_at, mk.branch`,
-    [proposalIds],
-  );
-  for (const r of rows) out.get(r.proposal_id)?.push(rowToMarket(r));
+  const books = await readMarkets(m, 'mk.proposal_id = ANY($1::uuid[])', [proposalIds], { order: 'mt.sort_order, mk.period_end NULLS LAST, mk.created_at, mk.branch' });
+  for (const mk of books) if (mk.proposalId) out.get(mk.proposalId)?.push(mk);
   return out;
 }
 

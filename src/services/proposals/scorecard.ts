@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { rowReader, type Row } from '../../db/rows';
 import { ProposalScorecardRow } from '../../entities/proposal';
-import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../books';
+import { marketConsensus, readMarkets, type MarketRow } from '../books';
 
 /**
  * The decision scorecard: when a branch book of a proposal resolves, the realised value is recorded
@@ -28,11 +28,11 @@ export async function recordScorecard(m: EntityManager, mk: MarketRow, value: nu
   const [p] = await m.query(`SELECT status FROM proposals WHERE id = $1`, [mk.proposalId]);
   if (!p) return;
   const otherBranch = mk.branch === 'approved' ? 'declined' : 'approved';
-  const sib = await m.query(
-    `${MARKET_SELECT} WHERE mk.proposal_id = $1 AND mk.metric_id = $2 AND mk.target_date = $3 AND mk.branch = $4 ORDER BY mk.created_at DESC LIMIT 1`,
-    [mk.proposalId, mk.metricId, mk.targetDate, otherBranch],
-  );
-  const other = sib.length ? marketConsensus(rowToMarket(sib[0])) : null;
+  const sib = await readMarkets(m, 'mk.proposal_id = $1 AND mk.metric_id = $2 AND mk.target_date = $3 AND mk.branch = $4', [mk.proposalId, mk.metricId, mk.targetDate, otherBranch], {
+    order: 'mk.created_at DESC',
+    limit: 1,
+  });
+  const other = sib.length ? marketConsensus(sib[0]) : null;
   const realised = Math.min(Math.max(value, mk.rangeMin), mk.rangeMax);
   const error = finalConsensus === null ? null : realised - finalConsensus;
   const within = error === null ? null : Math.abs(error) <= SCORECARD_TOLERANCE * (mk.rangeMax - mk.rangeMin);

@@ -1,4 +1,6 @@
+import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
+import { inTransaction } from '../../db/tx';
 import { DomainError, notFound } from '../../errors';
 import { checkRef, isRepository } from './paths';
 import { encryptToken } from './secrets';
@@ -104,7 +106,12 @@ export async function listSources(deps: Pick<Deps, 'ds'>, workspaceId: string): 
 }
 
 export async function sourceRecord(deps: Pick<Deps, 'ds'>, workspaceId: string, id: string): Promise<SourceRecord> {
-  const rows: Raw[] = UUID_RE.test(id) ? await deps.ds.query(`SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]) : [];
+  return recordIn(deps.ds, workspaceId, id, false);
+}
+
+/** The source read in `q` (a transaction's manager when `lock`: the row stays locked until it commits). */
+async function recordIn(q: Pick<EntityManager, 'query'>, workspaceId: string, id: string, lock: boolean): Promise<SourceRecord> {
+  const rows: Raw[] = UUID_RE.test(id) ? await q.query(`SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [workspaceId, id]) : [];
   if (!rows.length) throw notFound(`Source ${id}`);
   return toRecord(rows[0]);
 }
@@ -123,37 +130,40 @@ export async function updateSource(
   id: string,
   patch: { name?: string; description?: string; content?: string; repository?: string; defaultRef?: string | null; token?: string | null },
 ): Promise<SourceRow> {
-  const current = await sourceRecord(deps, workspaceId, id);
-  if (current.type === 'text') {
-    if (patch.repository !== undefined || patch.defaultRef !== undefined || patch.token !== undefined) {
-      throw new DomainError('validation_failed', 'repository, defaultRef and token belong to github sources; a text source holds content only.');
+  return inTransaction(deps.ds, async (m) => {
+    const current = await recordIn(m, workspaceId, id, true);
+    if (current.type === 'text') {
+      if (patch.repository !== undefined || patch.defaultRef !== undefined || patch.token !== undefined) {
+        throw new DomainError('validation_failed', 'repository, defaultRef and token belong to github sources; a text source holds content only.');
+      }
+      if (patch.content !== undefined) checkText(patch.content);
+    } else {
+      if (patch.content !== undefined) throw new DomainError('validation_failed', 'A github source reads its repository; content belongs to text sources.');
+      if (patch.repository !== undefined) checkRepository(patch.repository);
+      if (typeof patch.defaultRef === 'string') checkRef(patch.defaultRef);
     }
-    if (patch.content !== undefined) checkText(patch.content);
-  } else {
-    if (patch.content !== undefined) throw new DomainError('validation_failed', 'A github source reads its repository; content belongs to text sources.');
-    if (patch.repository !== undefined) checkRepository(patch.repository);
-    if (typeof patch.defaultRef === 'string') checkRef(patch.defaultRef);
-  }
-  const tokenEnc = patch.token === undefined ? current.tokenEnc : patch.token === null ? null : encryptToken(patch.token, deps.config.SOURCE_TOKEN_KEY);
-  // An UPDATE answers [rows, count] through TypeORM.
-  const [rows]: [Raw[], number] = await deps.ds.query(
-    `UPDATE sources SET name = $3, description = $4, content = CASE WHEN $5::boolean THEN $6 ELSE content END, repository = $7, default_ref = $8, token_enc = $9, updated_at = $10
-      WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-    [
-      workspaceId,
-      id,
-      patch.name ?? current.name,
-      patch.description ?? current.description,
-      patch.content !== undefined,
-      patch.content ?? null,
-      patch.repository ?? current.repository,
-      patch.defaultRef === undefined ? current.defaultRef : patch.defaultRef,
-      tokenEnc,
-      deps.clock.now(),
-    ],
-  );
-  await deps.ds.query(`DELETE FROM source_cache WHERE source_id = $1`, [id]);
-  return sourceRow(toRecord(rows[0]));
+    const tokenEnc = patch.token === undefined ? current.tokenEnc : patch.token === null ? null : encryptToken(patch.token, deps.config.SOURCE_TOKEN_KEY);
+    // One transaction: the row read locked, its update and the bridge cache's drop commit together.
+    // An UPDATE answers [rows, count] through TypeORM.
+    const [rows]: [Raw[], number] = await m.query(
+      `UPDATE sources SET name = $3, description = $4, content = CASE WHEN $5::boolean THEN $6 ELSE content END, repository = $7, default_ref = $8, token_enc = $9, updated_at = $10
+        WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [
+        workspaceId,
+        id,
+        patch.name ?? current.name,
+        patch.description ?? current.description,
+        patch.content !== undefined,
+        patch.content ?? null,
+        patch.repository ?? current.repository,
+        patch.defaultRef === undefined ? current.defaultRef : patch.defaultRef,
+        tokenEnc,
+        deps.clock.now(),
+      ],
+    );
+    await m.query(`DELETE FROM source_cache WHERE source_id = $1`, [id]);
+    return sourceRow(toRecord(rows[0]));
+  });
 }
 
 export async function deleteSource(deps: Pick<Deps, 'ds'>, workspaceId: string, id: string): Promise<void> {

@@ -5,7 +5,7 @@ import { consensusOf, probability } from '../../domain/lmsr';
 import { switchesOf } from '../../domain/webhooks';
 import { DomainError } from '../../errors';
 import { readPoliciesOf } from '../access/policy';
-import { displayStatus, MARKET_SELECT, rowToMarket } from '../books';
+import { displayStatus, marketLateral, rowToMarket } from '../books';
 import { earningsRank } from './leaderboard';
 import { publicTotals, type PublicTotals } from './totals';
 
@@ -61,7 +61,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     ),
     deps.ds.query(
       `SELECT p.shares_higher::text, p.shares_lower::text, p.net_cost::text, sub.*, w.name AS workspace_name, w.slug AS workspace_slug, pr.title AS proposal_title
-         FROM positions p JOIN LATERAL (${MARKET_SELECT} WHERE mk.id = p.market_id) sub ON true
+         FROM positions p ${marketLateral('mk.id = p.market_id')}
          JOIN workspaces w ON w.id = p.workspace_id
          LEFT JOIN proposals pr ON pr.id = sub.proposal_id
         WHERE p.agent_id = $1 AND sub.status IN ('open','closed') AND ${visible('w')}

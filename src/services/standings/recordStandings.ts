@@ -4,7 +4,7 @@ import { inTransaction } from '../../db/tx';
 import { queryPrepared } from '../../db/prepared';
 import { benchmarkError, horizonOf, RELIABILITY_BINS } from '../../domain/calibration';
 import { payoutFraction } from '../../domain/lmsr';
-import { MARKET_SELECT, marketConsensus, rowToMarket, type MarketRow } from '../books';
+import { marketConsensus, readMarkets, type MarketRow } from '../books';
 import { addExcluded } from './sums';
 
 const bins = (expr: string) =>
@@ -125,7 +125,7 @@ export async function recordPendingStandings(deps: Deps, marketIds?: string[]): 
     );
     if (!taken.length) return { books: 0, holders: 0 };
     const at = new Map(taken.map((t) => [t.market_id, t.resolved_at]));
-    const books = (await m.query(`${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) AND mk.status = 'resolved' ORDER BY mk.id`, [[...at.keys()]])).map(rowToMarket);
+    const books = await readMarkets(m, `mk.id = ANY($1::uuid[]) AND mk.status = 'resolved'`, [[...at.keys()]], { order: 'mk.id' });
     let holders = 0;
     for (const mk of books) holders += await recordBookStandings(m, mk, Number(mk.resolvedValue), at.get(mk.id)!);
     return { books: books.length, holders };

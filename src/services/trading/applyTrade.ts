@@ -7,8 +7,8 @@ import { queryPipelined } from '../../db/prepared';
 import { checkTradable, planTrade, type Holding } from '../../domain/trading';
 import { accountId, leg, LedgerDraft, ledgerOutcome, lockAccountsCte, lockedAccounts } from '../ledger';
 import { outboxFragment, type PendingEvent } from '../events';
-import { bookOf, MARKET_SELECT, rowToMarket, type MarketRow } from '../books';
-import { fillAccountsSql, fillEffects, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
+import { bookOf, LOCK_BOOKS_SQL, rowToMarket, type MarketRow } from '../books';
+import { fillAccountsSql, fillEffects, tradeBookCtes, openOrdersOf, openOrdersSql, wallQuery, wallsFrom, type OpenOrder, type TradeRowData } from '../books';
 import { deserializeSpec, keyOfRequest, keyTakenOutcome, positionData, storedOutcome, tradeFigures, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome, TradeResult } from '../../domain/outcomes';
 import { announceSql, hearCommitted, noticesParam, outcomeNotices } from './outcomeNotices';
@@ -87,7 +87,7 @@ export async function executeTrade(m: EntityManager, deps: Deps, job: TradeJobDa
  * nothing new either. The accounts are locked by the batch's one read (BATCH_OPEN), which returns
  * their balances: the batch decides every ledger write on them (nobody else can move a locked balance).
  */
-const LOCK_BOOKS = `${MARKET_SELECT} WHERE mk.id = ANY($1::uuid[]) ORDER BY mk.id FOR UPDATE OF mk`;
+const LOCK_BOOKS = LOCK_BOOKS_SQL;
 
 /**
  * A batch's one statement after its book locks: the account locks (sorted, with balances), then
@@ -363,14 +363,7 @@ class TradeBatch {
     const noticesAt = params.length;
     const [[row]] = (await queryPipelined(m, [{
       text: `WITH ${ledger.ctes},
-       mu AS (
-         UPDATE markets mk SET q_higher = x.qh, q_lower = x.ql, trade_count = mk.trade_count + x.n, volume = mk.volume + x.vol, last_trade_at = x.at, updated_at = x.at
-           FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::int[], $5::bigint[], $6::timestamptz[]) AS x(id, qh, ql, n, vol, at)
-          WHERE mk.id = x.id AND ${ledger.ok}),
-       lo AS (
-         UPDATE limit_orders o SET filled = x.f, spent = x.sp, reserve = x.r, status = x.st, updated_at = x.at
-           FROM unnest($7::uuid[], $8::bigint[], $9::bigint[], $10::bigint[], $11::text[], $12::timestamptz[]) AS x(id, f, sp, r, st, at)
-          WHERE o.id = x.id AND ${ledger.ok}),
+       ${tradeBookCtes(ledger.ok)},
        pu AS (
          INSERT INTO positions (market_id, agent_id, workspace_id, shares_higher, shares_lower, net_cost, updated_at)
          SELECT * FROM unnest($13::uuid[], $14::text[], $15::uuid[], $16::bigint[], $17::bigint[], $18::bigint[], $19::timestamptz[]) WHERE ${ledger.ok}

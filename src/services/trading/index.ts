@@ -6,3 +6,4 @@ export * from './applyTrade';
 export * from './tradeBatches';
 export * from './recoverTrades';
 export * from './placeOrder';
+export * from './positions';

@@ -12,7 +12,7 @@ import { bookOf, lockMarket } from '../books';
 import { checkTradable } from '../../domain/trading';
 import { executeTrade } from './applyTrade';
 import type { Outcome, OrderCancelled, OrderPlacement } from '../../domain/outcomes';
-import { closeOrders, openReserve, orderData, rowToOrder } from '../books';
+import { closeOrders, insertLimitOrder, openReserve, orderData, rowToOrder, setPlacement } from '../books';
 
 export type PlaceOrderJob = z.infer<typeof queueFamilies.trade.jobs.placeOrder>;
 export type CancelOrderJob = z.infer<typeof queueFamilies.trade.jobs.cancelOrder>;
@@ -69,16 +69,11 @@ export async function applyPlaceOrder(deps: Deps, job: PlaceOrderJob): Promise<O
         await openReserve(m, mk.id);
         await writeLedger(m, [leg(accountId.agent(job.agentId), `reserve:${mk.id}`, reserve, 'order_reserve', job.orderId)]);
       }
-      const [row] = await m.query(
-        `INSERT INTO limit_orders (id, market_id, workspace_id, agent_id, direction, limit_value, limit_p, price_nano, shares, filled, immediate, spent, reserve, status,
-                                   expires_at, idempotency_key, body_hash, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16, $17, $17) RETURNING *`,
-        [job.orderId, mk.id, mk.workspaceId, job.agentId, dir, job.limit, p, priceNano.toString(), shares.toString(), immediate.shares.toString(), immediate.cost.toString(),
-          reserve.toString(), rest > 0n ? 'open' : 'filled', job.expiresAt ?? null, job.idempotencyKey ?? null, job.bodyHash ?? null, now],
-      );
+      const row = await insertLimitOrder(m, [job.orderId, mk.id, mk.workspaceId, job.agentId, dir, job.limit, p, priceNano.toString(), shares.toString(), immediate.shares.toString(), immediate.cost.toString(),
+          reserve.toString(), rest > 0n ? 'open' : 'filled', job.expiresAt ?? null, job.idempotencyKey ?? null, job.bodyHash ?? null, now]);
       const order = rowToOrder(row);
       const body: OrderPlacement = { v: 2, order: orderData(order), immediate: { shares: immediate.shares.toString(), cost: immediate.cost.toString(), tradeId: immediate.tradeId } };
-      await m.query(`UPDATE limit_orders SET placement = $2 WHERE id = $1`, [order.id, JSON.stringify(body)]);
+      await setPlacement(m, order.id, body);
       await emitEvent(m, mk.workspaceId, 'order:placed', { orderId: order.id, marketId: mk.id, agentId: job.agentId, direction: dir, limit: job.limit, shares, immediate: immediate.shares });
       return { ok: true, body };
     });
