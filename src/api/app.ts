@@ -8,6 +8,7 @@ import { logger } from '../logger';
 import { outsideReadScope } from '../readScope';
 import { requestIdFor } from '../requestId';
 import { namedIn, resolveCaller } from './access';
+import { MAX_TEXT_BYTES } from '../services/sources';
 import { registeredRoutes, type RouteDef } from './registry';
 import { callRoute, toApiError } from './dispatch';
 import './routes';
@@ -66,7 +67,14 @@ export function answerEdge(opts: AppOptions = {}): Koa.Middleware {
 }
 
 /** JSON bodies only, up to 1 MB, read for the methods that carry one. */
+// A text source holds MAX_TEXT_BYTES of UTF-8 (checked on the parsed text, with its own sentence): its
+// JSON body may be several times that once escaped (\n, \uXXXX), so /sources bodies get room for it.
+const SOURCE_BODY_LIMIT = MAX_TEXT_BYTES * 6 + 65_536;
+
+/** JSON bodies only, up to 1 MB (a source's text: its own limit), read for the methods that carry one. */
 export function jsonBodies(): Koa.Middleware {
+  const parseBody = bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
+  const parseSourceBody = bodyParser({ enableTypes: ['json'], jsonLimit: SOURCE_BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] });
   return compose<Koa.ParameterizedContext>([
     async (ctx, next) => {
       const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
@@ -75,8 +83,18 @@ export function jsonBodies(): Koa.Middleware {
       }
       await next();
     },
-    bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }),
+    (ctx, next) => (/^\/api\/sources(\/[^/]*)?$/.test(ctx.path) ? parseSourceBody : parseBody)(ctx, next),
   ]);
+}
+
+/**
+ * Headers on every answer (issue 57): no MIME sniffing of JSON or the reference; no Referer leaving
+ * a page (pages carry view-link tokens in their URL).
+ */
+export async function securityHeaders(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  await next();
 }
 
 /** The API under /api: every registered route through the one caller (callRoute). */

@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import { answerEdge, apiRoutes, jsonBodies, type AppOptions } from '../api/app';
+import { answerEdge, apiRoutes, jsonBodies, securityHeaders, type AppOptions } from '../api/app';
 import { mcpMiddleware } from '../api/mcp/server';
 import { cors } from '../api/middleware/accountGuard';
 import { serveReference } from '../api/reference';
@@ -19,10 +19,14 @@ export type { AppOptions, ObservedResponse } from '../api/app';
  * main and by the tests through real HTTP.
  */
 export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
-  const app = new Koa({ proxy: true });
+  // X-Forwarded-For is believed only from the configured proxy hops (TRUST_PROXY_HOPS; none by default):
+  // the client address is then the one the outermost trusted proxy saw, and a caller cannot spoof it.
+  const hops = deps.config.TRUST_PROXY_HOPS;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.context.deps = deps;
   // Account mail (password reset): SMTP from configuration; start-up says so when reset is disabled.
   configureMailer(deps.config);
+  app.use(securityHeaders);
   app.use(answerEdge(opts));
   // CORS for browser-based MCP hosts (metadata, registration, token, /mcp): preflights answered here.
   app.use(async (ctx, next) => {

@@ -118,6 +118,7 @@ export function oauthPages(deps: Deps): Koa.Middleware {
       ctx.state.rawAnswer = true;
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Content-Security-Policy', OAUTH_CSP);
+      ctx.set('X-Frame-Options', 'DENY');
       if (ctx.method === 'GET') {
         ctx.type = 'html';
         ctx.body = signInPage(queryOf(ctx));
