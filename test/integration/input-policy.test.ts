@@ -14,7 +14,8 @@ useTestApp((a) => (app = a), { ONBOARDING_OPEN: 'true' });
 describe('input policy', () => {
   it('every route with a body refuses an unknown field with 400, naming it', async () => {
     const ws = await buildWorkspace(app, { public: true });
-    const routes = registeredRoutes().filter((r) => r.body && !r.auth.sessionOnly);
+    // The account system's own routes (documented in the catalog, answered by Better Auth) validate their bodies themselves.
+    const routes = registeredRoutes().filter((r) => r.body && !r.auth.sessionOnly && !r.accountSystem);
     expect(routes.length).toBeGreaterThan(40);
     const wrong: string[] = [];
     for (const r of routes) {
