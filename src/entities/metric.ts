@@ -42,6 +42,8 @@ export class Metric {
   @Column({ type: 'int', name: 'settlement_lag_minutes', nullable: true }) settlementLagMinutes!: number | null;
   /** Instant of the earliest numeric reading ever logged; purges keep it (resolvesNaUntilMeasured ends for good). */
   @Column({ type: 'timestamptz', name: 'measured_at', nullable: true }) measuredAt!: Date | null;
+  /** Instant (asOf) of the newest numeric reading ever logged: what "measured" means to a reader (issue 59). */
+  @Column({ type: 'timestamptz', name: 'last_measured_at', nullable: true }) lastMeasuredAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'created_at', default: () => 'now()' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at', default: () => 'now()' }) updatedAt!: Date;
 }

@@ -12,25 +12,45 @@ export interface Line {
 }
 
 export interface ChartData {
-  /** Unix seconds, ascending. */
+  /** Milliseconds since the epoch (time and date charts) or plain numbers, ascending; equal instants repeat. */
   x: number[];
   lines: Line[];
   /** How the x axis reads: instants, calendar dates (target dates), or plain numbers (a forecast probability). */
   xKind: 'time' | 'date' | 'number';
   /** The x axis' name when it is a number. */
   xLabel?: string;
+  /** The y axis' name (the unit is added to it, and to every value shown). */
+  yLabel?: string;
   unit: string | null;
 }
 
 let seq = 0;
 
-/** Series given as [t, v] points, merged on one ascending x (uPlot's aligned data); a missing point is null. */
+/**
+ * Series given as [x, v] points, merged on one ascending x (uPlot's aligned data); a missing point is
+ * null. Points at the same x within one series are all kept (two trades in the same millisecond are
+ * two steps): the x repeats as often as the series that repeats it most.
+ */
 export function align(series: { label: string; points: [number, number | null][]; step?: boolean; points_?: boolean }[]): { x: number[]; lines: Line[] } {
-  const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
-  const at = new Map(xs.map((x, i) => [x, i]));
+  const repeats = new Map<number, number>();
+  for (const s of series) {
+    const seen = new Map<number, number>();
+    for (const [t] of s.points) seen.set(t, (seen.get(t) ?? 0) + 1);
+    for (const [t, n] of seen) repeats.set(t, Math.max(n, repeats.get(t) ?? 0));
+  }
+  const xs = [...repeats.keys()].sort((a, b) => a - b).flatMap((t) => Array<number>(repeats.get(t)!).fill(t));
+  const first = new Map<number, number>();
+  xs.forEach((t, i) => {
+    if (!first.has(t)) first.set(t, i);
+  });
   const lines = series.map((s) => {
     const values: (number | null)[] = xs.map(() => null);
-    for (const [t, v] of s.points) values[at.get(t)!] = v;
+    const used = new Map<number, number>();
+    for (const [t, v] of s.points) {
+      const k = used.get(t) ?? 0;
+      used.set(t, k + 1);
+      values[first.get(t)! + k] = v;
+    }
     // A stepped line (consensus after each trade, readings) holds its value until the next point,
     // and to the chart's right edge: the latest consensus is where the book stands now.
     if (s.step) for (let i = 1; i < values.length; i++) if (values[i] === null) values[i] = values[i - 1];

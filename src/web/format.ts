@@ -34,3 +34,10 @@ export function fmtInstant(iso: string | null | undefined): string {
   if (!iso) return '—';
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
+
+/** An instant as UTC to the millisecond: the rows of a chart's data table (trades can share a second). */
+export function fmtInstantMs(ms: number): string {
+  if (!Number.isFinite(ms)) return '—';
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)} UTC`;
+}

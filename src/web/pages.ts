@@ -5,7 +5,7 @@ import type { metricSchema, statusSchema } from '../api/schemas/metrics';
 import type { proposalSchema } from '../api/schemas/proposals';
 import { apiGet, type Visitor } from './api';
 import { align, chart, gapBar, sparkline } from './charts';
-import { fmtCredits, fmtDelta, fmtInstant, fmtPercent, fmtValue } from './format';
+import { fmtCredits, fmtDelta, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';
 import { html, type Html } from './html';
 import { href, type PageParts } from './layout';
 
@@ -18,9 +18,10 @@ type CurrentWorkspace = { capabilities: string[] };
 type OrderBook = { marketId: string; higher: Level[]; lower: Level[] };
 type Level = { limit: number; probability: number; shares: number; orders: number };
 
-const secs = (iso: string) => Math.floor(Date.parse(iso) / 1000);
-/** A calendar date (YYYY-MM-DD, such as a book's resolvesOn) as unix seconds at 00:00 UTC. */
-const dateSecs = (d: string) => Math.floor(Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 1000);
+/** Charts are keyed in milliseconds: trades within one second are distinct points. */
+const ms = (iso: string) => Date.parse(iso);
+/** A calendar date (YYYY-MM-DD, such as a book's resolvesOn) as milliseconds at 00:00 UTC. */
+const dateMs = (d: string) => Date.parse(`${d.slice(0, 10)}T00:00:00Z`);
 
 /** A number cell or span: the shown text, and the raw value the API gave (data-value) for tests and scripts. */
 function num(field: string, value: number | null, text: string, tag: 'td' | 'span' | 'dd' = 'span'): Html {
@@ -42,14 +43,14 @@ const statusBadge = (s: string) => html`<span class="badge status-${s}">${s}</sp
 /** Consensus after each trade, from the opening: [t, consensus] points. */
 function consensusPoints(h: History): [number, number | null][] {
   const pts: [number, number | null][] = [];
-  if (h.opened.consensus !== null) pts.push([secs(h.opened.at), h.opened.consensus]);
-  for (const p of h.points) pts.push([secs(p.at), p.consensus]);
+  if (h.opened.consensus !== null) pts.push([ms(h.opened.at), h.opened.consensus]);
+  for (const p of h.points) pts.push([ms(p.at), p.consensus]);
   return pts;
 }
 
 function historyTable(unit: string | null, rows: { label: string; points: [number, number | null][] }[]): Html {
   return html`<div class="scroll"><table><thead><tr><th scope="col">Series</th><th scope="col">Time (UTC)</th><th scope="col">Value</th></tr></thead><tbody>${rows.flatMap((r) =>
-    r.points.map((p) => html`<tr><td>${r.label}</td><td>${fmtInstant(new Date(p[0] * 1000).toISOString())}</td><td class="num">${fmtValue(p[1], unit)}</td></tr>`),
+    r.points.map((p) => html`<tr><td>${r.label}</td><td>${fmtInstantMs(p[0])}</td><td class="num">${fmtValue(p[1], unit)}</td></tr>`),
   )}</tbody></table></div>`;
 }
 
@@ -74,6 +75,7 @@ ${num('value', m.total, fmtValue(m.total, unit), 'td')}
     workspace: ws,
     visitor: v,
     body: html`<h1>${ws.name}</h1>
+${ws.description ? html`<p class="lead" data-field="workspaceDescription">${ws.description}</p>` : ''}
 <p class="lead">Metrics, their latest value and trend, and what each horizon's book expects.</p>
 <div class="scroll"><table class="metrics"><caption>Metrics</caption>
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
@@ -82,12 +84,13 @@ ${num('value', m.total, fmtValue(m.total, unit), 'td')}
   };
 }
 
-/** Metric page: readings over time with each book's consensus history, and the term structure of the horizons. */
+/** Metric page: readings over time with each book's consensus history, the term structure of the horizons, and the books that have ended. */
 export async function metricPage(deps: Deps, v: Visitor, metricId: string): Promise<PageParts> {
   const metric = await apiGet<Metric>(deps, v, '/metrics/:id', { params: { id: metricId } });
-  const [status, markets] = await Promise.all([
+  const [status, markets, ended] = await Promise.all([
     apiGet<Status>(deps, v, '/status', { query: { trends: '1', trendsLimit: '90' } }),
     apiGet<Market[]>(deps, v, '/predictions/markets', { query: { metricId: metric.id, limit: '200' } }),
+    apiGet<Market[]>(deps, v, '/predictions/markets', { query: { metricId: metric.id, status: 'resolved,voided', limit: '200' } }),
   ]);
   const unit = metric.unit;
   const ws = status.workspace;
@@ -95,11 +98,12 @@ export async function metricPage(deps: Deps, v: Visitor, metricId: string): Prom
   const books = markets.filter((m) => m.proposalId === null).sort(byResolution);
   const histories = await Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } })));
   const series = [
-    { label: 'Readings', points: trend.map(([t, val]) => [t, val] as [number, number | null]), step: true },
+    // The trend is [unix seconds, value]: readings are kept to the second.
+    { label: 'Readings', points: trend.map(([t, val]) => [t * 1000, val] as [number, number | null]), step: true },
     ...books.map((b, i) => ({ label: `Book ${b.targetDate}`, points: consensusPoints(histories[i]), step: true })),
   ];
   const over = align(series);
-  const term = align([{ label: 'Consensus by target date', points: books.map((b) => [dateSecs(b.resolvesOn), b.consensus] as [number, number | null]), points_: true }]);
+  const term = align([{ label: 'Consensus by target date', points: books.map((b) => [dateMs(b.resolvesOn), b.consensus] as [number, number | null]), points_: true }]);
   return {
     title: metric.name,
     workspace: ws,
@@ -109,16 +113,45 @@ export async function metricPage(deps: Deps, v: Visitor, metricId: string): Prom
 ${metric.description ? html`<p class="lead">${metric.description}</p>` : ''}
 <dl class="facts" data-metric="${metric.id}">
 <div><dt>Value</dt>${num('value', metric.total, fmtValue(metric.total, unit), 'dd')}</div>
-<div><dt>Measured</dt><dd>${fmtInstant(metric.measuredAt)}</dd></div>
+<div><dt>Measured</dt><dd data-field="measuredAt" data-value="${metric.measuredAt ?? 'null'}">${fmtInstant(metric.measuredAt)}</dd></div>
+${unit ? html`<div><dt>Unit</dt><dd data-field="unit">${unit}</dd></div>` : ''}
 <div><dt>Books open</dt><dd>${books.length}</dd></div>
 ${!metric.isLeaf && metric.formula ? html`<div><dt>Formula</dt><dd><code>${metric.formula}</code></dd></div>` : ''}
 </dl>
-${chart(`${metric.name}: readings and each book's consensus over time`, { ...over, xKind: 'time', unit }, historyTable(unit, series))}
-${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, xKind: 'date', unit }, html`<p>See the table of books below.</p>`)}
+${chart(`${metric.name}: readings and each book's consensus over time`, { ...over, xKind: 'time', yLabel: metric.name, unit }, historyTable(unit, series))}
+${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, xKind: 'date', yLabel: metric.name, unit }, html`<p>See the table of books below.</p>`)}
 <div class="scroll"><table><caption>Books on ${metric.name}</caption>
 <thead><tr><th scope="col">Target date</th><th scope="col">Consensus</th><th scope="col">Probability</th><th scope="col">Volume</th><th scope="col">Trades</th><th scope="col">Status</th></tr></thead>
-<tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>`,
+<tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>
+${endedBooks(v, ws.slug, ended, unit)}`,
   };
+}
+
+/** How a book ended, in words: early (settled by hand) or on schedule, or voided. */
+function howEnded(m: Market): string {
+  if (m.status === 'voided') return 'voided, positions refunded';
+  return m.settledEarly ? 'early' : 'scheduled';
+}
+
+/** Credits one share paid, higher and lower (a voided book refunded instead). */
+function payoutText(m: Market): string {
+  const p = m.payoutPerShare;
+  return p ? `higher ${fmtCredits(p.higher)}, lower ${fmtCredits(p.lower)}` : m.status === 'voided' ? 'refunded at cost' : '—';
+}
+
+/** The reason a book ended as it did: the early settlement's or the void's; a scheduled resolution needs none. */
+const endReason = (m: Market) => m.settleReason ?? m.voidReason ?? null;
+
+/** The metric's resolved and voided books, newest first: value, when, early or scheduled, why, and what a share paid. */
+function endedBooks(v: Visitor, slug: string, ended: Market[], unit: string | null): Html {
+  return html`<section aria-labelledby="ended-h"><h2 id="ended-h">Resolved books</h2>${
+    ended.length
+      ? html`<div class="scroll"><table class="ended"><thead><tr><th scope="col">Book</th><th scope="col">Resolved value</th><th scope="col">Resolved (UTC)</th><th scope="col">How</th><th scope="col">Reason</th><th scope="col">Payout per share</th></tr></thead><tbody>${ended.map(
+          (m) =>
+            html`<tr data-ended="${m.id}"><th scope="row"><a href="${href(v, `/w/${slug}/markets/${m.id}`)}">${bookLabel(m)}</a></th>${num('resolvedValue', m.resolvedValue, fmtValue(m.resolvedValue, unit), 'td')}<td data-field="resolvedAt" data-value="${m.resolvedAt ?? 'null'}">${fmtInstant(m.resolvedAt)}</td><td data-field="how">${howEnded(m)}</td><td data-field="reason">${endReason(m) ?? '—'}</td><td data-field="payoutPerShare" data-value="${m.payoutPerShare ? String(m.payoutPerShare.higher) : 'null'}">${payoutText(m)}</td></tr>`,
+        )}</tbody></table></div>`
+      : html`<p class="muted">No book on this metric has resolved yet.</p>`
+  }</section>`;
 }
 
 /** Market page: consensus over time, volume, recent trades and the resting-order walls. */
@@ -129,8 +162,13 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string): Prom
     apiGet<OrderBook>(deps, v, '/predictions/markets/:id/orderbook', { params: { id: marketId } }),
     apiGet<Metric[]>(deps, v, '/metrics'),
   ]);
-  const ws = await workspaceOf(deps, v);
+  const [ws, proposal] = await Promise.all([
+    workspaceOf(deps, v),
+    market.proposalId ? apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: market.proposalId } }) : Promise.resolve(null),
+  ]);
   const unit = metrics.find((m) => m.id === market.metricId)?.unit ?? null;
+  // A branch book's other branch on the same metric and date.
+  const sibling = proposal?.conditionalMarkets.find((c) => c.metricId === market.metricId && c.targetDate === market.targetDate && c.branch !== market.branch) ?? null;
   // The trade form only for a visitor who may trade here (a signed-in person or a key with trade), on a book that trades.
   const credentials = !!(v.headers.cookie || v.headers['x-agent-key'] || v.headers['x-api-key']);
   const canTrade =
@@ -153,8 +191,20 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string): Prom
     workspace: ws,
     visitor: v,
     charts: true,
-    body: html`<p class="crumbs"><a href="${href(v, `/w/${ws.slug}/metrics/${market.metricId}`)}">${market.metricName}</a></p>
+    body: html`<p class="crumbs"><a href="${href(v, `/w/${ws.slug}/metrics/${market.metricId}`)}">${market.metricName}</a>${
+      proposal
+        ? html` · <a data-field="proposalLink" href="${href(v, `/w/${ws.slug}/proposals/${proposal.id}`)}">Proposal: ${proposal.title}</a>`
+        : ''
+    }</p>
 <h1>${market.metricName}: ${bookLabel(market)} ${statusBadge(market.status)}</h1>
+${
+  proposal && market.branch
+    ? html`<p class="lead" data-field="branch" data-value="${market.branch}">The branch where <a href="${href(v, `/w/${ws.slug}/proposals/${proposal.id}`)}">${proposal.title}</a> is ${market.branch}: it pays only if the proposal is ${market.branch}, and is voided (refunded) otherwise.${
+        sibling ? html` The other branch: <a data-field="siblingLink" href="${href(v, `/w/${ws.slug}/markets/${sibling.id}`)}">if ${sibling.branch}</a>.` : ''
+      }</p>`
+    : ''
+}
+${resolution(market, unit)}
 <dl class="facts" data-market="${market.id}">
 <div><dt>Consensus</dt>${num('consensus', market.consensus, fmtValue(market.consensus, unit), 'dd')}</div>
 <div><dt>Probability higher</dt>${num('probability', market.probability, fmtPercent(market.probability), 'dd')}</div>
@@ -163,10 +213,9 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string): Prom
 <div><dt>Liquidity</dt>${num('liquidity', market.liquidity, fmtCredits(market.liquidity), 'dd')}</div>
 <div><dt>Range</dt><dd>${fmtValue(market.rangeMin, unit)} to ${fmtValue(market.rangeMax, unit)}</dd></div>
 <div><dt>Resolves on</dt><dd>${market.resolvesOn}</dd></div>
-${market.resolved ? html`<div><dt>Resolved value</dt>${num('resolvedValue', market.resolvedValue, fmtValue(market.resolvedValue, unit), 'dd')}</div>` : ''}
 </dl>
 ${canTrade ? tradeForm(market.id) : ''}
-${chart('Consensus over time', { ...data, xKind: 'time', unit }, historyTable(unit, [{ label: 'Consensus', points }]))}
+${chart('Consensus over time', { ...data, xKind: 'time', yLabel: market.metricName, unit }, historyTable(unit, [{ label: 'Consensus', points }]))}
 <div class="cols">
 <section aria-labelledby="trades-h"><h2 id="trades-h">Recent trades</h2>${
       recent.length
@@ -178,6 +227,24 @@ ${chart('Consensus over time', { ...data, xKind: 'time', unit }, historyTable(un
 <section aria-labelledby="walls-h"><h2 id="walls-h">Resting orders</h2><div class="walls">${wall('higher', book.higher)}${wall('lower', book.lower)}</div></section>
 </div>`,
   };
+}
+
+/** How an ended book ended: the value, when, early or scheduled, why, and what one share paid. */
+function resolution(m: Market, unit: string | null): Html {
+  if (m.status !== 'resolved' && m.status !== 'voided') return html``;
+  const reason = endReason(m);
+  return html`<section aria-labelledby="resolution-h" class="resolution"><h2 id="resolution-h">${m.status === 'resolved' ? 'Resolved' : 'Voided'}</h2>
+<dl class="facts" data-resolution="${m.id}">
+${m.status === 'resolved' ? html`<div><dt>Resolved value</dt>${num('resolvedValue', m.resolvedValue, fmtValue(m.resolvedValue, unit), 'dd')}</div>` : ''}
+<div><dt>${m.status === 'resolved' ? 'Resolved' : 'Voided'} at</dt><dd data-field="resolvedAt" data-value="${m.resolvedAt ?? 'null'}">${fmtInstant(m.resolvedAt)}</dd></div>
+<div><dt>How</dt><dd data-field="how">${howEnded(m)}</dd></div>
+${reason ? html`<div><dt>Reason</dt><dd data-field="reason">${reason}</dd></div>` : ''}
+${
+  m.payoutPerShare
+    ? html`<div><dt>Higher share paid</dt>${num('payoutHigher', m.payoutPerShare.higher, fmtCredits(m.payoutPerShare.higher), 'dd')}</div><div><dt>Lower share paid</dt>${num('payoutLower', m.payoutPerShare.lower, fmtCredits(m.payoutPerShare.lower), 'dd')}</div>`
+    : ''
+}
+</dl></section>`;
 }
 
 /**
@@ -251,6 +318,24 @@ ${
   };
 }
 
+/** Each metric and date of the proposal with a link to both branches' books and how each stands. */
+function branchBooks(v: Visitor, slug: string, p: Proposal): Html {
+  const byId = new Map(p.conditionalMarkets.map((m) => [m.id, m]));
+  const cell = (branch: 'approved' | 'declined', id: string | undefined) => {
+    const m = id ? byId.get(id) : undefined;
+    return m
+      ? html`<td data-branch-book="${branch}" data-market="${m.id}"><a href="${href(v, `/w/${slug}/markets/${m.id}`)}">If ${branch}</a> ${statusBadge(m.status)}</td>`
+      : html`<td data-branch-book="${branch}" class="muted">not open</td>`;
+  };
+  return html`<section aria-labelledby="books-h"><h2 id="books-h">Branch books</h2>${
+    p.impact.length
+      ? html`<div class="scroll"><table class="branches"><thead><tr><th scope="col">Metric, date</th><th scope="col">If approved</th><th scope="col">If declined</th></tr></thead><tbody>${p.impact.map(
+          (i) => html`<tr data-books="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName} ${i.targetDate}</th>${cell('approved', i.approved?.marketId)}${cell('declined', i.declined?.marketId)}</tr>`,
+        )}</tbody></table></div>`
+      : html`<p class="muted">No branch book is open.</p>`
+  }</section>`;
+}
+
 /** Proposal page: both branches' history side by side, the decision and its scorecard. */
 export async function proposalPage(deps: Deps, v: Visitor, proposalId: string): Promise<PageParts> {
   const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } }), unitsOf(deps, v)]);
@@ -263,7 +348,7 @@ export async function proposalPage(deps: Deps, v: Visitor, proposalId: string): 
         { label: 'If declined', points: d ? consensusPoints(d) : [], step: true },
       ];
       const unit = units.get(i.metricId) ?? null;
-      return chart(`${i.metricName} on ${i.targetDate}: both branches over time`, { ...align(series), xKind: 'time', unit }, historyTable(unit, series));
+      return chart(`${i.metricName} on ${i.targetDate}: both branches over time`, { ...align(series), xKind: 'time', yLabel: i.metricName, unit }, historyTable(unit, series));
     }),
   );
   const decision =
@@ -288,6 +373,7 @@ ${p.description ? html`<p class="lead">${p.description}</p>` : ''}
 <section aria-labelledby="impact-h"><h2 id="impact-h">Approved versus declined</h2>
 <div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
 <div class="cols">${charts}</div></section>
+${branchBooks(v, ws.slug, p)}
 <section aria-labelledby="score-h"><h2 id="score-h">Scorecard</h2>${
       p.scorecard.length
         ? html`<div class="scroll"><table><thead><tr><th scope="col">Metric, date</th><th scope="col">Branch</th><th scope="col">Taken</th><th scope="col">Predicted</th><th scope="col">Realised</th><th scope="col">Error</th></tr></thead><tbody>${p.scorecard.map(

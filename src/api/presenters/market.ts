@@ -1,3 +1,4 @@
+import { payoutFraction } from '../../domain/lmsr';
 import { toCredits } from '../../domain/money';
 import { displayStatus, marketConsensus, marketProbability, type MarketRow } from '../../services/books';
 
@@ -29,11 +30,23 @@ export function presentMarket(mk: MarketRow, now: Date) {
     resolvedValue: mk.resolvedValue,
     resolvedAt: mk.resolvedAt?.toISOString() ?? null,
     settledEarly: mk.settledEarly,
+    settleReason: mk.settleReason,
+    payoutPerShare: payoutPerShare(mk),
     voidReason: mk.voidReason,
     manual: mk.manual,
     tradingEndsAt: mk.tradingEndsAt?.toISOString() ?? null,
     createdAt: mk.createdAt.toISOString(),
   };
+}
+
+/**
+ * What one share paid at resolution, in credits (resolveLockedMarket: higher pays v, lower 1 - v, v
+ * the resolved value's place in the range); a voided book refunded instead, so null as before it ends.
+ */
+function payoutPerShare(mk: MarketRow): { higher: number; lower: number } | null {
+  if (mk.status !== 'resolved' || mk.resolvedValue === null) return null;
+  const v = payoutFraction(mk.resolvedValue, mk.rangeMin, mk.rangeMax);
+  return { higher: v, lower: 1 - v };
 }
 
 /** The status summary's per-market shape (spec §2.4). */

@@ -23,7 +23,8 @@ export function presentMetric(r: MetricRow) {
     resetsEvery: r.resetsEvery,
     opensAt: r.opensAt,
     resolvesNaUntilMeasured: r.resolvesNaUntilMeasured,
-    measuredAt: r.measuredAt?.toISOString() ?? null,
+    measuredAt: r.lastMeasuredAt?.toISOString() ?? null,
+    firstMeasuredAt: r.measuredAt?.toISOString() ?? null,
     timePreference: r.timePreference,
     liquidityCredits: r.liquidityCredits === null ? null : toCredits(r.liquidityCredits),
     marketTitle: r.marketTitle,
@@ -35,8 +36,8 @@ export function presentMetric(r: MetricRow) {
 
 /** The status summary row: catalog {id, name, description, value, total} plus depth and order. */
 export function presentStatusMetric(r: MetricRow) {
-  const { id, name, description, value, total, currentValue, depth, order, formulaError } = presentMetric(r);
-  return { id, name, description, value, total, currentValue, depth, order, formulaError };
+  const { id, name, description, value, total, currentValue, depth, order, formulaError, measuredAt } = presentMetric(r);
+  return { id, name, description, value, total, currentValue, depth, order, formulaError, measuredAt };
 }
 
 export function presentReading(r: ReadingRow) {

@@ -20,6 +20,18 @@ import { openTargetDates } from '../../services/metrics';
 
 const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
 const finite = z.number({ error: 'must be a number' });
+const STORED_STATUSES = ['open', 'closed', 'resolved', 'voided'] as const;
+/** ?status=resolved,voided: the stored statuses to list (each named once at most). */
+const marketStatusQuery = z
+  .string()
+  .max(100)
+  .transform((text, ctx) => {
+    const names = [...new Set(text.split(',').map((n) => n.trim().toLowerCase()))];
+    const wrong = names.filter((n) => !(STORED_STATUSES as readonly string[]).includes(n));
+    if (wrong.length) ctx.addIssue({ code: 'custom', message: `must list some of ${STORED_STATUSES.join(', ')}, separated by commas` });
+    return names as (typeof STORED_STATUSES)[number][];
+  })
+  .optional();
 const marketIdParam = z.object({ id: z.string().uuid('must be a market id (UUID)') });
 
 defineRoute({
@@ -28,11 +40,13 @@ defineRoute({
   response: z.array(marketSchema),
   errors: [],
   auth: auth.publicRead(),
-  summary: 'Open markets. Query metricId, proposalId, limit (1 to 200, default 50).',
-  query: z.object({ metricId: z.string().max(100).optional(), proposalId: z.string().max(100).optional(), limit: limitQuery(50, 200) }),
+  summary:
+    'Markets, open ones by default. Query metricId, proposalId, status (a comma-separated list of open, closed, resolved, voided; default open,closed; resolved and voided books are listed newest resolution first), limit (1 to 200, default 50).',
+  query: z.object({ metricId: z.string().max(100).optional(), proposalId: z.string().max(100).optional(), status: marketStatusQuery, limit: limitQuery(50, 200) }),
   handler: async (c) => {
     const access = c.workspace();
-    const rows = await marketsOfWorkspace(c.deps, access.workspace.id, c.query);
+    const { status, ...filter } = c.query;
+    const rows = await marketsOfWorkspace(c.deps, access.workspace.id, { ...filter, statuses: status });
     const now = c.deps.clock.now();
     return rows.filter((mk) => access.metricReadable(mk.metricId)).map((mk) => presentMarket(mk, now));
   },

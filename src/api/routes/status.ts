@@ -27,7 +27,7 @@ defineRoute({
     return {
       ok: true,
       creditValueUsd: c.deps.config.CREDIT_VALUE_USD,
-      workspace: { id: ws.id, slug: ws.slug, name: ws.name },
+      workspace: { id: ws.id, slug: ws.slug, name: ws.name, description: ws.description },
       // Per-metric read permissions hide a metric (and its books) from this caller.
       metrics: rows.filter((r) => c.workspace().metricReadable(r.metric.id)).map((r) => ({
         ...presentStatusMetric(r.metric),

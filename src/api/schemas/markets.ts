@@ -29,7 +29,12 @@ export const marketSchema = z
     resolved: z.boolean(),
     resolvedValue: z.number().nullable(),
     resolvedAt: nullableInstant,
-    settledEarly: z.boolean(),
+    settledEarly: z.boolean().describe('Resolved before its period ended (POST /metrics/{id}/settle).'),
+    settleReason: z.string().nullable().describe('The reason given for an early settlement; null otherwise.'),
+    payoutPerShare: z
+      .object({ higher: z.number(), lower: z.number() })
+      .nullable()
+      .describe('Credits one share paid at resolution: higher pays (resolvedValue - rangeMin) / (rangeMax - rangeMin), clamped to 0..1, lower the rest; null unless resolved.'),
     voidReason: z.string().nullable(),
     manual: z.boolean().describe('Opened by hand (POST /predictions/markets), outside the horizon plan.'),
     tradingEndsAt: nullableInstant,

@@ -32,7 +32,8 @@ export const metricSchema = z
     resetsEvery: z.string().nullable(),
     opensAt: z.number().nullable(),
     resolvesNaUntilMeasured: z.boolean(),
-    measuredAt: nullableInstant,
+    measuredAt: nullableInstant.describe('When the newest numeric reading was dated (its asOf): when the value was last measured.'),
+    firstMeasuredAt: nullableInstant.describe('When the earliest numeric reading was dated: it ends resolvesNaUntilMeasured for good. Purges clear neither.'),
     timePreference: timePreferenceSchema.nullable(),
     liquidityCredits: creditAmount.nullable(),
     marketTitle: z.string().nullable(),
@@ -70,7 +71,7 @@ export const updateSchema = z.object({
 export const statusSchema = z.object({
   ok: z.boolean(),
   creditValueUsd: z.number(),
-  workspace: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
+  workspace: z.object({ id: z.string(), slug: z.string(), name: z.string(), description: z.string() }),
   metrics: z.array(
     z.object({
       id: z.string(),
@@ -82,6 +83,7 @@ export const statusSchema = z.object({
       depth: count,
       order: z.number().int(),
       formulaError: z.string().nullable(),
+      measuredAt: nullableInstant.describe('When the newest numeric reading was dated (its asOf).'),
       trend: z.array(z.tuple([z.number(), z.number()])).optional().describe('[unix seconds, value] pairs with trends=1.'),
       markets: z.array(marketSummarySchema).optional().describe('Open baseline books with markets=1.'),
     }),

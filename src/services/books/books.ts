@@ -41,6 +41,8 @@ export interface MarketRow {
   closeReason: string | null;
   tradingEndsAt: Date | null;
   voidReason: string | null;
+  /** The reason given when the book was settled early (POST /metrics/{id}/settle); null otherwise. */
+  settleReason: string | null;
   /** Opened by hand (POST /predictions/markets): never retired by the horizon pass. */
   manual: boolean;
   createdAt: Date;
@@ -84,6 +86,7 @@ export function rowToMarket(r: Record<string, any>): MarketRow { // eslint-disab
     closeReason: r.close_reason,
     tradingEndsAt: r.trading_ends_at,
     voidReason: r.void_reason,
+    settleReason: r.settle_reason ?? null,
     manual: r.manual ?? false,
     createdAt: r.created_at,
   };
@@ -322,7 +325,8 @@ export async function listMarkets(m: DataSource | EntityManager, workspaceId: st
   where.push(`mk.status = ANY($${args.length}::text[])`);
   args.push(f.limit);
   const rows = await m.query(
-    `${MARKET_SELECT} WHERE ${where.join(' AND ')} ORDER BY mt.sort_order, mk.period_end NULLS LAST, mk.branch NULLS FIRST, mk.created_at LIMIT $${args.length}`,
+    // Ended books newest resolution first (a metric page lists its latest results); live ones by horizon.
+    `${MARKET_SELECT} WHERE ${where.join(' AND ')} ORDER BY mt.sort_order, mk.resolved_at DESC NULLS FIRST, mk.period_end NULLS LAST, mk.branch NULLS FIRST, mk.created_at LIMIT $${args.length}`,
     args,
   );
   return rows.map(rowToMarket);

@@ -29,7 +29,8 @@ const rowToReading = rowReader(MetricReading);
 
 /**
  * Insert readings in one statement (a fan-out recalculation files hundreds at once). A reading
- * with a number also marks its metric measured, which never reverts (resolvesNaUntilMeasured).
+ * with a number also marks its metric measured, which never reverts (resolvesNaUntilMeasured), and
+ * moves its newest measured instant (last_measured_at) forward.
  */
 export async function insertReadings(m: Db, workspaceId: string, rows: NewReading[], at: Date): Promise<ReadingRow[]> {
   if (!rows.length) return [];
@@ -50,19 +51,21 @@ export async function insertReadings(m: Db, workspaceId: string, rows: NewReadin
       rows.map((r) => r.note ?? null),
     ],
   );
-  const measured = new Map<string, Date>();
+  // Per metric: the earliest and the newest asOf among the numeric readings filed here.
+  const span = new Map<string, { first: Date; last: Date }>();
   rows.forEach((r, i) => {
     if (na[i]) return;
     const asOf = r.asOf ?? at;
-    const prev = measured.get(r.metricId);
-    if (!prev || asOf < prev) measured.set(r.metricId, asOf);
+    const prev = span.get(r.metricId);
+    if (!prev) span.set(r.metricId, { first: asOf, last: asOf });
+    else span.set(r.metricId, { first: asOf < prev.first ? asOf : prev.first, last: asOf > prev.last ? asOf : prev.last });
   });
-  if (measured.size) {
+  if (span.size) {
     await m.query(
-      `UPDATE metrics SET measured_at = LEAST(metrics.measured_at, x.as_of)
-         FROM unnest($1::uuid[], $2::timestamptz[]) AS x(id, as_of)
-        WHERE metrics.id = x.id AND (metrics.measured_at IS NULL OR metrics.measured_at > x.as_of)`,
-      [[...measured.keys()], [...measured.values()]],
+      `UPDATE metrics SET measured_at = LEAST(metrics.measured_at, x.first), last_measured_at = GREATEST(metrics.last_measured_at, x.last)
+         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS x(id, first, last)
+        WHERE metrics.id = x.id AND (metrics.measured_at IS NULL OR metrics.measured_at > x.first OR metrics.last_measured_at IS NULL OR metrics.last_measured_at < x.last)`,
+      [[...span.keys()], [...span.values()].map((s) => s.first), [...span.values()].map((s) => s.last)],
     );
   }
   return inserted.map(rowToReading);
