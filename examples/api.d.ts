@@ -1836,8 +1836,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Open markets
-         * @description Open markets. Query metricId, proposalId, limit (1 to 200, default 50).
+         * Markets, open ones by default
+         * @description Markets, open ones by default. Query metricId, proposalId, status (a comma-separated list of open, closed, resolved, voided; default open,closed; resolved and voided books are listed newest resolution first), limit (1 to 200, default 50).
          *
          *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
          */
@@ -2855,6 +2855,8 @@ export interface components {
             currentValue: number | null;
             depth: number;
             description: string;
+            /** @description When the earliest numeric reading was dated: it ends resolvesNaUntilMeasured for good. Purges clear neither. */
+            firstMeasuredAt: string | null;
             formula: string;
             formulaError: string | null;
             id: string;
@@ -2862,6 +2864,7 @@ export interface components {
             liquidityCredits: number | null;
             marketRangeMax: number;
             marketTitle: string | null;
+            /** @description When the newest numeric reading was dated (its asOf): when the value was last measured. */
             measuredAt: string | null;
             name: string;
             opensAt: number | null;
@@ -3069,6 +3072,11 @@ export interface components {
             manual: boolean;
             metricId: string;
             metricName: string;
+            /** @description Credits one share paid at resolution: higher pays (resolvedValue - rangeMin) / (rangeMax - rangeMin), clamped to 0..1, lower the rest; null unless resolved. */
+            payoutPerShare: {
+                higher: number;
+                lower: number;
+            } | null;
             /** @description Same as consensus (condensed name). */
             prediction: number | null;
             probability: number | null;
@@ -3079,7 +3087,10 @@ export interface components {
             resolvedAt: string | null;
             resolvedValue: number | null;
             resolvesOn: string;
+            /** @description Resolved before its period ended (POST /metrics/{id}/settle). */
             settledEarly: boolean;
+            /** @description The reason given for an early settlement; null otherwise. */
+            settleReason: string | null;
             shares: {
                 higher: number;
                 lower: number;
@@ -3100,6 +3111,8 @@ export interface components {
             currentValue: number | null;
             depth: number;
             description: string;
+            /** @description When the earliest numeric reading was dated: it ends resolvesNaUntilMeasured for good. Purges clear neither. */
+            firstMeasuredAt: string | null;
             formula: string;
             formulaError: string | null;
             id: string;
@@ -3107,6 +3120,7 @@ export interface components {
             liquidityCredits: number | null;
             marketRangeMax: number;
             marketTitle: string | null;
+            /** @description When the newest numeric reading was dated (its asOf): when the value was last measured. */
             measuredAt: string | null;
             name: string;
             opensAt: number | null;
@@ -3152,6 +3166,8 @@ export interface components {
                 currentValue: number | null;
                 depth: number;
                 description: string;
+                /** @description When the earliest numeric reading was dated: it ends resolvesNaUntilMeasured for good. Purges clear neither. */
+                firstMeasuredAt: string | null;
                 formula: string;
                 formulaError: string | null;
                 /** @description A preview has no id: nothing was created. */
@@ -3160,6 +3176,7 @@ export interface components {
                 liquidityCredits: number | null;
                 marketRangeMax: number;
                 marketTitle: string | null;
+                /** @description When the newest numeric reading was dated (its asOf): when the value was last measured. */
                 measuredAt: string | null;
                 name: string;
                 opensAt: number | null;
@@ -14859,6 +14876,7 @@ export interface operations {
                 limit?: number;
                 metricId?: string;
                 proposalId?: string;
+                status?: string;
             };
             header?: {
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
@@ -15636,6 +15654,11 @@ export interface operations {
                         manual: boolean;
                         metricId: string;
                         metricName: string;
+                        /** @description Credits one share paid at resolution: higher pays (resolvedValue - rangeMin) / (rangeMax - rangeMin), clamped to 0..1, lower the rest; null unless resolved. */
+                        payoutPerShare: {
+                            higher: number;
+                            lower: number;
+                        } | null;
                         /** @description Same as consensus (condensed name). */
                         prediction: number | null;
                         probability: number | null;
@@ -15646,7 +15669,10 @@ export interface operations {
                         resolvedAt: string | null;
                         resolvedValue: number | null;
                         resolvesOn: string;
+                        /** @description Resolved before its period ended (POST /metrics/{id}/settle). */
                         settledEarly: boolean;
+                        /** @description The reason given for an early settlement; null otherwise. */
+                        settleReason: string | null;
                         shares: {
                             higher: number;
                             lower: number;
@@ -19634,6 +19660,8 @@ export interface operations {
                                 resolvesOn: string;
                                 targetDate: string;
                             }[];
+                            /** @description When the newest numeric reading was dated (its asOf). */
+                            measuredAt: string | null;
                             name: string;
                             order: number;
                             total: number | null;
@@ -19646,6 +19674,7 @@ export interface operations {
                         }[];
                         ok: boolean;
                         workspace: {
+                            description: string;
                             id: string;
                             name: string;
                             slug: string;

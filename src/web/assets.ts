@@ -25,6 +25,18 @@ const FILES: Record<string, () => string> = {
   'uPlot.min.css': () => join(uplotDir(), 'uPlot.min.css'),
 };
 
+/**
+ * uPlot builds `new Intl.NumberFormat(navigator.language)` as it loads: a tag Intl rejects
+ * (LANG=C.UTF-8 makes Chromium report en-US@posix) throws, and no chart draws. Around uPlot, such a
+ * browser's language reads as en-US; afterwards it is the browser's again (app.js picks its own).
+ */
+const UPLOT_BEFORE =
+  "(function(){try{new Intl.NumberFormat(navigator.language)}catch(e){try{Object.defineProperty(navigator,'language',{configurable:true,value:'en-US'})}catch(f){}}})();\n";
+const UPLOT_AFTER = "\n(function(){try{if(Object.prototype.hasOwnProperty.call(navigator,'language'))delete navigator.language}catch(e){}})();\n";
+const WRAP: Record<string, (body: Buffer) => Buffer> = {
+  'uPlot.iife.min.js': (body) => Buffer.concat([Buffer.from(UPLOT_BEFORE), body, Buffer.from(UPLOT_AFTER)]),
+};
+
 const cache = new Map<string, Buffer>();
 
 /** The file and its media type, or null when no such asset exists. */
@@ -34,6 +46,7 @@ export async function asset(name: string): Promise<{ body: Buffer; type: string 
   let body = cache.get(name);
   if (!body) {
     body = await readFile(where());
+    body = WRAP[name]?.(body) ?? body;
     cache.set(name, body);
   }
   return { body, type: TYPES[name.endsWith('.css') ? 'css' : 'js'] };

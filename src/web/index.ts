@@ -95,7 +95,7 @@ export function webRoutes(deps: Deps): Koa.Middleware {
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
   const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
-  router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min'), season: q(ctx, 'season'), ws: q(ctx, 'ws'), offset: q(ctx, 'offset') })));
+  router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min'), season: q(ctx, 'season'), ws: q(ctx, 'ws'), offset: q(ctx, 'offset'), limit: q(ctx, 'limit') })));
   router.get('/participants/:id', page(deps, (d, ctx) => profilePage(d, visitorOf(ctx, null), String(ctx.params.id))));
   router.get('/assets/:name', async (ctx) => {
     const file = await asset(String(ctx.params.name));

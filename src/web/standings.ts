@@ -34,13 +34,15 @@ export interface BoardQuery {
   /** workspaceId (id or slug of a public workspace) */
   ws?: string;
   offset?: string;
+  /** Rows a page (the API's default 50, at most 200). */
+  limit?: string;
 }
 
 /** A leaderboard address keeping every filter but the ones changed. */
 function boardHref(q: BoardQuery, change: BoardQuery): string {
   const merged: BoardQuery = { ...q, ...change };
   const params = new URLSearchParams();
-  for (const k of ['sort', 'min', 'season', 'ws', 'offset'] as const) {
+  for (const k of ['sort', 'min', 'season', 'ws', 'limit', 'offset'] as const) {
     const value = merged[k];
     if (value !== undefined && value !== '' && !(k === 'offset' && value === '0')) params.set(k, value);
   }
@@ -50,7 +52,7 @@ function boardHref(q: BoardQuery, change: BoardQuery): string {
 
 /**
  * The public leaderboard: ?sort= (earnings, calibration, accuracy, volume), ?min= (resolved books
- * needed), ?season= (a season's id), ?ws= (a public workspace) and ?offset= (paging, 50 a page).
+ * needed), ?season= (a season's id), ?ws= (a public workspace), ?offset= and ?limit= (paging, 50 a page).
  * Every link keeps the other filters.
  */
 export async function leaderboardPage(deps: Deps, v: Visitor, q: BoardQuery): Promise<PageParts> {
@@ -60,6 +62,7 @@ export async function leaderboardPage(deps: Deps, v: Visitor, q: BoardQuery): Pr
   if (q.season) query.seasonId = q.season;
   if (q.ws) query.workspaceId = q.ws;
   if (q.offset) query.offset = q.offset;
+  if (q.limit) query.limit = q.limit;
   const [board, seasons, places] = await Promise.all([
     apiGet<Leaderboard>(deps, v, '/leaderboard', { query }),
     apiGet<Season[]>(deps, v, '/seasons'),
@@ -76,7 +79,7 @@ export async function leaderboardPage(deps: Deps, v: Visitor, q: BoardQuery): Pr
     body: html`<h1>Leaderboard</h1>
 <p class="lead">Standings over ${workspace ? html`the workspace ${workspace.name}` : 'public workspaces'}${board.season ? html`, season ${board.season.name}` : ''}; at least ${board.minResolvedMarkets} resolved book${board.minResolvedMarkets === 1 ? '' : 's'}.</p>
 <form action="/leaderboard" method="get" class="go filters" aria-label="Filter the leaderboard">
-${q.sort ? html`<input type="hidden" name="sort" value="${q.sort}">` : ''}${q.min ? html`<input type="hidden" name="min" value="${q.min}">` : ''}
+${(['sort', 'min', 'limit'] as const).map((k) => (q[k] ? html`<input type="hidden" name="${k}" value="${q[k]}">` : ''))}
 <label for="lb-season">Season</label> <select id="lb-season" name="season"><option value="">All time</option>${seasons.map((s) => html`<option value="${s.id}"${s.id === board.season?.id ? ' selected' : ''}>${s.name} (${s.status})</option>`)}</select>
 <label for="lb-ws">Workspace</label> <select id="lb-ws" name="ws"><option value="">All public workspaces</option>${places.workspaces.map((w) => html`<option value="${w.slug}"${w.id === board.workspaceId ? ' selected' : ''}>${w.name}</option>`)}</select>
 <button type="submit">Show</button></form>

@@ -6,17 +6,97 @@
 (function () {
   'use strict';
   var fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
-  var COLORS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
   var plots = [];
+
+  // The charts speak the browser's language when Intl accepts its tag; LANG=C.UTF-8 makes Chromium
+  // report en-US@posix, which Intl rejects (a RangeError would draw nothing), so such a tag reads as en-US.
+  var LOCALE = (function () {
+    var tags = [];
+    try { tags = [].concat(navigator.languages || [], navigator.language || []); } catch { /* none given */ }
+    for (var i = 0; i < tags.length; i++) {
+      try {
+        new Intl.NumberFormat(tags[i]);
+        new Intl.DateTimeFormat(tags[i]);
+        return tags[i];
+      } catch { /* the next tag */ }
+    }
+    return 'en-US';
+  })();
+  function formatter(make, fallback) {
+    try { return make(LOCALE); } catch {
+      try { return make('en-US'); } catch { return { format: fallback }; }
+    }
+  }
+  var chartNum = formatter(function (l) { return new Intl.NumberFormat(l, { maximumFractionDigits: 2 }); }, String);
+  var instantFmt = formatter(function (l) {
+    return new Intl.DateTimeFormat(l, { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3, hourCycle: 'h23' });
+  }, function (d) { return new Date(d).toISOString(); });
+  var dateFmt = formatter(function (l) { return new Intl.DateTimeFormat(l, { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric' }); }, function (d) { return new Date(d).toISOString().slice(0, 10); });
 
   function show(v, unit) {
     return v === null || v === undefined ? '—' : fmt.format(v) + (unit ? ' ' + unit : '');
+  }
+  function showChart(v, unit) {
+    return v === null || v === undefined ? '—' : chartNum.format(v) + (unit ? ' ' + unit : '');
+  }
+
+  // Colours from the page's own scheme (app.css), read again when the visitor's scheme changes.
+  var dark = window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : null;
+  var LIGHT = ['#2563eb', '#b45309', '#047857', '#be185d', '#6d28d9', '#0e7490', '#4d7c0f', '#b91c1c'];
+  var DARK = ['#60a5fa', '#fbbf24', '#34d399', '#f472b6', '#a78bfa', '#22d3ee', '#a3e635', '#f87171'];
+  function palette() {
+    var css = getComputedStyle(document.documentElement);
+    var v = function (name, dflt) { return (css.getPropertyValue(name) || '').trim() || dflt; };
+    var isDark = !!(dark && dark.matches);
+    return { fg: v('--fg', isDark ? '#e6edf3' : '#1f2328'), muted: v('--muted', '#59636e'), line: v('--line', '#d1d9e0'), series: isDark ? DARK : LIGHT };
+  }
+
+  var DAY = 86400000;
+  var RANGES = [['1d', DAY], ['1w', 7 * DAY], ['1m', 30 * DAY], ['all', 0]];
+  var chosen = {}; // a chart's chosen time range survives the live refresh (keyed by its caption)
+
+  /** The x range from the data itself: a history inside one second gets a sub-second axis, never years. */
+  function xRange(kind) {
+    return function (u, min, max) {
+      if (min === null || max === null) return [min, max];
+      var span = max - min;
+      var pad = kind === 'number' ? 0 : span > 0 ? span * 0.02 : kind === 'date' ? DAY : 500;
+      return [min - pad, max + pad];
+    };
+  }
+
+  function rangeButtons(el, plot, data, key) {
+    var bar = document.createElement('div');
+    bar.className = 'ranges';
+    bar.setAttribute('role', 'group');
+    bar.setAttribute('aria-label', 'Time range');
+    var first = data.x[0];
+    var last = data.x[data.x.length - 1];
+    function pick(name, span) {
+      chosen[key] = name;
+      plot.setScale('x', { min: span ? last - span : first, max: last });
+      bar.querySelectorAll('button').forEach(function (b) { b.setAttribute('aria-pressed', String(b.getAttribute('data-range') === name)); });
+    }
+    RANGES.forEach(function (r) {
+      var b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = r[0];
+      b.setAttribute('data-range', r[0]);
+      b.setAttribute('aria-pressed', 'false');
+      b.addEventListener('click', function () { pick(r[0], r[1]); });
+      bar.appendChild(b);
+    });
+    el.parentNode.insertBefore(bar, el);
+    var again = RANGES.filter(function (r) { return r[0] === chosen[key]; })[0] || RANGES[RANGES.length - 1];
+    pick(again[0], again[1]);
   }
 
   function drawCharts(root) {
     plots.forEach(function (p) { p.destroy(); });
     plots = [];
+    root.querySelectorAll('.chart .ranges').forEach(function (b) { b.remove(); });
     if (!window.uPlot) return;
+    var colors = palette();
     var stepped = window.uPlot.paths.stepped({ align: 1 });
     root.querySelectorAll('.plot[data-chart]').forEach(function (el) {
       var src = document.getElementById(el.getAttribute('data-chart'));
@@ -27,30 +107,67 @@
         el.innerHTML = '<p class="muted">Nothing to draw yet.</p>';
         return;
       }
-      var series = [{ label: data.xLabel || (data.xKind === 'date' ? 'Target date' : 'Time') }].concat(
+      var timed = data.xKind !== 'number';
+      var xName = data.xLabel || (data.xKind === 'date' ? 'Target date (UTC)' : 'Time (UTC)');
+      var yName = (data.yLabel || 'Value') + (data.unit ? ' (' + data.unit + ')' : '');
+      var series = [{
+        label: xName,
+        value: function (u, v) {
+          if (v === null || v === undefined) return '—';
+          if (data.xKind === 'time') return instantFmt.format(v) + ' UTC';
+          if (data.xKind === 'date') return dateFmt.format(v);
+          return chartNum.format(v);
+        },
+      }].concat(
         data.lines.map(function (l, i) {
           return {
             label: l.label,
-            stroke: COLORS[i % COLORS.length],
+            stroke: colors.series[i % colors.series.length],
             width: 2,
             spanGaps: true,
             paths: l.step ? stepped : undefined,
-            points: { show: !!l.points || data.x.length < 40, size: 6 },
-            value: function (u, v) { return show(v, data.unit); },
+            points: { show: !!l.points || data.x.length < 40, size: 6, fill: colors.series[i % colors.series.length] },
+            value: function (u, v) { return showChart(v, data.unit); },
           };
         }),
       );
+      var axis = { stroke: colors.fg, grid: { stroke: colors.line, width: 1 }, ticks: { stroke: colors.line, width: 1 } };
       var opts = {
         width: Math.max(240, el.clientWidth),
         height: 240,
+        ms: 1,
+        tzDate: function (ts) { return window.uPlot.tzDate(new Date(ts), 'Etc/UTC'); },
         series: series,
-        scales: { x: { time: data.xKind !== 'number' } },
-        axes: [{}, { size: 64, values: function (u, vals) { return vals.map(function (v) { return fmt.format(v); }); } }],
+        legend: { show: true, live: true },
+        scales: { x: { time: timed, range: xRange(data.xKind) } },
+        axes: [
+          Object.assign({ label: xName, labelSize: 20 }, axis),
+          Object.assign({ label: yName, labelSize: 20, size: 64, values: function (u, vals) { return vals.map(function (v) { return chartNum.format(v); }); } }, axis),
+        ],
+        hooks: {
+          setScale: [function (u, key) {
+            if (key === 'x') el.setAttribute('data-x-span', String(u.scales.x.max - u.scales.x.min));
+          }],
+        },
       };
       var plot = new window.uPlot(opts, [data.x].concat(data.lines.map(function (l) { return l.values; })), el);
+      el.setAttribute('data-points', String(data.x.length));
+      el.setAttribute('data-x-span', String(plot.scales.x.max - plot.scales.x.min));
       plots.push({ el: el, plot: plot, destroy: function () { if (sizer) sizer.unobserve(el); plot.destroy(); } });
       if (sizer) sizer.observe(el);
+      if (data.xKind === 'time') {
+        var cap = el.parentNode.querySelector('figcaption');
+        rangeButtons(el, plot, data, cap ? cap.textContent : el.getAttribute('data-chart'));
+      }
     });
+    document.body.setAttribute('data-charts', String(plots.length));
+  }
+
+  // The visitor's scheme changes (dark mode at dusk): the charts redraw in its colours.
+  if (dark) {
+    var redraw = function () { drawCharts(document); };
+    if (dark.addEventListener) dark.addEventListener('change', redraw);
+    else if (dark.addListener) dark.addListener(redraw);
   }
 
   // Charts follow their box's width (a phone turned, a window resized).
