@@ -1541,7 +1541,7 @@ export interface paths {
         put?: never;
         /**
          * Create a metric
-         * @description Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome.
+         * @description Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference?, unit? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
          */
@@ -2892,7 +2892,8 @@ export interface components {
             } | null;
             total: number | null;
             unfundedBooks: components["schemas"]["UnfundedBook"][];
-            unit: null;
+            /** @description What the numbers count ("k€", "users"); null when unnamed. */
+            unit: string | null;
             /** Format: date-time */
             updatedAt: string;
             value: number | null;
@@ -3145,7 +3146,8 @@ export interface components {
                 };
             } | null;
             total: number | null;
-            unit: null;
+            /** @description What the numbers count ("k€", "users"); null when unnamed. */
+            unit: string | null;
             /** Format: date-time */
             updatedAt: string;
             value: number | null;
@@ -3203,7 +3205,8 @@ export interface components {
                     };
                 } | null;
                 total: number | null;
-                unit: null;
+                /** @description What the numbers count ("k€", "users"); null when unnamed. */
+                unit: string | null;
                 /** Format: date-time */
                 updatedAt: string;
                 value: number | null;
@@ -13100,6 +13103,8 @@ export interface operations {
                     /** @description Refused here: set it with PUT /metrics/{id}. */
                     settlementLagMinutes?: unknown;
                     timePreference?: unknown;
+                    /** @description What the numbers count ("k€", "users"); blank or null: none. */
+                    unit?: string | null;
                     /** @description Refused here: set it with PUT /metrics/{id}. */
                     updateNote?: unknown;
                     value?: number;
@@ -13360,6 +13365,8 @@ export interface operations {
                     resolvesNaUntilMeasured?: boolean;
                     settlementLagMinutes?: number | null;
                     timePreference?: unknown;
+                    /** @description What the numbers count ("k€", "users"); blank or null: none. */
+                    unit?: string | null;
                     updateNote?: string;
                     value?: number | null;
                 };

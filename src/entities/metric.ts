@@ -39,6 +39,8 @@ export class Metric {
   /** Nano-units; null = the workspace default. */
   @Column({ type: 'bigint', name: 'liquidity_credits', nullable: true, transformer: bigintTransformer }) liquidityCredits!: bigint | null;
   @Column({ type: 'text', name: 'market_title', nullable: true }) marketTitle!: string | null;
+  /** What the numbers count ("k€", "users"); null when unnamed (issue 59). */
+  @Column({ type: 'text', nullable: true }) unit!: string | null;
   @Column({ type: 'int', name: 'settlement_lag_minutes', nullable: true }) settlementLagMinutes!: number | null;
   /** Instant of the earliest numeric reading ever logged; purges keep it (resolvesNaUntilMeasured ends for good). */
   @Column({ type: 'timestamptz', name: 'measured_at', nullable: true }) measuredAt!: Date | null;

@@ -95,8 +95,8 @@ async function pixels(page: Page, nth = 0): Promise<{ drawn: number; dark: numbe
 const snap = (page: Page, name: string) => page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 const fmtInstant = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
-it('"Measured" is the newest reading: the API (metric, status) and the metric page; an older backfill moves only the first', async () => {
-  const m = await createMetric(app, ws, { name: 'Signups', value: 10 });
+it('"Measured" is the newest reading: the API (metric, status) and the metric page; an older backfill moves only the first; the unit shown', async () => {
+  const m = await createMetric(app, ws, { name: 'Signups', value: 10, unit: ' users ' });
   for (const value of [20, 30]) {
     app.clock.advance(3_600_000);
     expect((await app.http.put(`/api/metrics/${m.id}`).set(owner(ws)).send({ value })).status).toBe(200);
@@ -117,7 +117,18 @@ it('"Measured" is the newest reading: the API (metric, status) and the metric pa
 
   const { page, errors } = await open(`/w/${ws.slug}/metrics/${m.id}`);
   expect(await field(page, 'dl.facts', 'measuredAt')).toEqual({ value: newest, text: fmtInstant(newest) });
+  // The metric's unit: on the metric, its value, its chart, and the workspace home.
+  expect(after.unit).toBe('users');
+  expect((await field(page, 'dl.facts', 'unit')).text).toBe('users');
+  expect((await field(page, 'dl.facts', 'value')).text).toBe('30 users');
+  const data = JSON.parse((await page.locator(`script#${await page.locator('.plot[data-chart]').first().getAttribute('data-chart')}`).textContent()) ?? '{}');
+  expect(data).toMatchObject({ unit: 'users', yLabel: 'Signups' });
+  await chartsDrawn(page);
   expect(errors).toEqual([]);
+  const home = await open(`/w/${ws.slug}`);
+  expect((await field(home.page, `tr[data-metric="${m.id}"]`, 'value')).text).toBe('30 users');
+  // PUT sets or clears it.
+  expect((await app.http.put(`/api/metrics/${m.id}`).set(owner(ws)).send({ unit: null })).body.unit).toBeNull();
 });
 
 it('a proposal links both branch books per metric and date; each branch book names its branch and links back and across', async () => {

@@ -15,7 +15,7 @@ describe('row types from the entities (db/rows)', () => {
       id: 'm1', workspaceId: 'w1', name: 'Revenue', description: '', value: 2, formula: '0', total: 3.5, formulaError: null,
       depth: 1, sortOrder: 4, isLeaf: true, marketRangeMax: 1000, resetsEvery: null, opensAt: null,
       resolvesNaUntilMeasured: false, timePreference: { enabled: true, halfLife: 1 }, liquidityCredits: 5_000_000_000n,
-      marketTitle: null, settlementLagMinutes: null, measuredAt: null, lastMeasuredAt: null, createdAt: at, updatedAt: at,
+      marketTitle: null, settlementLagMinutes: null, measuredAt: null, lastMeasuredAt: null, unit: null, createdAt: at, updatedAt: at,
     });
     expect('workspace' in m).toBe(false);
   });

@@ -3,7 +3,7 @@ import type { MetricRow, UpdateRow } from '../../services/metrics';
 import type { ReadingRow } from '../../services/metrics';
 import type { settleMetric } from '../../services/metrics';
 
-/** Catalog shape plus the condensed names (currentValue, targetValue, unit) for older clients. */
+/** Catalog shape plus the condensed names (currentValue, targetValue, unit) of spec §2.2. */
 export function presentMetric(r: MetricRow) {
   return {
     id: r.id,
@@ -13,7 +13,7 @@ export function presentMetric(r: MetricRow) {
     total: r.total,
     currentValue: r.total,
     targetValue: null,
-    unit: null,
+    unit: r.unit,
     formula: r.formula,
     formulaError: r.formulaError,
     depth: r.depth,

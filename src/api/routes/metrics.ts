@@ -59,6 +59,7 @@ const settings = {
   opensAt: finite.nullable().optional(),
   resolvesNaUntilMeasured: z.boolean({ error: 'must be true or false' }).optional(),
   timePreference,
+  unit: z.string({ error: 'must be a string or null' }).trim().max(32, 'must be at most 32 characters').nullable().optional().describe('What the numbers count ("k€", "users"); blank or null: none.'),
 };
 const UPDATE_ONLY = ['liquidityCredits', 'marketTitle', 'settlementLagMinutes', 'oldValue', 'updateNote', 'na', 'asOf'] as const;
 
@@ -134,7 +135,7 @@ defineRoute({
   errors: ['formula_invalid', 'formula_cycle', 'conflict', 'idempotency_key_reuse'],
   auth: auth.manage(),
   summary:
-    "Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome.",
+    "Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference?, unit? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome.",
   body: createBody,
   query: dryRunQuery,
   handler: async (c) => {

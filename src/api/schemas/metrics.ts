@@ -22,7 +22,7 @@ export const metricSchema = z
     total: z.number().nullable(),
     currentValue: z.number().nullable().describe('Same as total (condensed name).'),
     targetValue: z.null(),
-    unit: z.null(),
+    unit: z.string().nullable().describe('What the numbers count ("k€", "users"); null when unnamed.'),
     formula: z.string(),
     formulaError: z.string().nullable(),
     depth: count,

@@ -30,6 +30,8 @@ export interface MetricSettings {
   opensAt?: number | null;
   resolvesNaUntilMeasured?: boolean;
   timePreference?: TimePreference | null;
+  /** What the numbers count ("k€", "users"); blank or null: none. */
+  unit?: string | null;
 }
 
 export interface CreateMetricInput extends MetricSettings {
@@ -101,10 +103,10 @@ export async function createMetric(m: EntityManager, workspaceId: string, input:
   try {
     await m.query(
       `INSERT INTO metrics (id, workspace_id, name, description, value, formula, total, formula_error, depth, sort_order, is_leaf,
-                            market_range_max, resets_every, opens_at, resolves_na_until_measured, time_preference)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, (SELECT coalesce(max(sort_order), 0) + 1 FROM metrics WHERE workspace_id = $2), $9, $10, $11, $12, $13, $14)`,
+                            market_range_max, resets_every, opens_at, resolves_na_until_measured, time_preference, unit)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, (SELECT coalesce(max(sort_order), 0) + 1 FROM metrics WHERE workspace_id = $2), $9, $10, $11, $12, $13, $14, $15)`,
       [id, workspaceId, name, input.description ?? '', node.value, f.text, total, error, node.isLeaf, rangeMax, input.resetsEvery ?? null, opensAt,
-        input.resolvesNaUntilMeasured ?? false, tp === null ? null : JSON.stringify(tp)],
+        input.resolvesNaUntilMeasured ?? false, tp === null ? null : JSON.stringify(tp), input.unit?.trim() || null],
     );
   } catch (err) {
     throw uniqueViolation(err, name);
@@ -181,6 +183,7 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
     liquidityCredits: input.liquidityCredits === undefined ? row.liquidityCredits : input.liquidityCredits === null ? null : toNano(input.liquidityCredits),
     marketTitle: input.marketTitle === undefined ? row.marketTitle : input.marketTitle?.trim() || null,
     settlementLagMinutes: input.settlementLagMinutes === undefined ? row.settlementLagMinutes : input.settlementLagMinutes,
+    unit: input.unit === undefined ? row.unit : input.unit?.trim() || null,
   };
   checkOpensAt(next.opensAt, node.deps.length === 0, next.marketRangeMax);
   for (const key of Object.keys(next) as Array<keyof typeof next>) if (!sameSetting(next[key], row[key])) changed.push(key);
@@ -189,11 +192,11 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
     await m.query(
       `UPDATE metrics SET name = $2, description = $3, value = $4, formula = $5, market_range_max = $6, resets_every = $7, opens_at = $8,
               resolves_na_until_measured = $9, time_preference = $10, liquidity_credits = $11, market_title = $12, settlement_lag_minutes = $13,
-              is_leaf = $14, updated_at = now()
+              is_leaf = $14, unit = $15, updated_at = now()
         WHERE id = $1`,
       [row.id, name, description, newValue, node.formula, next.marketRangeMax, next.resetsEvery, next.opensAt, next.resolvesNaUntilMeasured,
         next.timePreference === null ? null : JSON.stringify(next.timePreference), next.liquidityCredits?.toString() ?? null, next.marketTitle,
-        next.settlementLagMinutes, node.deps.length === 0],
+        next.settlementLagMinutes, node.deps.length === 0, next.unit],
     ).catch((err) => {
       throw uniqueViolation(err, name);
     });
