@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Deps } from '../deps';
+import { DomainError } from '../errors';
 import type { marketHistorySchema, marketSchema } from '../api/schemas/markets';
 import type { metricSchema, statusSchema } from '../api/schemas/metrics';
 import type { proposalSchema } from '../api/schemas/proposals';
@@ -164,7 +165,13 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string): Prom
   ]);
   const [ws, proposal] = await Promise.all([
     workspaceOf(deps, v),
-    market.proposalId ? apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: market.proposalId } }) : Promise.resolve(null),
+    // A proposal this visitor may not read leaves the book's page without the link, not refused.
+    market.proposalId
+      ? apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: market.proposalId } }).catch((err: unknown) => {
+          if (err instanceof DomainError) return null;
+          throw err;
+        })
+      : Promise.resolve(null),
   ]);
   const unit = metrics.find((m) => m.id === market.metricId)?.unit ?? null;
   // A branch book's other branch on the same metric and date.
@@ -220,7 +227,7 @@ ${chart('Consensus over time', { ...data, xKind: 'time', yLabel: market.metricNa
 <section aria-labelledby="trades-h"><h2 id="trades-h">Recent trades</h2>${
       recent.length
         ? html`<div class="scroll"><table class="trades"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Trade</th><th scope="col">Consensus after</th></tr></thead><tbody>${recent.map(
-            (p) => html`<tr data-trade="${p.tradeId}"><td>${fmtInstant(p.at)}</td><td>${p.kind} ${p.direction}</td>${num('consensus', p.consensus, fmtValue(p.consensus, unit), 'td')}</tr>`,
+            (p) => html`<tr data-trade="${p.tradeId}"><td>${fmtInstantMs(ms(p.at))}</td><td>${p.kind} ${p.direction}</td>${num('consensus', p.consensus, fmtValue(p.consensus, unit), 'td')}</tr>`,
           )}</tbody></table></div>`
         : html`<p class="muted">No trades yet.</p>`
     }</section>
