@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
-import { visitorOf } from './api';
+import { signedIn, visitorOf, type Visitor } from './api';
+import { localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, type FormState } from './forms';
 import { asset } from './assets';
 import { html } from './html';
 import { layout, type PageParts } from './layout';
@@ -27,7 +28,7 @@ const REFUSED: Partial<Record<string, string>> = {
   market_not_found: 'No such book here: it does not exist, or it is hidden from you.',
 };
 
-function refusal(err: DomainError): { status: number; parts: PageParts } {
+function refusalPage(err: DomainError): { status: number; parts: PageParts } {
   const e = ApiError.from(err);
   const sentence = REFUSED[e.code] ?? e.message;
   const title = e.status === 404 ? 'Not found' : 'Not available';
@@ -63,8 +64,57 @@ function page(deps: Deps, render: Render) {
       send(ctx, 200, await readScope(() => render(deps, ctx)), started);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      const r = refusal(err);
+      const r = refusalPage(err);
       send(ctx, r.status, r.parts, started);
+    }
+  };
+}
+
+/** A form's act: does it for the visitor (through apiAct) and says where the browser goes next. */
+export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string>;
+/** The page a refused form is drawn on again, with the refusal beside its field. */
+export type Redraw = (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>;
+
+/**
+ * A page's form post: refused when cross-site, read (urlencoded, bounded), sent to sign-in and back
+ * when the visitor has no session or key, acted through the API in process, then 303 to where the
+ * act says (the page again, usually). A refusal draws the form's page again with the API's sentence
+ * beside the field it is about, with the API's status.
+ */
+export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, act: Act, redraw: Redraw): Koa.Middleware {
+  return async (ctx) => {
+    const started = performance.now();
+    let values: URLSearchParams | null = null;
+    let v: Visitor | null = null;
+    try {
+      refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
+      values = await readForm(ctx);
+      v = visitorFor(ctx);
+      if (!(await signedIn(deps, v))) {
+        ctx.redirect(`${SIGN_IN_PAGE}?next=${encodeURIComponent(localPath(values.get('back'), '/'))}`);
+        ctx.status = 303;
+        return;
+      }
+      const next = await act(deps, ctx, v, values);
+      ctx.redirect(localPath(next, '/'));
+      ctx.status = 303;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const refusal = refusalOf(err);
+      if (!values || !v) {
+        const r = refusalPage(err);
+        send(ctx, r.status, r.parts, started);
+        return;
+      }
+      const state: FormState = { form: values.get('form') ?? '', values, refusal };
+      const visitor = v;
+      try {
+        send(ctx, refusal.status, await readScope(() => redraw(deps, ctx, visitor, state)), started);
+      } catch (again) {
+        if (!(again instanceof DomainError)) throw again;
+        const r = refusalPage(again);
+        send(ctx, r.status, r.parts, started);
+      }
     }
   };
 }
