@@ -11115,6 +11115,13 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the ETag sent in If-None-Match is still current; no body. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `validation_failed`, `malformed_json`, `unknown_help_section` */
             400: {
                 headers: {
@@ -14792,6 +14799,13 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is still current; no body. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `validation_failed`, `malformed_json` */
             400: {
