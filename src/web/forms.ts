@@ -27,13 +27,19 @@ export interface FormState {
   form: string;
   values: URLSearchParams;
   refusal: Refusal | null;
+  /** A dry run's answer (a form's "Review" step): the page draws it with a Confirm button. */
+  quote?: unknown;
+  /** The form acted (the page was reached by its redirect, ?done=<form>): the page may say so. */
+  done?: boolean;
 }
 
 /** The refusal a page shows for an error the API threw: its sentence, its code, the field named by a validation issue. */
 export function refusalOf(err: DomainError): Refusal {
   const e = ApiError.from(err);
-  const issues = (err.details as { issues?: Array<{ path?: unknown[] }> } | undefined)?.issues;
-  const first = Array.isArray(issues) && issues.length && Array.isArray(issues[0].path) ? issues[0].path[0] : undefined;
+  // The API's validation issues name their path joined by dots ("metricIds.0"): the field is its first part.
+  const issues = (err.details as { issues?: Array<{ path?: unknown }> } | undefined)?.issues;
+  const path = Array.isArray(issues) && issues.length ? issues[0].path : undefined;
+  const first = Array.isArray(path) ? path[0] : typeof path === 'string' && path ? path.split('.')[0] : undefined;
   return { code: e.code, sentence: e.message, field: typeof first === 'string' ? first : null, status: e.status };
 }
 
