@@ -75,7 +75,9 @@ export function refuseCrossSite(ctx: Koa.Context, publicBaseUrl: string, sentenc
   const own = new URL(publicBaseUrl).origin;
   // The request's own origin also counts (a service reached under another name than PUBLIC_BASE_URL).
   const self = `${ctx.protocol}://${ctx.host}`;
-  if ((site && site !== 'same-origin' && site !== 'none') || (origin && origin !== own && origin !== self)) {
+  // Sec-Fetch-Site decides when sent: under the service's Referrer-Policy no-referrer, a browser sends
+  // "Origin: null" with its own pages' form posts, so Origin is only read from a browser without it.
+  if (site ? site !== 'same-origin' && site !== 'none' : origin && origin !== own && origin !== self) {
     throw new ApiError('origin_not_allowed', sentence);
   }
 }

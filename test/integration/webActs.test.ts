@@ -119,6 +119,15 @@ it('cross-site posts are refused, and a post without a session goes to sign-in a
   const evil = await post(owner, `/w/${slug}/metrics/new`, form, 'https://evil.example');
   expect(evil.status).toBe(403);
   expect(evil.text).toContain('data-code="origin_not_allowed"');
+  // A browser's word on where the post came from decides: cross-site is refused whatever Origin says,
+  // same-origin passes with the "Origin: null" a no-referrer page sends with its own form posts.
+  const path = `/w/${slug}/metrics/new`;
+  const crossSite = await owner.browser.post(path).set('Origin', base).set('Sec-Fetch-Site', 'cross-site').type('form').send(form.toString());
+  expect(crossSite.status).toBe(403);
+  const review = new URLSearchParams(form);
+  review.set('step', 'review');
+  const sameSite = await owner.browser.post(path).set('Origin', 'null').set('Sec-Fetch-Site', 'same-origin').type('form').send(review.toString());
+  expect(sameSite.status).toBe(200);
   const anon = await post(null, `/w/${slug}/markets/${marketId}`, { form: 'trade', back: `/w/${slug}/markets/${marketId}`, direction: 'higher', amount: '5', step: 'confirm' });
   expect(anon.status).toBe(303);
   expect(anon.headers.location).toBe(`/sign-in?next=${encodeURIComponent(`/w/${slug}/markets/${marketId}`)}`);
