@@ -60,13 +60,13 @@ function decisionForms(p: ProposalLike, back: string, caps: Set<string>, me: str
   const manage = caps.has('manage');
   const withdraw = manage || (caps.has('trade') && me !== null && me === p.proposedBy);
   if (!manage && !withdraw) return html``;
-  const button = (form: string, label: string, extra: Html = html``) =>
-    html`<form method="post" action="${back}#decide" class="inline">${basics(form, back, state)}${extra}<button type="submit" id="${form}-button">${label}</button></form>`;
+  const button = (form: string, id: string, label: string, extra: Html = html``) =>
+    html`<form method="post" action="${back}#decide" class="inline">${basics(form, back, state)}${extra}<button type="submit" id="${id}">${label}</button></form>`;
   return html`<div class="decide" id="decide">
-${manage ? button('approve', 'Approve') : ''}
-${manage ? button('decline', 'Decline') : ''}
-${manage ? button('decline', 'Decline as spam', html`<input type="hidden" name="spam" value="true">`) : ''}
-${withdraw ? button('withdraw', 'Withdraw') : ''}
+${manage ? button('approve', 'approve-button', 'Approve') : ''}
+${manage ? button('decline', 'decline-button', 'Decline') : ''}
+${manage ? button('decline', 'decline-spam-button', 'Decline as spam', html`<input type="hidden" name="spam" value="true">`) : ''}
+${withdraw ? button('withdraw', 'withdraw-button', 'Withdraw') : ''}
 ${['approve', 'decline', 'withdraw'].map((f) => wholeRefusal(state, f, []))}
 </div>`;
 }
