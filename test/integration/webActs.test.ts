@@ -1,4 +1,8 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
 import { signUp, type TestPerson } from '../helpers/accounts';
+import { launchChromium } from '../helpers/browser';
 import { mint } from '../helpers/factories';
 import { expectLedgerSound, uniqueName, useTestApp, type TestApp } from '../helpers/harness';
 
@@ -279,4 +283,52 @@ it('the owner approves from the page; transfers credits from /transfer, once whe
   const short = await post(trader, '/transfer', await filled(trader, '/transfer', 'transfer-form', { toAgent: owner.agentId, amount: '99999999' }));
   expect(short.status).toBe(409);
   expect(short.text).toContain('data-code="insufficient_balance"');
+});
+
+describe('in Chromium with script off', () => {
+  const OUT = join(__dirname, '..', '..', 'test-results', 'web-acts');
+  let browser: Browser;
+  beforeAll(async () => {
+    mkdirSync(OUT, { recursive: true });
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(() => browser?.close());
+
+  it('a metric and a proposal with their cost shown first, then a comment: each form posts, redirects and says done', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC' });
+    try {
+      expect((await context.request.post(`${base}/api/auth/sign-in/email`, { data: { email: owner.email, password: owner.password } })).status()).toBe(200);
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('console', (m) => (m.type() === 'error' ? errors.push(m.text()) : undefined));
+      await page.goto(`${base}/w/${slug}/metrics/new`);
+      await page.locator('#metric-name').fill('Signups');
+      await page.locator('#metric-value').fill('120');
+      await Promise.all([page.waitForURL(`${base}/w/${slug}/metrics/new`), page.locator('#metric-review').click()]);
+      const quote = (await owner.browser.post('/api/metrics').set('X-Workspace-Id', slug).send({ name: 'Signups', value: 120, dryRun: true })).body;
+      expect(await page.locator('#cost').getAttribute('data-value')).toBe(String(quote.subsidyNeeded));
+      await page.screenshot({ path: join(OUT, 'metric-cost.png'), fullPage: true });
+      await Promise.all([page.waitForURL(/\/metrics\/[0-9a-f-]{36}\?done=metric$/), page.locator('#metric-confirm').click()]);
+      expect((await api(owner, '/metrics')).body.map((m: { name: string }) => m.name)).toContain('Signups');
+
+      await page.goto(`${base}/w/${slug}/proposals/new`);
+      await page.locator('#proposal-title').fill('Free trial for a month');
+      await page.locator(`input[name="metricIds"][value="${metricId}"]`).check();
+      await Promise.all([page.waitForURL(`${base}/w/${slug}/proposals/new`), page.locator('#proposal-review').click()]);
+      expect(Number(await page.locator('#cost').getAttribute('data-value'))).toBeGreaterThan(0);
+      await page.screenshot({ path: join(OUT, 'proposal-subsidy.png'), fullPage: true });
+      await Promise.all([page.waitForURL(/\/proposals\/[0-9a-f-]{36}\?done=proposal$/), page.locator('#proposal-confirm').click()]);
+      await page.locator('#comment-body').fill('Worth a try.');
+      await Promise.all([page.waitForURL(/\?done=comment#c-/), page.getByRole('button', { name: 'Post the comment' }).click()]);
+      expect(await page.locator('[data-done="comment"]').innerText()).toBe('Done: your comment is posted.');
+      expect(await page.locator('ol.comments .body').last().innerText()).toBe('Worth a try.');
+      expect(await page.locator('#approve-button').count()).toBe(1);
+      await page.screenshot({ path: join(OUT, 'proposal-discussion.png'), fullPage: true });
+      await page.goto(`${base}/transfer`);
+      await page.screenshot({ path: join(OUT, 'transfer.png'), fullPage: true });
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
 });

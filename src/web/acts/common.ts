@@ -49,9 +49,12 @@ export function field(state: FormState | null | undefined, form: string, name: s
   const id = `${form}-${name}`;
   const value = valueOf(state, form, name, opts.value ?? '');
   const hint = opts.hint ? html` <small class="muted" id="${id}-hint">${opts.hint}</small>` : '';
+  // The refusal describes the field when there is one, else its hint.
+  const refused = invalidAttrs(state, form, name);
+  const described = refused.text ? refused : opts.hint ? html` aria-describedby="${id}-hint"` : html``;
   const control = opts.textarea
-    ? html`<textarea id="${id}" name="${name}" rows="4"${opts.required ? html` required` : ''}${invalidAttrs(state, form, name)}${opts.attrs ?? ''}>${value}</textarea>`
-    : html`<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${value}"${opts.required ? html` required` : ''}${opts.type === 'number' ? html` step="any" inputmode="decimal"` : ''}${invalidAttrs(state, form, name)}${opts.attrs ?? ''}>`;
+    ? html`<textarea id="${id}" name="${name}" rows="4"${opts.required ? html` required` : ''}${described}${opts.attrs ?? ''}>${value}</textarea>`
+    : html`<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${value}"${opts.required ? html` required` : ''}${opts.type === 'number' ? html` step="any" inputmode="decimal"` : ''}${described}${opts.attrs ?? ''}>`;
   return html`<p class="field"><label for="${id}">${label}</label>${hint} ${control}${fieldRefusal(state, form, name)}</p>`;
 }
 

@@ -123,7 +123,7 @@ ${field(state, f, 'name', 'Name', { required: true })}
 ${field(state, f, 'description', 'Description', { textarea: true })}
 ${field(state, f, 'value', 'Current value', { type: 'number', hint: 'the first reading (optional)' })}
 ${field(state, f, 'formula', 'Formula', { hint: 'computed from other metrics, e.g. {Revenue} / {Users} (optional)' })}
-${field(state, f, 'marketRangeMax', 'Top of the books\u2019 range', { type: 'number', hint: 'optional; by default from the value' })}
+${field(state, f, 'marketRangeMax', 'Top of the books\u2019 range', { type: 'number', hint: 'optional; the books range from 0 to it (1000 when blank)' })}
 ${wholeRefusal(state, f, METRIC_FIELDS)}
 <p><button type="submit" id="metric-review">Review the cost</button></p></form>
 ${quote ? html`${costOf(quote, 'the workspace owner')}${quote.refusal ? '' : confirm(f, back, state!, METRIC_FIELDS, 'Create the metric')}` : ''}`;
