@@ -9,7 +9,7 @@ import { fmtCredits, fmtDelta, fmtInstant, fmtPercent, fmtValue } from './format
 import { html, type Html } from './html';
 import { href, type PageParts } from './layout';
 import type { FormState } from './forms';
-import { marketActs } from './acts/market';
+import { marketActs, positionsHere } from './acts/market';
 import { proposalActs } from './acts/proposal';
 
 type Metric = z.infer<typeof metricSchema>;
@@ -80,7 +80,8 @@ ${num('value', m.total, fmtValue(m.total, unit), 'td')}
 <div class="scroll"><table class="metrics"><caption>Metrics</caption>
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
-<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a></p>`,
+<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a></p>
+${await positionsHere(deps, v, ws)}`,
   };
 }
 

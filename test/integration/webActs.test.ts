@@ -226,6 +226,8 @@ it('trades with a quote (shares, cost, payout if right, consensus after); the co
   expect((await post(trader, path, formOf(sellReview.text, 'sell-confirm-form'))).status).toBe(303);
   const left = (await api(trader, '/agents/me/positions')).body.find((p: { marketId: string }) => p.marketId === marketId);
   expect(left.shares).toBeCloseTo(pos.shares / 2, 6);
+  // The workspace's home lists the position, linking to its book.
+  expect(await page(trader, `/w/${slug}`)).toContain(`<tr data-position="${marketId}"><th scope="row"><a href="/w/${slug}/markets/${marketId}#position">`);
 
   // A limit order, placed (resent: once) and cancelled.
   const market = (await api(trader, `/predictions/markets/${marketId}`)).body;

@@ -27,7 +27,11 @@ interface Current {
   capabilities: string[];
 }
 interface Position {
+  workspaceId: string;
   marketId: string;
+  metricName: string;
+  targetDate: string;
+  branch: string | null;
   direction: 'higher' | 'lower' | null;
   shares: number;
   totalCost: number;
@@ -230,4 +234,18 @@ export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
     default:
       throw new DomainError('validation_failed', 'This page has no such form: nothing was done.');
   }
+}
+
+/**
+ * The visitor's positions in this workspace, each linking to its book (where it sells), on the
+ * workspace's home: nothing without credentials or positions.
+ */
+export async function positionsHere(deps: Deps, v: Visitor, ws: { id: string; slug: string }): Promise<Html> {
+  if (!hasCredentials(v)) return html``;
+  const mine = (await apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } })).filter((p) => p.workspaceId === ws.id && (p.shares > 0 || p.totalCost !== 0));
+  if (!mine.length) return html``;
+  return html`<section aria-labelledby="mine-h" id="positions"><h2 id="mine-h">Your positions</h2><div class="scroll"><table><thead><tr><th scope="col">Book</th><th scope="col">Shares</th><th scope="col">Net cost</th><th scope="col">Worth</th><th scope="col">Profit</th><th scope="col">Status</th></tr></thead><tbody>${mine.map(
+    (p) =>
+      html`<tr data-position="${p.marketId}"><th scope="row"><a href="${`/w/${ws.slug}/markets/${p.marketId}#position`}">${p.metricName} ${p.targetDate}${p.branch ? ` (if ${p.branch})` : ''}</a></th><td class="num">${fmtValue(p.shares)} ${p.direction ?? ''}</td><td class="num">${fmtCredits(p.totalCost)}</td><td class="num">${fmtCredits(p.worth)}</td><td class="num">${fmtCredits(p.profit)}</td><td>${p.status}</td></tr>`,
+  )}</tbody></table></div></section>`;
 }
