@@ -179,15 +179,19 @@ ${wholeRefusal(state, f, ['direction', 'limit', 'amount'])}
 export async function marketActs(deps: Deps, v: Visitor, book: Book, slug: string, unit: string | null, state?: FormState): Promise<Html> {
   const back = `/w/${slug}/markets/${book.id}`;
   if (!hasCredentials(v)) return signInTo(back, 'trade on this book');
-  const current = await apiGet<Current>(deps, v, '/workspaces/current');
+  // The three reads at once: a visitor without trade is refused its orders, and is shown the join form instead.
+  const [current, positions, orders] = await Promise.all([
+    apiGet<Current>(deps, v, '/workspaces/current'),
+    apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } }),
+    apiGet<Order[]>(deps, v, '/predictions/orders', { query: { marketId: book.id, status: 'open', limit: '100' } }).catch((err: unknown) => {
+      if (err instanceof DomainError) return [];
+      throw err;
+    }),
+  ]);
   if (!current.capabilities.includes('trade')) {
     if (!current.public) return html`<p class="muted">You may read this book but not trade on it.</p>`;
     return html`<section aria-labelledby="join-h" class="act" id="join"><h2 id="join-h">Trade here</h2><form method="post" action="${back}#trade" id="join-form">${basics('join', back, state)}<p>Join this workspace as a trader to trade on its books. <button type="submit">Join the workspace</button></p>${wholeRefusal(state, 'join', [])}</form></section>`;
   }
-  const [positions, orders] = await Promise.all([
-    apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } }),
-    apiGet<Order[]>(deps, v, '/predictions/orders', { query: { marketId: book.id, status: 'open', limit: '100' } }),
-  ]);
   const pos = positions.find((p) => p.marketId === book.id);
   return html`${doneNote(state, 'join', 'Done: you joined the workspace as a trader.')}
 ${TRADING.has(book.status) && book.funded ? tradeSection(book, back, unit, state) : ''}
