@@ -211,6 +211,14 @@ it('trades with a quote (shares, cost, payout if right, consensus after); the co
   expect(trades).toHaveLength(1);
   expect(trades[0]).toMatchObject({ direction: 'lower', kind: 'buy' });
   expect((await api(trader, `/predictions/markets/${marketId}`)).body.tradeCount).toBe(1);
+  // The same key with other values (a form edited after it acted): refused, and drawn again with a fresh key.
+  const edited = new URLSearchParams(confirm);
+  edited.set('amount', '31');
+  const reused = await post(trader, path, edited);
+  expect(reused.status).toBe(409);
+  expect(reused.text).toContain('data-code="idempotency_key_reuse"');
+  expect(formOf(reused.text, 'trade-form').get('idem')).not.toBe(confirm.get('idem'));
+  expect((await api(trader, `/predictions/markets/${marketId}`)).body.tradeCount).toBe(1);
 
   // The position, with a sell (Review then Confirm).
   const after = await page(trader, `${path}?done=trade`);

@@ -25,7 +25,8 @@ export function workspaceSlug(ctx: Koa.Context): string {
  * Confirm that follows is then one act however often it is sent.
  */
 export function basics(form: string, back: string, state?: FormState | null): Html {
-  const kept = state?.form === form ? state.values.get('idem') : null;
+  // A key the API says was used for other values is not kept: the next send gets a fresh one.
+  const kept = state?.form === form && state.refusal?.code !== 'idempotency_key_reuse' ? state.values.get('idem') : null;
   if (!kept || !/^[A-Za-z0-9-]{8,100}$/.test(kept)) return formBasics(form, back);
   return html`<input type="hidden" name="form" value="${form}"><input type="hidden" name="back" value="${back}"><input type="hidden" name="idem" value="${kept}">`;
 }
