@@ -56,7 +56,7 @@ export function field(state: FormState | null | undefined, form: string, name: s
   const control = opts.textarea
     ? html`<textarea id="${id}" name="${name}" rows="4"${opts.required ? html` required` : ''}${described}${opts.attrs ?? ''}>${value}</textarea>`
     : html`<input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${value}"${opts.required ? html` required` : ''}${opts.type === 'number' ? html` step="any" inputmode="decimal"` : ''}${described}${opts.attrs ?? ''}>`;
-  return html`<p class="field"><label for="${id}">${label}</label>${hint} ${control}${fieldRefusal(state, form, name)}</p>`;
+  return html`<div class="field"><label for="${id}">${label}</label>${hint} ${control}${fieldRefusal(state, form, name)}</div>`;
 }
 
 /** The refusal of the form as a whole (one about no field the form shows). */
