@@ -27,13 +27,19 @@ export interface FormState {
   form: string;
   values: URLSearchParams;
   refusal: Refusal | null;
+  /** A dry run's answer (a form's "Review" step): the page draws it with a Confirm button. */
+  quote?: unknown;
+  /** The form acted (the page was reached by its redirect, ?done=<form>): the page may say so. */
+  done?: boolean;
 }
 
 /** The refusal a page shows for an error the API threw: its sentence, its code, the field named by a validation issue. */
 export function refusalOf(err: DomainError): Refusal {
   const e = ApiError.from(err);
-  const issues = (err.details as { issues?: Array<{ path?: unknown[] }> } | undefined)?.issues;
-  const first = Array.isArray(issues) && issues.length && Array.isArray(issues[0].path) ? issues[0].path[0] : undefined;
+  // The API's validation issues name their path joined by dots ("metricIds.0"): the field is its first part.
+  const issues = (err.details as { issues?: Array<{ path?: unknown }> } | undefined)?.issues;
+  const path = Array.isArray(issues) && issues.length ? issues[0].path : undefined;
+  const first = Array.isArray(path) ? path[0] : typeof path === 'string' && path ? path.split('.')[0] : undefined;
   return { code: e.code, sentence: e.message, field: typeof first === 'string' ? first : null, status: e.status };
 }
 
@@ -69,7 +75,9 @@ export function refuseCrossSite(ctx: Koa.Context, publicBaseUrl: string, sentenc
   const own = new URL(publicBaseUrl).origin;
   // The request's own origin also counts (a service reached under another name than PUBLIC_BASE_URL).
   const self = `${ctx.protocol}://${ctx.host}`;
-  if ((site && site !== 'same-origin' && site !== 'none') || (origin && origin !== own && origin !== self)) {
+  // Sec-Fetch-Site decides when sent: under the service's Referrer-Policy no-referrer, a browser sends
+  // "Origin: null" with its own pages' form posts, so Origin is only read from a browser without it.
+  if (site ? site !== 'same-origin' && site !== 'none' : origin && origin !== own && origin !== self) {
     throw new ApiError('origin_not_allowed', sentence);
   }
 }

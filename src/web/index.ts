@@ -10,6 +10,8 @@ import { layout, type PageParts } from './layout';
 import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } from './pages';
 import { leaderboardPage, profilePage } from './standings';
 import { readScope } from '../readScope';
+import { actRoutes } from './acts/routes';
+import { doneOf } from './acts/common';
 
 /**
  * The web pages (server-rendered HTML) under /, beside the API under /api: workspace home,
@@ -70,8 +72,11 @@ function page(deps: Deps, render: Render) {
   };
 }
 
-/** A form's act: does it for the visitor (through apiAct) and says where the browser goes next. */
-export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string>;
+/**
+ * A form's act: does it for the visitor (through apiAct) and says where the browser goes next, or,
+ * for a dry run (a "Review" step), answers what to show: the page is drawn again with it (200).
+ */
+export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string | { show: unknown }>;
 /** The page a refused form is drawn on again, with the refusal beside its field. */
 export type Redraw = (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>;
 
@@ -96,6 +101,12 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
         return;
       }
       const next = await act(deps, ctx, v, values);
+      if (typeof next !== 'string') {
+        const visitor = v;
+        const shown: FormState = { form: values.get('form') ?? '', values, refusal: null, quote: next.show };
+        send(ctx, 200, await readScope(() => redraw(deps, ctx, visitor, shown)), started);
+        return;
+      }
       ctx.redirect(localPath(next, '/'));
       ctx.status = 303;
     } catch (err) {
@@ -134,6 +145,7 @@ const landing: PageParts = {
 
 export function webRoutes(deps: Deps): Koa.Middleware {
   const router = new Router();
+  actRoutes(router, deps, { page, formPost });
   router.get('/', (ctx) => send(ctx, 200, landing, performance.now()));
   router.get('/w', (ctx) => {
     const ws = typeof ctx.query.ws === 'string' && SLUG.test(ctx.query.ws) ? ctx.query.ws : null;
@@ -141,9 +153,9 @@ export function webRoutes(deps: Deps): Koa.Middleware {
   });
   router.get('/w/:ws', page(deps, (d, ctx) => workspaceHome(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
-  router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
-  router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
   router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min') })));
   router.get('/participants/:id', page(deps, (d, ctx) => profilePage(d, visitorOf(ctx, null), String(ctx.params.id))));
