@@ -8,7 +8,7 @@
  * every page, with real ids, through the real app. Targets: GET p95 < 50 ms, pages < 100 ms, each
  * pass at 100% within 1.5x of its time at 10%. Not part of npm test.
  *   npx tsx bench/scale.ts [--factor 1] [--requests 20]
- * BENCH_DB names the database (default mpps_bench_scale).
+ * BENCH_DB names the database (default mpps_bench_scale); BENCH_KEEP=1 keeps it afterwards (to profile on).
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -163,7 +163,8 @@ async function atSize(factor: number, measureRoutes: boolean, failures: string[]
     if (server) await new Promise((r) => server!.close(r));
     await deps.hub.queue(deps.hub.queueFor('standings')).obliterate({ force: true }); // no worker here: the sweep above did the work
     await closeDeps(deps);
-    await dropDatabase(DB);
+    // BENCH_KEEP=1 keeps the last database seeded, to profile a route or a pass on it afterwards.
+    if (!process.env.BENCH_KEEP) await dropDatabase(DB);
   }
 }
 

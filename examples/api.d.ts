@@ -831,7 +831,7 @@ export interface paths {
         };
         /**
          * How consensus compared with realised values, per public workspace and overall
-         * @description How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance).
+         * @description How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance). Workspaces a page at a time (limit, cursor); overall covers all.
          *
          *     Auth: - (No authentication.) Capability: none. Scope: none.
          */
@@ -1488,8 +1488,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Per public workspace and overall
-         * @description Per public workspace and overall: traded volume (credits), open books, participants (members), proposals decided.
+         * Overall and per public workspace (a page, name order)
+         * @description Overall and per public workspace (a page, name order): traded volume (credits), open books, participants (members), proposals decided.
          *
          *     Auth: - (No authentication.) Capability: none. Scope: none.
          */
@@ -8546,7 +8546,12 @@ export interface operations {
     };
     getBenchmark: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Workspaces per page (1-1000, default 100); the overall figures always cover every public workspace. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8560,7 +8565,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as ?cursor= for the next page of workspaces; null on the last page. */
+                        nextCursor: string | null;
                         overall: {
+                            /** @description When these platform-wide totals were computed (kept up to PLATFORM_TOTALS_TTL_MS, 30 s by default). */
+                            asOf: string;
                             meanAbsErrorByHorizon: {
                                 books: number;
                                 /** @enum {string} */
@@ -8573,6 +8582,7 @@ export interface operations {
                                 withinRange: number;
                             };
                         };
+                        /** @description A page of public workspaces in name order (limit, cursor). */
                         workspaces: {
                             id: string;
                             meanAbsErrorByHorizon: {
@@ -11135,6 +11145,13 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the ETag sent in If-None-Match is still current; no body. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `validation_failed`, `malformed_json`, `unknown_help_section` */
             400: {
                 headers: {
@@ -12756,7 +12773,12 @@ export interface operations {
     };
     getMarketplaceStats: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+                /** @description Workspaces per page (1-1000, default 100); the overall figures always cover every public workspace. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -12770,13 +12792,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as ?cursor= for the next page of workspaces; null on the last page. */
+                        nextCursor: string | null;
                         overall: {
+                            /** @description When these platform-wide totals were computed (they are kept up to PLATFORM_TOTALS_TTL_MS, 30 s by default). */
+                            asOf: string;
                             openBooks: number;
                             participants: number;
                             proposalsDecided: number;
                             volume: number;
                             workspaces: number;
                         };
+                        /** @description A page of public workspaces in name order (limit, cursor). */
                         workspaces: {
                             id: string;
                             name: string;
@@ -14816,6 +14843,13 @@ export interface operations {
                         [key: string]: unknown;
                     };
                 };
+            };
+            /** @description Not modified: the ETag sent in If-None-Match is still current; no body. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `validation_failed`, `malformed_json` */
             400: {

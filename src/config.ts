@@ -110,6 +110,9 @@ const schema = z.object({
   EVENTS_POLL_MS: z.coerce.number().int().min(5).max(10000).default(20),
   // Resolved callers kept in memory, dropped on every change (issue 17); 0 reads Postgres every request.
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3600000).default(60000),
+  // The platform-wide totals of GET /marketplace/stats and GET /benchmark (sums over every public
+  // workspace) are kept this long per process and answered with their asOf; 0 computes them per request.
+  PLATFORM_TOTALS_TTL_MS: z.coerce.number().int().min(0).max(3600000).default(30000),
   SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(600000).default(15000),
   WEBHOOK_ALLOW_HTTP: boolish.default(false),
   WEBHOOK_ALLOW_PRIVATE: boolish.default(false),

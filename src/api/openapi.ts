@@ -180,6 +180,7 @@ function operationOf(r: AnyRoute, sink: SchemaSink): Json {
   responses[String(success)] = r.response
     ? { description: 'Success.', content: { [r.responseType ?? 'application/json']: { schema: sink.convert(r.response, 'output') } } }
     : { description: 'Done; no body.' };
+  if (r.conditional) responses['304'] = { description: 'Not modified: the ETag sent in If-None-Match is still current; no body.' };
   if (r.dryRunResponse) responses['200'] = { description: 'Dry run: what it would do and cost; nothing written.', content: { 'application/json': { schema: sink.convert(r.dryRunResponse, 'output') } } };
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(r)) {

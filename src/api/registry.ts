@@ -60,6 +60,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, R = unknown> {
   dryRunResponse?: ZodType;
   /** The success status when it is not 200 (201 on creation); routes without a response schema answer 204. */
   successStatus?: number;
+  /** The answer carries an ETag and is 304 (no body) when the client sends it back in If-None-Match. */
+  conditional?: true;
   /** The success body's media type when it is not JSON (a guide is text/markdown). */
   responseType?: string;
   /** The whole route is superseded (its replacement is named in the summary). */

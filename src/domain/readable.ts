@@ -17,10 +17,21 @@ const isPlain = (v: object) => {
   return proto === Object.prototype || proto === null;
 };
 
+/** Answers built once and already rounded (the OpenAPI document, the catalog): not walked again per request. */
+const READABLE = new WeakSet<object>();
+
+/** `value` rounded once and remembered as readable: for an answer built once and served many times. */
+export function readableOnce<T extends object>(value: T): T {
+  const r = readableNumbers(value);
+  READABLE.add(r);
+  return r;
+}
+
 /** `value` with every number rounded to 9 decimals; the same reference when nothing needed it. */
 export function readableNumbers<T>(value: T): T {
   if (typeof value === 'number') return roundNumber(value) as T;
   if (value === null || typeof value !== 'object') return value;
+  if (READABLE.has(value)) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {

@@ -37,9 +37,10 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   app.use(oauthPages(deps));
   // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
   app.use(mcpMiddleware(deps));
-  app.use(jsonBodies());
   app.use(serveReference);
+  // The pages read their own forms (urlencoded, src/web/forms.ts); the API's bodies are JSON only.
   app.use(webRoutes(deps));
+  app.use(jsonBodies());
   app.use(apiRoutes(deps));
   return app;
 }

@@ -3,8 +3,9 @@ import { bigintTransformer } from '../db/transformers';
 import { Agent } from './agent';
 import { SqlIndex } from './sqlIndex';
 
-/** migrations 1763700000000-Foundation (+ groups_workspace in 1763700002000-Access). */
+/** migrations 1763700000000-Foundation (+ groups_workspace in 1763700002000-Access, workspaces_public_name in 1764111300000-PublicWorkspacePages). */
 @Entity('workspaces')
+@Index('workspaces_public_name', ['name', 'id'], { where: 'public' })
 @SqlIndex('workspaces_slug', '(lower(slug))', { unique: true })
 export class Workspace {
   @PrimaryGeneratedColumn('uuid') id!: string;

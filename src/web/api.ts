@@ -64,3 +64,29 @@ export async function apiGet<T>(deps: Deps, visitor: Visitor, path: string, inpu
   // A route named by its path has no type to give: the page's word stands (apiRead, given the route, needs none).
   return (await apiRead(deps, visitor, routeNamed('GET', path), input)) as T;
 }
+
+/** Whether the visitor sends credentials that resolve to a participant (a session or a key). */
+export async function signedIn(deps: Deps, visitor: Visitor): Promise<boolean> {
+  return (await actingOf(deps, visitor)).caller !== null;
+}
+
+/**
+ * An act of the visitor through the one in-process caller (callRoute): a route other than GET,
+ * with its body and, for a money move, the Idempotency-Key the form was drawn with. Refusals throw
+ * the API's own errors, which the page shows beside the form.
+ */
+export async function apiAct<T>(
+  deps: Deps,
+  visitor: Visitor,
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; idempotencyKey?: string | null } = {},
+): Promise<T> {
+  const limit = !visitor.counted;
+  visitor.counted = true;
+  const as = await actingOf(deps, visitor);
+  const def = routeNamed(method, path);
+  const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa: inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined }) }, { limit });
+  // A route named by its path has no type to give: the page's word stands, as for apiGet.
+  return result as T;
+}

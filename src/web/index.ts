@@ -2,13 +2,16 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
-import { visitorOf } from './api';
+import { signedIn, visitorOf, type Visitor } from './api';
+import { localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, type FormState } from './forms';
 import { asset } from './assets';
 import { html } from './html';
 import { layout, type PageParts } from './layout';
 import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } from './pages';
 import { leaderboardPage, profilePage } from './standings';
 import { readScope } from '../readScope';
+import { actRoutes } from './acts/routes';
+import { doneOf } from './acts/common';
 
 /**
  * The web pages (server-rendered HTML) under /, beside the API under /api: workspace home,
@@ -27,7 +30,7 @@ const REFUSED: Partial<Record<string, string>> = {
   market_not_found: 'No such book here: it does not exist, or it is hidden from you.',
 };
 
-function refusal(err: DomainError): { status: number; parts: PageParts } {
+function refusalPage(err: DomainError): { status: number; parts: PageParts } {
   const e = ApiError.from(err);
   const sentence = REFUSED[e.code] ?? e.message;
   const title = e.status === 404 ? 'Not found' : 'Not available';
@@ -63,8 +66,66 @@ function page(deps: Deps, render: Render) {
       send(ctx, 200, await readScope(() => render(deps, ctx)), started);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      const r = refusal(err);
+      const r = refusalPage(err);
       send(ctx, r.status, r.parts, started);
+    }
+  };
+}
+
+/**
+ * A form's act: does it for the visitor (through apiAct) and says where the browser goes next, or,
+ * for a dry run (a "Review" step), answers what to show: the page is drawn again with it (200).
+ */
+export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string | { show: unknown }>;
+/** The page a refused form is drawn on again, with the refusal beside its field. */
+export type Redraw = (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>;
+
+/**
+ * A page's form post: refused when cross-site, read (urlencoded, bounded), sent to sign-in and back
+ * when the visitor has no session or key, acted through the API in process, then 303 to where the
+ * act says (the page again, usually). A refusal draws the form's page again with the API's sentence
+ * beside the field it is about, with the API's status.
+ */
+export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, act: Act, redraw: Redraw): Koa.Middleware {
+  return async (ctx) => {
+    const started = performance.now();
+    let values: URLSearchParams | null = null;
+    let v: Visitor | null = null;
+    try {
+      refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
+      values = await readForm(ctx);
+      v = visitorFor(ctx);
+      if (!(await signedIn(deps, v))) {
+        ctx.redirect(`${SIGN_IN_PAGE}?next=${encodeURIComponent(localPath(values.get('back'), '/'))}`);
+        ctx.status = 303;
+        return;
+      }
+      const next = await act(deps, ctx, v, values);
+      if (typeof next !== 'string') {
+        const visitor = v;
+        const shown: FormState = { form: values.get('form') ?? '', values, refusal: null, quote: next.show };
+        send(ctx, 200, await readScope(() => redraw(deps, ctx, visitor, shown)), started);
+        return;
+      }
+      ctx.redirect(localPath(next, '/'));
+      ctx.status = 303;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const refusal = refusalOf(err);
+      if (!values || !v) {
+        const r = refusalPage(err);
+        send(ctx, r.status, r.parts, started);
+        return;
+      }
+      const state: FormState = { form: values.get('form') ?? '', values, refusal };
+      const visitor = v;
+      try {
+        send(ctx, refusal.status, await readScope(() => redraw(deps, ctx, visitor, state)), started);
+      } catch (again) {
+        if (!(again instanceof DomainError)) throw again;
+        const r = refusalPage(again);
+        send(ctx, r.status, r.parts, started);
+      }
     }
   };
 }
@@ -84,6 +145,7 @@ const landing: PageParts = {
 
 export function webRoutes(deps: Deps): Koa.Middleware {
   const router = new Router();
+  actRoutes(router, deps, { page, formPost });
   router.get('/', (ctx) => send(ctx, 200, landing, performance.now()));
   router.get('/w', (ctx) => {
     const ws = typeof ctx.query.ws === 'string' && SLUG.test(ctx.query.ws) ? ctx.query.ws : null;
@@ -91,9 +153,9 @@ export function webRoutes(deps: Deps): Koa.Middleware {
   });
   router.get('/w/:ws', page(deps, (d, ctx) => workspaceHome(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
-  router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
-  router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
   router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min'), season: q(ctx, 'season'), ws: q(ctx, 'ws'), offset: q(ctx, 'offset'), limit: q(ctx, 'limit') })));
   router.get('/participants/:id', page(deps, (d, ctx) => profilePage(d, visitorOf(ctx, null), String(ctx.params.id))));

@@ -9,13 +9,15 @@ import { align, chart, gapBar, sparkline } from './charts';
 import { fmtCredits, fmtDelta, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';
 import { html, type Html } from './html';
 import { href, type PageParts } from './layout';
+import type { FormState } from './forms';
+import { marketActs, positionsHere } from './acts/market';
+import { proposalActs } from './acts/proposal';
 
 type Metric = z.infer<typeof metricSchema>;
 type Status = z.infer<typeof statusSchema>;
 type Market = z.infer<typeof marketSchema>;
 type History = z.infer<typeof marketHistorySchema>;
 type Proposal = z.infer<typeof proposalSchema>;
-type CurrentWorkspace = { capabilities: string[] };
 type OrderBook = { marketId: string; higher: Level[]; lower: Level[] };
 type Level = { limit: number; probability: number; shares: number; orders: number };
 
@@ -81,7 +83,8 @@ ${ws.description ? html`<p class="lead" data-field="workspaceDescription">${ws.d
 <div class="scroll"><table class="metrics"><caption>Metrics</caption>
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
-<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a></p>`,
+<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a></p>
+${await positionsHere(deps, v, ws)}`,
   };
 }
 
@@ -156,7 +159,7 @@ function endedBooks(v: Visitor, slug: string, ended: Market[], unit: string | nu
 }
 
 /** Market page: consensus over time, volume, recent trades and the resting-order walls. */
-export async function marketPage(deps: Deps, v: Visitor, marketId: string): Promise<PageParts> {
+export async function marketPage(deps: Deps, v: Visitor, marketId: string, state?: FormState): Promise<PageParts> {
   const [market, history, book, metrics] = await Promise.all([
     apiGet<Market>(deps, v, '/predictions/markets/:id', { params: { id: marketId } }),
     apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: marketId }, query: { limit: '500' } }),
@@ -176,10 +179,6 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string): Prom
   const unit = metrics.find((m) => m.id === market.metricId)?.unit ?? null;
   // A branch book's other branch on the same metric and date.
   const sibling = proposal?.conditionalMarkets.find((c) => c.metricId === market.metricId && c.targetDate === market.targetDate && c.branch !== market.branch) ?? null;
-  // The trade form only for a visitor who may trade here (a signed-in person or a key with trade), on a book that trades.
-  const credentials = !!(v.headers.cookie || v.headers['x-agent-key'] || v.headers['x-api-key']);
-  const canTrade =
-    credentials && (market.status === 'open' || market.status === 'conditional') && (await apiGet<CurrentWorkspace>(deps, v, '/workspaces/current')).capabilities.includes('trade');
   const points = consensusPoints(history);
   const data = align([{ label: 'Consensus', points, step: true }]);
   const recent = history.points.slice(-20).reverse();
@@ -221,7 +220,7 @@ ${resolution(market, unit)}
 <div><dt>Range</dt><dd>${fmtValue(market.rangeMin, unit)} to ${fmtValue(market.rangeMax, unit)}</dd></div>
 <div><dt>Resolves on</dt><dd>${market.resolvesOn}</dd></div>
 </dl>
-${canTrade ? tradeForm(market.id) : ''}
+${await marketActs(deps, v, market, ws.slug, unit, state)}
 ${chart('Consensus over time', { ...data, xKind: 'time', yLabel: market.metricName, unit }, historyTable(unit, [{ label: 'Consensus', points }]))}
 <div class="cols">
 <section aria-labelledby="trades-h"><h2 id="trades-h">Recent trades</h2>${
@@ -252,23 +251,6 @@ ${
     : ''
 }
 </dl></section>`;
-}
-
-/**
- * Trading from the page (assets/app.js drives it): a quote first (POST /api/predictions/trade with
- * dryRun: shares, cost, the consensus after), then the same trade confirmed with an Idempotency-Key.
- */
-function tradeForm(marketId: string): Html {
-  return html`<section aria-labelledby="trade-h" class="trade"><h2 id="trade-h">Trade</h2>
-<form id="trade-form" data-market="${marketId}" novalidate>
-<fieldset><legend>Direction</legend>
-<label><input type="radio" name="direction" value="higher" checked> Higher</label>
-<label><input type="radio" name="direction" value="lower"> Lower</label>
-</fieldset>
-<p><label for="trade-amount">Credits to spend</label> <input id="trade-amount" name="amount" type="number" inputmode="decimal" min="0" step="any" value="10" required></p>
-<p><button type="submit" id="trade-quote-button">Get a quote</button> <button type="button" id="trade-confirm" hidden>Confirm the trade</button></p>
-<div id="trade-quote" role="status" aria-live="polite"></div>
-</form></section>`;
 }
 
 /** The workspace's slug and name as the API shows them to this visitor. */
@@ -311,6 +293,7 @@ export async function proposalsPage(deps: Deps, v: Visitor): Promise<PageParts> 
     visitor: v,
     body: html`<h1>Proposals by impact</h1>
 <p class="lead">Largest expected difference first: what the books expect if a proposal is approved versus declined.</p>
+<p><a href="${href(v, `/w/${ws.slug}/proposals/new`)}">Propose</a></p>
 ${
   proposals.length
     ? html`<ol class="proposals">${proposals.map(
@@ -344,7 +327,7 @@ function branchBooks(v: Visitor, slug: string, p: Proposal): Html {
 }
 
 /** Proposal page: both branches' history side by side, the decision and its scorecard. */
-export async function proposalPage(deps: Deps, v: Visitor, proposalId: string): Promise<PageParts> {
+export async function proposalPage(deps: Deps, v: Visitor, proposalId: string, state?: FormState): Promise<PageParts> {
   const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } }), unitsOf(deps, v)]);
   const historyOf = (id: string | undefined) => (id ? apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id } }) : Promise.resolve(null));
   const charts = await Promise.all(
@@ -377,6 +360,7 @@ ${p.description ? html`<p class="lead">${p.description}</p>` : ''}
 <div><dt>Subsidy</dt><dd>${fmtCredits(p.liquiditySubsidy)}</dd></div>
 </dl>
 <section aria-labelledby="decision-h"><h2 id="decision-h">Decision</h2>${decision}</section>
+${await proposalActs(deps, v, p, ws.slug, state)}
 <section aria-labelledby="impact-h"><h2 id="impact-h">Approved versus declined</h2>
 <div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
 <div class="cols">${charts}</div></section>

@@ -17,6 +17,24 @@ describe('GET /api/openapi.json', () => {
     doc = res.body;
   });
 
+  it('is built once and cacheable: a strong ETag, a public max-age, 304 when the client sends the ETag back (issue 60)', async () => {
+    for (const path of ['/api/openapi.json', '/api/help']) {
+      const first = await app.http.get(path).expect(200);
+      const etag = first.headers.etag as string;
+      expect(etag).toMatch(/^"[\w-]{20,}"$/);
+      expect(first.headers['cache-control']).toBe('public, max-age=300');
+      const again = await app.http.get(path).expect(200);
+      expect(again.headers.etag).toBe(etag);
+      expect(again.body).toEqual(first.body);
+      const cached = await app.http.get(path).set('If-None-Match', `W/${etag}`).expect(304);
+      expect(cached.text ?? '').toBe('');
+      await app.http.get(path).set('If-None-Match', '"another"').expect(200);
+    }
+    // A filtered catalog is computed per request and not cached as the whole one.
+    const filtered = await app.http.get('/api/help?section=agents').expect(200);
+    expect(filtered.headers.etag).toBeUndefined();
+  });
+
   it('passes the OpenAPI 3.1 validator (swagger-parser) with no errors', async () => {
     expect(doc.openapi).toBe('3.1.0');
     // swagger-parser is ESM-only: it runs in its own node process (the same script as npm run openapi:validate).

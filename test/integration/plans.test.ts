@@ -21,6 +21,11 @@ const KNOWN: Record<string, string> = {
   // The count of distinct participants over every public workspace reads every membership; a
   // counter kept by the membership writes would make it flat (not built: the closing note's list).
   '/api/marketplace/stats memberships': 'a whole-platform distinct count',
+  // The overall volume, open books and decided proposals sum every public workspace's book and
+  // proposal rows (the per-workspace figures are a page, read by index): the same kind of
+  // whole-platform total, bounded by a counter when it matters (not built).
+  '/api/marketplace/stats markets': 'a whole-platform sum',
+  '/api/marketplace/stats proposals': 'a whole-platform count',
 };
 const DB = `mpps_plans_${process.pid}`;
 let app: TestApp;

@@ -9,7 +9,8 @@ import { createMetric, marketsOf, standingsAdded, trade, trader } from '../helpe
 
 let app: TestApp;
 
-useTestApp((a) => (app = a));
+// The platform-wide totals are computed per request here (the default keeps them 30 s per process).
+useTestApp((a) => (app = a), { PLATFORM_TOTALS_TTL_MS: '0' });
 afterEach(async () => {
   await expectLedgerSound(app.deps);
 });
@@ -367,6 +368,26 @@ describe('leaderboard and seasons', () => {
 });
 
 describe('marketplace stats and benchmark', () => {
+  it('platform-wide totals are kept PLATFORM_TOTALS_TTL_MS and say when they were computed; pages stay live', async () => {
+    const config = app.deps.config as { PLATFORM_TOTALS_TTL_MS: number };
+    config.PLATFORM_TOTALS_TTL_MS = 60_000;
+    try {
+      const first = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
+      const ws = await buildWorkspace(app, { public: true });
+      const again = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
+      // The totals are the kept ones (same asOf, same count); the page already lists the new workspace.
+      expect(again.overall.asOf).toBe(first.overall.asOf);
+      expect(again.overall.workspaces).toBe(first.overall.workspaces);
+      expect(again.workspaces.some((w: any) => w.id === ws.id)).toBe(true);
+      config.PLATFORM_TOTALS_TTL_MS = 0;
+      const fresh = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
+      expect(fresh.overall.workspaces).toBe(first.overall.workspaces + 1);
+      expect(Date.parse(fresh.overall.asOf)).toBeGreaterThanOrEqual(Date.parse(first.overall.asOf));
+    } finally {
+      config.PLATFORM_TOTALS_TTL_MS = 0;
+    }
+  });
+
   it('per public workspace, by hand: volume, open books, participants, decided proposals; the final consensus error by horizon', async () => {
     at(new Date().toISOString());
     const ws = await buildWorkspace(app, { public: true });
@@ -383,11 +404,27 @@ describe('marketplace stats and benchmark', () => {
     expect(proposal.status).toBe(200);
     expect((await app.http.post(`/api/proposals/${proposal.body.id}/decline`).set(owner(quiet)).send({})).status).toBe(200);
 
-    const stats = async () => {
-      const r = await app.http.get('/api/marketplace/stats');
-      expect(r.status).toBe(200);
-      return r.body;
+    // Every page of public workspaces (issue 60: a page at a time, name order), walked with a small
+    // page so the cursor is exercised; the overall figures are the same on every page.
+    const allPages = async (path: string) => {
+      let cursor: string | null = null;
+      let first: any = null;
+      const workspaces: any[] = [];
+      do {
+        const r: any = await app.http.get(`${path}?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(r.status).toBe(200);
+        expect(r.body.workspaces.length).toBeLessThanOrEqual(7);
+        if (first) expect(r.body.overall).toEqual(first.overall);
+        first ??= r.body;
+        workspaces.push(...r.body.workspaces);
+        cursor = r.body.nextCursor;
+      } while (cursor);
+      const names = workspaces.map((w) => `${w.name}\u0000${w.id}`);
+      expect(names).toEqual([...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      expect(new Set(workspaces.map((w) => w.id)).size).toBe(workspaces.length);
+      return { ...first, workspaces };
     };
+    const stats = () => allPages('/api/marketplace/stats');
     const before = await stats();
     const mine = before.workspaces.find((w: any) => w.id === ws.id);
     // Volume: the two buys' costs; open books: the metric's; members: the owner and Ann.
@@ -397,14 +434,19 @@ describe('marketplace stats and benchmark', () => {
     expect(before.workspaces.some((w: any) => w.id === hidden.id)).toBe(false);
     expect(before.overall.openBooks).toBe(before.workspaces.reduce((n: number, w: any) => n + w.openBooks, 0));
     expect(before.overall.proposalsDecided).toBe(before.workspaces.reduce((n: number, w: any) => n + w.proposalsDecided, 0));
+    expect(before.overall.workspaces).toBe(before.workspaces.length);
+    expect(before.overall.volume).toBeCloseTo(before.workspaces.reduce((n: number, w: any) => n + w.volume, 0), 6);
+    expect((await app.http.get('/api/marketplace/stats?cursor=bm9wZQ')).body.code).toBe('validation_failed');
+    expect((await app.http.get('/api/benchmark?limit=0')).status).toBe(400);
 
     // Resolve at 800 on 0..1000: untraded books end at their opening consensus, the traded one where Ann left it.
-    const bench0 = (await app.http.get('/api/benchmark')).body;
+    const bench0 = await allPages('/api/benchmark');
     expect(bench0.workspaces.find((w: any) => w.id === ws.id).meanAbsErrorByHorizon.every((h: any) => h.books === 0)).toBe(true);
     expect((await settle(ws, metric.id, 800)).status).toBe(200);
     const errors = books.map((b: any) => Math.abs((b.id === book.id ? t2.consensus : b.consensus) - 800) / (b.rangeMax - b.rangeMin));
-    const bench = await app.http.get('/api/benchmark');
-    expect(bench.status).toBe(200);
+    const bench = { body: await allPages('/api/benchmark') };
+    const decidedSum = bench.body.workspaces.reduce((n: number, x: any) => n + x.scorecard.decided, 0);
+    expect(bench.body.overall.scorecard.decided).toBe(decidedSum);
     const w = bench.body.workspaces.find((x: any) => x.id === ws.id);
     expect(w.meanAbsErrorByHorizon.find((h: any) => h.horizon === 'day')).toEqual({ horizon: 'day', books: books.length, meanAbsError: expect.any(Number) });
     expect(w.meanAbsErrorByHorizon.find((h: any) => h.horizon === 'day').meanAbsError).toBeCloseTo(errors.reduce((s: number, e: number) => s + e, 0) / errors.length, 8);

@@ -322,7 +322,7 @@ it('the leaderboard and a participant profile (balance and P&L charts, positions
   expect((await app.http.get('/leaderboard?sort=luck')).status).toBe(400);
 });
 
-it('trading from the page: a signed-in trader gets a quote (shares, cost, consensus after), confirms, and sees errors as sentences', async () => {
+it('trading from the page: a signed-in trader gets a quote (shares, cost, payout if right, consensus after), confirms, and sees refusals beside the field', async () => {
   const person = await signUp(app);
   expect((await person.browser.post(`/api/marketplace/${ws.id}/join`)).status).toBe(200);
   await mint(app, person.agentId, 500);
@@ -332,32 +332,43 @@ it('trading from the page: a signed-in trader gets a quote (shares, cost, consen
       expect(signedIn.status()).toBe(200);
     },
   });
-  await attrIs(page, 'body', 'data-live', 'on');
   await page.locator('#trade-form input[value="lower"]').check();
   await page.locator('#trade-amount').fill('30');
-  await page.locator('#trade-quote-button').click();
-  await attrIs(page, '#trade-quote', 'data-state', 'quote');
+  // The quote is the form posted to the page (a dry run): the page comes back with it and a Confirm button.
+  await Promise.all([page.waitForURL(`${base}/w/${ws.slug}/markets/${marketId}#trade`), page.locator('#trade-quote-button').click()]);
   const quote = (await person.browser.post('/api/predictions/trade').set('X-Workspace-Id', ws.slug).send({ marketId, direction: 'lower', amount: 30, dryRun: true })).body;
-  expect(await page.locator('#trade-quote').getAttribute('data-consensus')).toBe(String(quote.consensus));
-  expect(await page.locator('#trade-quote').innerText()).toBe(
-    `Quote: ${fmt.format(quote.shares)} shares lower for ${fmt.format(quote.cost)} cr; the consensus would move from ${shown(quote.prevConsensus)} to ${shown(quote.consensus)}.`,
-  );
+  const facts = async () => ({
+    shares: await page.locator('#trade-quote [data-field="shares"]').getAttribute('data-value'),
+    cost: await page.locator('#trade-quote [data-field="cost"]').getAttribute('data-value'),
+    payout: await page.locator('#trade-quote [data-field="payout-if-right"]').getAttribute('data-value'),
+    now: await page.locator('#trade-quote [data-field="consensus-now"]').getAttribute('data-value'),
+    after: await page.locator('#trade-quote [data-field="consensus-after"]').getAttribute('data-value'),
+  });
+  expect(await facts()).toEqual({ shares: String(quote.shares), cost: String(quote.cost), payout: String(quote.shares), now: String(quote.prevConsensus), after: String(quote.consensus) });
+  expect(await page.locator('#trade-quote [data-field="cost"]').innerText()).toBe(`${new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(quote.cost)} cr`);
+  expect(await page.locator('#trade-amount').inputValue()).toBe('30');
   await snap(page, 'market-quote');
-  await page.locator('#trade-confirm').click();
-  await attrIs(page, '#trade-quote', 'data-state', 'done');
+  // A trade elsewhere while the quote is open: the page catches up live and keeps the quote to confirm.
+  await attrIs(page, 'body', 'data-live', 'on');
+  const t = await trader(app, ws, 1000);
+  const other = await trade(app, ws, t, { marketId, direction: 'higher', amount: 5 });
+  expect(other.status).toBe(200);
+  await attrIs(page, 'dl.facts [data-field="consensus"]', 'data-value', String(other.body.consensus));
+  expect(await page.locator('#trade-confirm').count()).toBe(1);
+  await Promise.all([page.waitForURL(`${base}/w/${ws.slug}/markets/${marketId}?done=trade#trade`), page.locator('#trade-confirm').click()]);
+  expect(await page.locator('[data-done="trade"]').innerText()).toBe('Done: your trade went through. Your position is below.');
   const after = (await anon(`/predictions/markets/${marketId}`, ws)).body;
-  expect(await page.locator('#trade-quote').getAttribute('data-consensus')).toBe(String(after.consensus));
-  // The page catches up by itself (live), keeping the form and its message.
-  await attrIs(page, 'dl.facts [data-field="consensus"]', 'data-value', String(after.consensus));
-  expect(await page.locator('#trade-quote').getAttribute('data-state')).toBe('done');
+  expect((await field(page, 'dl.facts', 'consensus')).value).toBe(String(after.consensus));
   const me = (await person.browser.get(`/api/agents/${person.agentId}/public`)).body;
   expect(me.recentTrades[0]).toMatchObject({ marketId, direction: 'lower', kind: 'buy' });
-  // A refusal is the API's sentence.
+  const pos = (await person.browser.get('/api/agents/me/positions')).body.find((p: { marketId: string }) => p.marketId === marketId);
+  expect(await page.locator(`[data-position="${marketId}"] [data-field="shares"]`).getAttribute('data-value')).toBe(String(pos.shares));
+  // A refusal is the API's sentence, beside the field.
   await page.locator('#trade-amount').fill('0');
-  await page.locator('#trade-quote-button').click();
-  await attrIs(page, '#trade-quote', 'data-state', 'error');
+  await Promise.all([page.waitForURL(`${base}/w/${ws.slug}/markets/${marketId}#trade`), page.locator('#trade-quote-button').click()]);
   const refused = (await person.browser.post('/api/predictions/trade').set('X-Workspace-Id', ws.slug).send({ marketId, direction: 'lower', amount: 0, dryRun: true })).body;
-  expect(await page.locator('#trade-quote').innerText()).toBe(refused.error);
+  expect(await page.locator('#trade-amount-err').innerText()).toBe(refused.error);
+  expect(await page.locator('#trade-amount').getAttribute('aria-invalid')).toBe('true');
   await snap(page, 'market-trade');
   expect(errors.filter((e) => !e.includes('status of 400'))).toEqual([]);
   await page.close();

@@ -127,7 +127,8 @@ export function presentSeasonStandings(s: { season: SeasonRow; standings: Awaite
 
 export function presentMarketplaceStats(s: Awaited<ReturnType<typeof marketplaceStats>>) {
   return {
-    overall: { ...s.overall, volume: toCredits(s.overall.volume) },
+    overall: { ...s.overall, volume: toCredits(s.overall.volume), asOf: s.overall.asOf.toISOString() },
     workspaces: s.workspaces.map((w) => ({ ...w, volume: toCredits(w.volume) })),
+    nextCursor: s.nextCursor,
   };
 }

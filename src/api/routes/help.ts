@@ -1,12 +1,37 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { readableOnce } from '../../domain/readable';
 import { DomainError, ERROR_CATALOG } from '../../errors';
 import { settlementEnabled } from '../../services/credits';
 import { AUTH_LEGEND, requirementOf } from '../auth';
-import { defineRoute, registeredRoutes, type RouteDef } from '../registry';
+import { defineRoute, registeredRoutes, type Call, type RouteDef } from '../registry';
 import { GUIDE_CATEGORIES, guideIndex, guideText } from '../guides';
 import { openApiDocument } from '../openapi';
 
 const APP = 'metric-priced-proposals';
+
+/**
+ * A document that only changes with the code (the catalog, the OpenAPI document): built and rounded
+ * once per process, served with a strong ETag and a 5-minute public cache, and 304 to a client that
+ * sends the ETag back (issue 60: it was rebuilt and walked on every request).
+ */
+function cachedDocument<T extends object>(build: () => T): (c: Call<unknown, unknown, unknown>) => T | undefined {
+  let doc: { body: T; etag: string } | null = null;
+  return (c) => {
+    doc ??= (() => {
+      const body = readableOnce(build());
+      return { body, etag: `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"` };
+    })();
+    c.koa.set('ETag', doc.etag);
+    c.koa.set('Cache-Control', 'public, max-age=300');
+    const sent = c.koa.get('if-none-match');
+    if (sent && sent.split(',').some((t) => t.trim().replace(/^W\//, '') === doc!.etag)) {
+      c.status(304);
+      return undefined;
+    }
+    return doc.body;
+  };
+}
 
 function jsonSchema(s: unknown): unknown {
   if (!s) return undefined;
@@ -74,10 +99,18 @@ const PRIMER = [
   'Guides: GET /api/guides lists them (start with /api/guides/overview, then /api/guides/build-agent); GET /api/openapi.json is the machine-readable contract and /api/reference renders it.',
 ];
 
+const wholeCatalog = cachedDocument(() => {
+  const all = registeredRoutes();
+  const sections = [...new Set(all.map(sectionOf))].sort();
+  return { app: APP, primer: PRIMER, guides: '/api/guides', authentication: AUTH_LEGEND, sections, errors: ERROR_CATALOG, endpoints: all.map(describeRoute) };
+});
+const openApi = cachedDocument(openApiDocument);
+
 defineRoute({
   method: 'GET',
   path: '/help',
   auth: { label: '-' },
+  conditional: true,
   summary: 'The live catalog of every endpoint, the concept primer and the auth legend. Query section=<first path segment>, q=<terms, all must match>.',
   query: z.object({ section: z.string().max(100).optional(), q: z.string().max(500).optional() }),
   response: helpSchema,
@@ -86,9 +119,7 @@ defineRoute({
     const all = registeredRoutes();
     const sections = [...new Set(all.map(sectionOf))].sort();
     const { section, q } = c.query;
-    if (section === undefined && q === undefined) {
-      return { app: APP, primer: PRIMER, guides: '/api/guides', authentication: AUTH_LEGEND, sections, errors: ERROR_CATALOG, endpoints: all.map(describeRoute) };
-    }
+    if (section === undefined && q === undefined) return wholeCatalog(c as Call<unknown, unknown, unknown>);
     if (section !== undefined && !sections.includes(section)) {
       throw new DomainError('unknown_help_section', `There is no help section "${section}"; the sections are: ${sections.join(', ')}.`, { sections });
     }
@@ -176,8 +207,9 @@ defineRoute({
   method: 'GET',
   path: '/openapi.json',
   auth: { label: '-' },
+  conditional: true,
   summary: 'The OpenAPI 3.1 document of every route, generated from the same registry as GET /help; /api/reference renders it.',
   response: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()), components: z.looseObject({}) }),
   errors: [],
-  handler: async () => openApiDocument(),
+  handler: async (c) => openApi(c as Call<unknown, unknown, unknown>),
 });

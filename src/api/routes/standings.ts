@@ -15,7 +15,7 @@ import { auth } from '../auth';
 import { presentLeaderboard, presentMarketplaceStats, presentPublicProfile, presentSeason, presentSeasonStandings } from '../presenters/standings';
 import { defineRoute } from '../registry';
 import { idParam, limitQuery } from '../schemas/common';
-import { benchmarkSchema, leaderboardSchema, marketplaceStatsSchema, publicProfileSchema, seasonSchema, seasonWithStandingsSchema } from '../schemas/standings';
+import { benchmarkSchema, leaderboardSchema, marketplaceStatsSchema, publicPageQuery, publicProfileSchema, seasonSchema, seasonWithStandingsSchema } from '../schemas/standings';
 
 defineRoute({
   method: 'GET',
@@ -110,10 +110,11 @@ defineRoute({
   method: 'GET',
   path: '/marketplace/stats',
   auth: auth.none(),
-  summary: 'Per public workspace and overall: traded volume (credits), open books, participants (members), proposals decided.',
+  summary: 'Overall and per public workspace (a page, name order): traded volume (credits), open books, participants (members), proposals decided.',
+  query: publicPageQuery,
   response: marketplaceStatsSchema,
   errors: [],
-  handler: async (c) => presentMarketplaceStats(await marketplaceStats(c.deps)),
+  handler: async (c) => presentMarketplaceStats(await marketplaceStats(c.deps, c.query)),
 });
 
 defineRoute({
@@ -121,8 +122,12 @@ defineRoute({
   path: '/benchmark',
   auth: auth.none(),
   summary:
-    "How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance).",
+    "How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance). Workspaces a page at a time (limit, cursor); overall covers all.",
+  query: publicPageQuery,
   response: benchmarkSchema,
   errors: [],
-  handler: async (c) => benchmark(c.deps),
+  handler: async (c) => {
+    const b = await benchmark(c.deps, c.query);
+    return { ...b, overall: { ...b.overall, asOf: b.overall.asOf.toISOString() } };
+  },
 });

@@ -114,15 +114,23 @@ export const seasonWithStandingsSchema = seasonSchema.extend({ frozen: z.boolean
 
 const marketplaceFigures = { volume: creditAmount, openBooks: z.number().int(), participants: z.number().int(), proposalsDecided: z.number().int() };
 export const marketplaceStatsSchema = z.object({
-  overall: z.object({ workspaces: z.number().int(), ...marketplaceFigures }),
-  workspaces: z.array(z.object({ id: z.string(), slug: z.string(), name: z.string(), ...marketplaceFigures })),
+  overall: z.object({ workspaces: z.number().int(), ...marketplaceFigures, asOf: z.string().describe('When these platform-wide totals were computed (they are kept up to PLATFORM_TOTALS_TTL_MS, 30 s by default).') }),
+  workspaces: z.array(z.object({ id: z.string(), slug: z.string(), name: z.string(), ...marketplaceFigures })).describe('A page of public workspaces in name order (limit, cursor).'),
+  nextCursor: z.string().nullable().describe('Pass as ?cursor= for the next page of workspaces; null on the last page.'),
+});
+
+/** A page of public workspaces (GET /marketplace/stats, GET /benchmark): name order, 100 by default. */
+export const publicPageQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Workspaces per page (1-1000, default 100); the overall figures always cover every public workspace.'),
+  cursor: z.string().max(2000).optional().describe('The nextCursor of the previous page.'),
 });
 
 const horizonErrors = z.array(z.object({ horizon: z.enum(['day', 'week', 'month', 'year', 'longer']), books: z.number().int(), meanAbsError: z.number().nullable() }));
 const hitRate = { decided: z.number().int(), withinRange: z.number().int(), hitRate: z.number().nullable() };
 export const benchmarkSchema = z.object({
-  overall: z.object({ meanAbsErrorByHorizon: horizonErrors, scorecard: z.object(hitRate) }),
+  overall: z.object({ meanAbsErrorByHorizon: horizonErrors, scorecard: z.object(hitRate), asOf: z.string().describe('When these platform-wide totals were computed (kept up to PLATFORM_TOTALS_TTL_MS, 30 s by default).') }),
   workspaces: z.array(
     z.object({ id: z.string(), slug: z.string(), name: z.string(), meanAbsErrorByHorizon: horizonErrors, scorecard: z.object({ ...hitRate, tolerance: z.number() }) }),
-  ),
+  ).describe('A page of public workspaces in name order (limit, cursor).'),
+  nextCursor: z.string().nullable().describe('Pass as ?cursor= for the next page of workspaces; null on the last page.'),
 });

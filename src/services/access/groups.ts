@@ -27,7 +27,23 @@ export async function grantsInWorkspace(
   agentId: string | null,
   viewLink: boolean,
 ): Promise<PermissionGrant[]> {
+  return (await grantsInWorkspaces(deps, [ws], agentId, viewLink)).get(ws.id) ?? [];
+}
+
+/**
+ * grantsInWorkspace for many workspaces in one statement (a feed or a profile judges every workspace
+ * the caller belongs to: one query each grew with their number, issue 60).
+ */
+export async function grantsInWorkspaces(
+  deps: Deps,
+  wss: ReadonlyArray<Pick<Workspace, 'id' | 'public'>>,
+  agentId: string | null,
+  viewLink: boolean,
+): Promise<Map<string, PermissionGrant[]>> {
+  const out = new Map<string, PermissionGrant[]>(wss.map((w) => [w.id, []]));
+  if (!wss.length) return out;
   const rows: Array<{
+    workspace_id: string;
     name: string;
     system: boolean;
     capabilities: string[];
@@ -36,22 +52,23 @@ export async function grantsInWorkspace(
     in_group: boolean;
     is_member: boolean;
   }> = await deps.ds.query(
-    `SELECT g.name, g.system, g.capabilities, g.metric_permissions, g.source_permissions,
+    `SELECT g.workspace_id, g.name, g.system, g.capabilities, g.metric_permissions, g.source_permissions,
             EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.agent_id = $2) AS in_group,
-            EXISTS (SELECT 1 FROM memberships mb WHERE mb.workspace_id = $1 AND mb.agent_id = $2) AS is_member
+            EXISTS (SELECT 1 FROM memberships mb WHERE mb.workspace_id = g.workspace_id AND mb.agent_id = $2) AS is_member
        FROM groups g
-      WHERE g.workspace_id = $1
+      WHERE g.workspace_id = ANY($1::uuid[])
         AND (EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.agent_id = $2)
-             OR (g.system AND g.name = $3))`,
-    [ws.id, agentId, PUBLIC_GROUP],
+             OR (g.system AND g.name = $3))
+      ORDER BY g.workspace_id, g.id`,
+    [wss.map((w) => w.id), agentId, PUBLIC_GROUP],
   );
-  const out: PermissionGrant[] = [];
+  const publicOf = new Map(wss.map((w) => [w.id, w.public]));
   for (const r of rows) {
     const isPublic = r.system && r.name === PUBLIC_GROUP;
-    const seesPublic = ws.public || viewLink;
+    const seesPublic = !!publicOf.get(r.workspace_id) || viewLink;
     if (isPublic && !r.in_group && !r.is_member && !seesPublic) continue;
     const caps = isPublic && seesPublic && !r.capabilities.includes('read') ? [...r.capabilities, 'read'] : r.capabilities;
-    out.push({ capabilities: caps, metricPermissions: r.metric_permissions, sourcePermissions: r.source_permissions, ...(isPublic && !r.in_group ? { implicit: true } : {}) });
+    out.get(r.workspace_id)?.push({ capabilities: caps, metricPermissions: r.metric_permissions, sourcePermissions: r.source_permissions, ...(isPublic && !r.in_group ? { implicit: true } : {}) });
   }
   return out;
 }

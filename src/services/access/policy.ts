@@ -8,7 +8,7 @@ import {
   type PermissionGrant,
   type Principal,
 } from '../../domain/capabilities';
-import { grantsInWorkspace } from './groups';
+import { grantsInWorkspaces } from './groups';
 
 /**
  * What one caller may read in one workspace (spec §2.10, §2.14, §5): the one rule every channel
@@ -44,17 +44,32 @@ export async function readPolicyOf(
   ws: { id: string; public: boolean; ownerId: string | null },
   viewLink = false,
 ): Promise<ReadPolicy> {
-  const grants = who?.isMaster ? [] : await grantsInWorkspace(deps, ws, who?.agentId ?? null, viewLink);
-  const caps = effectiveCapabilities({
-    anonymous: !who,
-    isMaster: !!who?.isMaster,
-    isOwner: !!who && ws.ownerId === who.agentId,
-    isPublicWorkspace: ws.public,
-    viewLink,
-    groupCapabilities: grants.map((g) => [...g.capabilities]),
-    scopes: who ? who.scopes : null,
-  });
-  return readPolicy(ws.id, grants, caps);
+  return (await readPoliciesIn(deps, who, [ws], viewLink)).get(ws.id)!;
+}
+
+/** readPolicyOf for many workspaces, their grants read in one statement. */
+export async function readPoliciesIn(
+  deps: Deps,
+  who: Pick<Principal, 'agentId' | 'isMaster' | 'scopes'> | null,
+  wss: ReadonlyArray<{ id: string; public: boolean; ownerId: string | null }>,
+  viewLink = false,
+): Promise<Map<string, ReadPolicy>> {
+  const grantsOf = who?.isMaster ? new Map<string, never[]>() : await grantsInWorkspaces(deps, wss, who?.agentId ?? null, viewLink);
+  const out = new Map<string, ReadPolicy>();
+  for (const ws of wss) {
+    const grants = grantsOf.get(ws.id) ?? [];
+    const caps = effectiveCapabilities({
+      anonymous: !who,
+      isMaster: !!who?.isMaster,
+      isOwner: !!who && ws.ownerId === who.agentId,
+      isPublicWorkspace: ws.public,
+      viewLink,
+      groupCapabilities: grants.map((g) => [...g.capabilities]),
+      scopes: who ? who.scopes : null,
+    });
+    out.set(ws.id, readPolicy(ws.id, grants, caps));
+  }
+  return out;
 }
 
 /**
@@ -74,8 +89,8 @@ export async function readPoliciesOf(deps: Deps, who: Principal | null): Promise
         AND ($2::uuid IS NULL OR w.id = $2)`,
     [who.agentId, who.keyLocked ? who.keyWorkspaceId : null],
   );
-  const policies = await Promise.all(candidates.map((w) => readPolicyOf(deps, who, { id: w.id, public: w.public, ownerId: w.owner_id })));
-  return new Map(policies.filter((p) => p.reads).map((p) => [p.workspaceId, p]));
+  const policies = await readPoliciesIn(deps, who, candidates.map((w) => ({ id: w.id, public: w.public, ownerId: w.owner_id })));
+  return new Map([...policies.values()].filter((p) => p.reads).map((p) => [p.workspaceId, p]));
 }
 
 /** An event (feed, stream, webhook) as the policy sees it: its workspace and its data's subject ids. */

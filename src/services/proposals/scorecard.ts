@@ -167,6 +167,14 @@ export async function scorecardSummaries(ds: DataSource, workspaceIds: string[])
   return new Map([...grouped].map(([id, rs]) => [id, summarize(rs).summary]));
 }
 
+/** The summary over every public workspace's scorecard, summed in the database (GET /benchmark's overall). */
+export async function publicScorecardSummary(ds: DataSource): Promise<ScorecardStats> {
+  const rows: Array<Record<string, unknown>> = await ds.query(
+    `${SUMS_SELECT} FROM proposal_scorecard s JOIN workspaces w ON w.id = s.workspace_id AND w.public GROUP BY decision, taken`,
+  );
+  return summarize(rows).summary;
+}
+
 /** How often the branch taken predicted the realised value within range, and how far off, over the workspace. */
 export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }): Promise<WorkspaceScorecard> {
   const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard WHERE workspace_id = $1 GROUP BY decision, taken`, [workspaceId]);

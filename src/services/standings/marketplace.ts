@@ -1,32 +1,118 @@
 import type { Deps } from '../../deps';
 import { HORIZONS, SCORE_UNIT, type Horizon } from '../../domain/calibration';
-import { SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
+import { badRequest } from '../../errors';
+import { publicScorecardSummary, SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
+
+/** A page of public workspaces: at most `limit` after the cursor, in name order (then id). */
+export interface PublicPage {
+  limit: number;
+  cursor?: string;
+}
+
+const encodeCursor = (w: { name: string; id: string }) => Buffer.from(JSON.stringify([w.name, w.id])).toString('base64url');
+
+function decodeCursor(cursor: string | undefined): [string, string] | [null, null] {
+  if (cursor === undefined) return [null, null];
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && /^[0-9a-f-]{36}$/.test(v[1])) return [v[0], v[1]];
+  } catch {
+    // fall through: refused below
+  }
+  throw badRequest('The query field "cursor" is refused: pass the nextCursor of a previous page unchanged.');
+}
 
 /**
- * GET /marketplace/stats: per public workspace and overall — traded volume (nano), open books,
- * participants (members), proposals decided (approved or declined). Reads the book rows' running
- * volume and counts, never the trades.
+ * One page of public workspaces in name order from the cursor on (the index workspaces_public_name),
+ * with the next page's cursor: one more row than the page is read to know whether there is one.
  */
-export async function marketplaceStats(deps: Deps) {
-  const rows: Array<{ id: string; slug: string; name: string; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
-    `SELECT w.id, w.slug, w.name,
+async function publicWorkspacePage(deps: Deps, page: PublicPage): Promise<{ ws: Array<{ id: string; slug: string; name: string }>; nextCursor: string | null }> {
+  const [name, id] = decodeCursor(page.cursor);
+  const rows: Array<{ id: string; slug: string; name: string }> = await deps.ds.query(
+    `SELECT id, slug, name FROM workspaces
+      WHERE public AND ($2::text IS NULL OR (name, id) > ($2::text, $3::uuid))
+      ORDER BY name, id LIMIT $1`,
+    [page.limit + 1, name, id],
+  );
+  const ws = rows.slice(0, page.limit);
+  return { ws, nextCursor: rows.length > page.limit ? encodeCursor(ws[ws.length - 1]) : null };
+}
+
+/**
+ * Platform-wide totals, owned here: computed at most once per PLATFORM_TOTALS_TTL_MS per process
+ * (one computation in flight at a time) and answered with the time they were computed, so a reader
+ * knows how old they are. They sum every public workspace's rows, which grows with the platform:
+ * at 10,000 workspaces about 0.5 s (bench/scale), too much for every request (issue 60).
+ */
+interface Totals<T> {
+  value: T;
+  asOf: Date;
+  at: number;
+}
+const totalsCache = new WeakMap<Deps, Map<string, Totals<unknown> | Promise<Totals<unknown>>>>();
+
+async function platformTotals<T>(deps: Deps, name: string, compute: () => Promise<T>): Promise<Totals<T>> {
+  const ttl = deps.config.PLATFORM_TOTALS_TTL_MS;
+  let byName = totalsCache.get(deps);
+  if (!byName) totalsCache.set(deps, (byName = new Map()));
+  const held = byName.get(name);
+  if (held && !(held instanceof Promise) && performance.now() - held.at < ttl) return held as Totals<T>;
+  if (held instanceof Promise) return held as Promise<Totals<T>>;
+  const asOf = deps.clock.now();
+  const pending = compute().then(
+    (value) => {
+      const t = { value, asOf, at: performance.now() };
+      if (ttl > 0) byName!.set(name, t);
+      else byName!.delete(name);
+      return t;
+    },
+    (err) => {
+      byName!.delete(name);
+      throw err;
+    },
+  );
+  byName.set(name, pending);
+  return pending;
+}
+
+/**
+ * GET /marketplace/stats: overall and per public workspace (a page of them) — traded volume (nano),
+ * open books, participants (members), proposals decided (approved or declined). Reads the book rows'
+ * running volume and counts, never the trades. The overall figures are one grouped statement over
+ * every public workspace's books and proposals (a sum over book rows, not trades).
+ */
+export async function marketplaceStats(deps: Deps, page: PublicPage) {
+  const { ws, nextCursor } = await publicWorkspacePage(deps, page);
+  const ids = ws.map((w) => w.id);
+  const rows: Array<{ id: string; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
+    `SELECT w.id,
             coalesce((SELECT sum(mk.volume) FROM markets mk WHERE mk.workspace_id = w.id), 0)::text AS volume,
             (SELECT count(*) FROM markets mk WHERE mk.workspace_id = w.id AND mk.status IN ('open','closed'))::int AS open_books,
             (SELECT count(*) FROM memberships mb WHERE mb.workspace_id = w.id)::int AS participants,
             (SELECT count(*) FROM proposals p WHERE p.workspace_id = w.id AND p.status IN ('approved','declined'))::int AS decided
-       FROM workspaces w WHERE w.public ORDER BY w.name, w.id`,
+       FROM unnest($1::uuid[]) AS w(id)`,
+    [ids],
   );
-  const [{ n }] = await deps.ds.query(`SELECT count(DISTINCT mb.agent_id)::int AS n FROM memberships mb JOIN workspaces w ON w.id = mb.workspace_id AND w.public`);
-  const workspaces = rows.map((r) => ({ id: r.id, slug: r.slug, name: r.name, volume: BigInt(r.volume), openBooks: r.open_books, participants: r.participants, proposalsDecided: r.decided }));
+  const figures = new Map(rows.map((r) => [r.id, r]));
+  const totals = await platformTotals(deps, 'marketplace', async () => {
+    const [overall]: Array<{ workspaces: number; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
+    `SELECT (SELECT count(*) FROM workspaces WHERE public)::int AS workspaces,
+            coalesce((SELECT sum(mk.volume) FROM markets mk JOIN workspaces w ON w.id = mk.workspace_id AND w.public), 0)::text AS volume,
+            (SELECT count(*) FROM markets mk JOIN workspaces w ON w.id = mk.workspace_id AND w.public WHERE mk.status IN ('open','closed'))::int AS open_books,
+            (SELECT count(DISTINCT mb.agent_id) FROM memberships mb JOIN workspaces w ON w.id = mb.workspace_id AND w.public)::int AS participants,
+            (SELECT count(*) FROM proposals p JOIN workspaces w ON w.id = p.workspace_id AND w.public WHERE p.status IN ('approved','declined'))::int AS decided`,
+    );
+    return overall;
+  });
+  const overall = totals.value;
+  const workspaces = ws.map((w) => {
+    const f = figures.get(w.id)!;
+    return { id: w.id, slug: w.slug, name: w.name, volume: BigInt(f.volume), openBooks: f.open_books, participants: f.participants, proposalsDecided: f.decided };
+  });
   return {
-    overall: {
-      workspaces: workspaces.length,
-      volume: workspaces.reduce((s, w) => s + w.volume, 0n),
-      openBooks: workspaces.reduce((s, w) => s + w.openBooks, 0),
-      participants: n as number,
-      proposalsDecided: workspaces.reduce((s, w) => s + w.proposalsDecided, 0),
-    },
+    overall: { workspaces: overall.workspaces, volume: BigInt(overall.volume), openBooks: overall.open_books, participants: overall.participants, proposalsDecided: overall.decided, asOf: totals.asOf },
     workspaces,
+    nextCursor,
   };
 }
 
@@ -42,19 +128,30 @@ export interface HorizonError {
  * written when each book resolved) — and the decision scorecard's hit rate (the branch taken within
  * tolerance of the realised value, proposals' scorecard).
  */
-export async function benchmark(deps: Deps) {
-  const ws: Array<{ id: string; slug: string; name: string }> = await deps.ds.query(`SELECT id, slug, name FROM workspaces WHERE public ORDER BY name, id`);
+export async function benchmark(deps: Deps, page: PublicPage) {
+  const { ws, nextCursor } = await publicWorkspacePage(deps, page);
+  const ids = ws.map((w) => w.id);
   const stats: Array<{ workspace_id: string; horizon: Horizon; books: number; abs_err: string }> = await deps.ds.query(
-    `SELECT b.workspace_id, b.horizon, b.books, b.abs_err::text FROM benchmark_stats b JOIN workspaces w ON w.id = b.workspace_id AND w.public`,
+    `SELECT b.workspace_id, b.horizon, b.books, b.abs_err::text FROM benchmark_stats b WHERE b.workspace_id = ANY($1::uuid[])`,
+    [ids],
   );
-  const byHorizon = (rows: typeof stats): HorizonError[] =>
+  // Overall: every public workspace's sums, grouped in the database (one row per horizon, one per decision outcome).
+  const totals = await platformTotals(deps, 'benchmark', async () => {
+    const byHorizonRows: Array<{ horizon: Horizon; books: number; abs_err: string }> = await deps.ds.query(
+      `SELECT b.horizon, sum(b.books)::int AS books, sum(b.abs_err)::text AS abs_err FROM benchmark_stats b JOIN workspaces w ON w.id = b.workspace_id AND w.public GROUP BY b.horizon`,
+    );
+    return { byHorizonRows, card: await publicScorecardSummary(deps.ds) };
+  });
+  const overallStats = totals.value.byHorizonRows;
+  const overallCard = totals.value.card;
+  const byHorizon = (rows: Array<{ horizon: Horizon; books: number; abs_err: string }>): HorizonError[] =>
     HORIZONS.map((h) => {
       const hs = rows.filter((r) => r.horizon === h);
       const books = hs.reduce((n, r) => n + r.books, 0);
       const err = hs.reduce((s, r) => s + BigInt(r.abs_err), 0n);
       return { horizon: h, books, meanAbsError: books ? Math.round(Number(err) / books) / SCORE_UNIT : null };
     });
-  const cards = await scorecardSummaries(deps.ds, ws.map((w) => w.id));
+  const cards = await scorecardSummaries(deps.ds, ids);
   const statsOf = new Map<string, typeof stats>(ws.map((w) => [w.id, []]));
   for (const s of stats) statsOf.get(s.workspace_id)?.push(s);
   const workspaces = ws.map((w) => {
@@ -67,7 +164,6 @@ export async function benchmark(deps: Deps) {
       scorecard: { decided: card.predicted, withinRange: card.withinRange, hitRate: card.withinRangeRate, tolerance: SCORECARD_TOLERANCE },
     };
   });
-  const decided = workspaces.reduce((n, w) => n + w.scorecard.decided, 0);
-  const within = workspaces.reduce((n, w) => n + w.scorecard.withinRange, 0);
-  return { overall: { meanAbsErrorByHorizon: byHorizon(stats), scorecard: { decided, withinRange: within, hitRate: decided ? within / decided : null } }, workspaces };
+  const { predicted: decided, withinRange: within } = overallCard;
+  return { overall: { meanAbsErrorByHorizon: byHorizon(overallStats), scorecard: { decided, withinRange: within, hitRate: decided ? within / decided : null }, asOf: totals.asOf }, workspaces, nextCursor };
 }

@@ -5,7 +5,6 @@
 // server renders through the API, and nothing reloads.
 (function () {
   'use strict';
-  var fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
   var plots = [];
 
   // The charts speak the browser's language when Intl accepts its tag; LANG=C.UTF-8 makes Chromium
@@ -33,9 +32,6 @@
   }, function (d) { return new Date(d).toISOString(); });
   var dateFmt = formatter(function (l) { return new Intl.DateTimeFormat(l, { timeZone: 'UTC', year: 'numeric', month: 'short', day: 'numeric' }); }, function (d) { return new Date(d).toISOString().slice(0, 10); });
 
-  function show(v, unit) {
-    return v === null || v === undefined ? '—' : fmt.format(v) + (unit ? ' ' + unit : '');
-  }
   function showChart(v, unit) {
     return v === null || v === undefined ? '—' : chartNum.format(v) + (unit ? ' ' + unit : '');
   }
@@ -198,14 +194,15 @@
         var main = document.getElementById('main');
         if (!fresh || !main) return;
         var focused = document.activeElement && main.contains(document.activeElement) ? document.activeElement.getAttribute('href') : null;
-        // A trade being prepared survives the swap (the visitor's input and quote stay).
-        var form = document.getElementById('trade-form');
-        var freshForm = fresh.querySelector('#trade-form');
+        // What the visitor is in the middle of survives the swap: a form typed into (data-dirty) and a
+        // section showing a quote to confirm (data-keep) stay as they are, in the fresh page's place.
+        var kept = Array.prototype.slice.call(main.querySelectorAll('[data-keep][id], form[data-dirty][id]'));
         main.innerHTML = fresh.innerHTML;
-        var slot = document.getElementById('trade-form');
-        if (form && slot && freshForm) slot.replaceWith(form);
+        kept.forEach(function (el) {
+          var slot = document.getElementById(el.id);
+          if (slot) slot.replaceWith(el);
+        });
         drawCharts(main);
-        setupTrade();
         if (focused) {
           var again_ = main.querySelector('[href="' + focused.replace(/"/g, '\\"') + '"]');
           if (again_) again_.focus();
@@ -277,69 +274,13 @@
       });
   }
 
-  // Trading from the market page: a quote (dry run), then the same trade confirmed. The session
-  // cookie (or nothing) goes with the request; the API decides, and its sentence is shown as is.
-  function setupTrade() {
-    var form = document.getElementById('trade-form');
-    if (!form || form.getAttribute('data-ready')) return;
-    form.setAttribute('data-ready', '1');
-    var out = document.getElementById('trade-quote');
-    var confirmButton = document.getElementById('trade-confirm');
-    var pending = null;
-    function request(dryRun) {
-      var amount = Number(form.elements.amount.value);
-      var direction = form.elements.direction.value;
-      var body = { marketId: form.getAttribute('data-market'), direction: direction, amount: amount };
-      if (dryRun) body.dryRun = true;
-      var headers = { 'Content-Type': 'application/json', Accept: 'application/json', 'X-Workspace-Id': workspace };
-      if (!dryRun) headers['Idempotency-Key'] = pending.key;
-      return fetch('/api/predictions/trade', { method: 'POST', headers: headers, body: JSON.stringify(body), credentials: 'same-origin' }).then(function (res) {
-        return res.json().then(function (json) { return { ok: res.ok, body: json }; });
-      });
-    }
-    function say(text, state) {
-      out.textContent = text;
-      out.setAttribute('data-state', state);
-    }
-    form.addEventListener('input', function () {
-      pending = null;
-      confirmButton.hidden = true;
-    });
-    form.addEventListener('submit', function (e) {
-      e.preventDefault();
-      confirmButton.hidden = true;
-      say('Pricing…', 'busy');
-      request(true).then(function (r) {
-        if (!r.ok) return say(r.body.error || 'The quote failed.', 'error');
-        var q = r.body;
-        pending = { key: (window.crypto && window.crypto.randomUUID) ? window.crypto.randomUUID() : String(Date.now()) + Math.random() };
-        say('Quote: ' + fmt.format(q.shares) + ' shares ' + q.direction + ' for ' + fmt.format(q.cost) + ' cr; the consensus would move from ' + show(q.prevConsensus) + ' to ' + show(q.consensus) + '.' + (q.affordable === false ? ' Your balance does not cover it (short ' + fmt.format(q.shortfall) + ' cr).' : ''), 'quote');
-        out.setAttribute('data-consensus', String(q.consensus));
-        if (q.affordable !== false) {
-          confirmButton.hidden = false;
-          confirmButton.focus();
-        }
-      }).catch(function () { say('The quote could not be fetched; try again.', 'error'); });
-    });
-    confirmButton.addEventListener('click', function () {
-      if (!pending) return;
-      confirmButton.hidden = true;
-      say('Trading…', 'busy');
-      request(false).then(function (r) {
-        if (!r.ok) return say(r.body.error || 'The trade failed.', 'error');
-        pending = null;
-        say('Done: ' + fmt.format(r.body.shares) + ' shares ' + r.body.direction + ' for ' + fmt.format(r.body.cost) + ' cr; consensus now ' + show(r.body.consensus) + '.', 'done');
-        out.setAttribute('data-consensus', String(r.body.consensus));
-      }).catch(function () {
-        // Sent again with the same Idempotency-Key, it is applied at most once.
-        say('The trade could not be confirmed; try again.', 'error');
-        confirmButton.hidden = false;
-      });
-    });
-  }
+  // A form typed into is marked, so that a live refresh keeps it (see refresh).
+  document.addEventListener('input', function (e) {
+    var form = e.target && e.target.form;
+    if (form && form.id) form.setAttribute('data-dirty', '1');
+  });
 
   function start() {
-    setupTrade();
     drawCharts(document);
     if (workspace && window.fetch && window.ReadableStream) connect();
   }

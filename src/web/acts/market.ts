@@ -1,0 +1,255 @@
+import type Koa from 'koa';
+import type { Deps } from '../../deps';
+import { DomainError } from '../../errors';
+import { apiAct, apiGet, type Visitor } from '../api';
+import { idempotencyKeyOf, type FormState } from '../forms';
+import { fmtCredits, fmtPercent, fmtValue } from '../format';
+import { html, type Html } from '../html';
+import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, signInTo, stepOf, wholeRefusal, workspaceSlug } from './common';
+
+/**
+ * Acting on a book from its page (issue 59): trade with a quote first (shares, cost, the payout if
+ * right, the consensus after), your position with sell, fund an unfunded book, place and cancel a
+ * limit order, and join a public workspace to trade in it. Every form posts to the page; money acts
+ * send the form's Idempotency-Key.
+ */
+
+interface Book {
+  id: string;
+  status: string;
+  funded: boolean;
+  rangeMin: number;
+  rangeMax: number;
+}
+interface Current {
+  id: string;
+  public: boolean;
+  capabilities: string[];
+}
+interface Position {
+  workspaceId: string;
+  marketId: string;
+  metricName: string;
+  targetDate: string;
+  branch: string | null;
+  direction: 'higher' | 'lower' | null;
+  shares: number;
+  totalCost: number;
+  worth: number;
+  profit: number;
+  status: string;
+}
+interface Order {
+  id: string;
+  direction: 'higher' | 'lower';
+  limit: number;
+  shares: number;
+  remaining: number;
+  reserved: number;
+  status: string;
+}
+/** A trade's dry run as POST /predictions/trade answers it. */
+interface Quote {
+  direction: 'higher' | 'lower';
+  shares: number;
+  cost?: number;
+  proceeds?: number;
+  redeemed: number;
+  consensus: number;
+  prevConsensus: number;
+  probability: number;
+  balance: number;
+  affordable: boolean;
+  shortfall: number;
+}
+
+const TRADING = new Set(['open', 'conditional']);
+const d = (name: string, value: number | null, text: string) => html`<div><dt>${name}</dt><dd class="num" data-field="${name.toLowerCase().replace(/[^a-z]+/g, '-')}" data-value="${value === null ? 'null' : String(value)}">${text}</dd></div>`;
+
+/** What a trade quote says, as a list of facts (buy: cost and payout if right; sell: proceeds). */
+function quoteFacts(q: Quote, book: Book, unit: string | null): Html {
+  const buy = q.cost !== undefined;
+  const edge = q.direction === 'higher' ? book.rangeMax : book.rangeMin;
+  return html`<dl class="facts quote" data-quote="${q.direction}" data-consensus="${q.consensus}">
+${d('Shares', q.shares, `${fmtValue(q.shares)} ${q.direction}`)}
+${buy ? d('Cost', q.cost!, fmtCredits(q.cost)) : d('Proceeds', q.proceeds!, fmtCredits(q.proceeds))}
+${buy ? d('Payout if right', q.shares, fmtCredits(q.shares)) : ''}
+${q.redeemed > 0 ? d('Redeemed pairs', q.redeemed, fmtCredits(q.redeemed)) : ''}
+${d('Consensus now', q.prevConsensus, fmtValue(q.prevConsensus, unit))}
+${d('Consensus after', q.consensus, fmtValue(q.consensus, unit))}
+${d('Your balance', q.balance, fmtCredits(q.balance))}
+</dl>
+${buy ? html`<p class="muted">Each ${q.direction} share pays 1 cr if the value resolves at or ${q.direction === 'higher' ? 'above' : 'below'} ${fmtValue(edge, unit)}, and its share of the range in between; ${fmtPercent(q.probability)} is the probability of higher after the trade.</p>` : ''}
+${q.affordable ? '' : html`<p class="err" role="alert" data-code="insufficient_balance">Your balance does not cover it: short ${fmtCredits(q.shortfall)}.</p>`}`;
+}
+
+/** A Review step's form, or the quote with a Confirm form carrying the reviewed values and the same key. */
+function confirmForm(form: string, back: string, state: FormState, names: readonly string[], label: string): Html {
+  return html`<form method="post" action="${back}" class="confirm" id="${form}-confirm-form">${basics(form, back, state)}<input type="hidden" name="step" value="confirm">${carried(state.values, names)}<button type="submit" id="${form}-confirm">${label}</button></form>`;
+}
+
+function tradeSection(book: Book, back: string, unit: string | null, state: FormState | undefined): Html {
+  const f = 'trade';
+  const quote = state?.form === f ? (state.quote as Quote | undefined) : undefined;
+  const dir = (state?.form === f ? state.values.get('direction') : null) ?? 'higher';
+  return html`<section aria-labelledby="trade-h" class="act trade" id="trade"${quote ? html` data-keep` : ''}><h2 id="trade-h">Trade</h2>
+${doneNote(state, f, 'Done: your trade went through. Your position is below.')}
+<form method="post" action="${back}#trade" id="trade-form" novalidate>${basics(f, back, state)}<input type="hidden" name="step" value="review">
+<fieldset><legend>Direction</legend>
+<label><input type="radio" name="direction" value="higher"${dir !== 'lower' ? html` checked` : ''}> Higher</label>
+<label><input type="radio" name="direction" value="lower"${dir === 'lower' ? html` checked` : ''}> Lower</label>
+</fieldset>
+${field(state, f, 'amount', 'Credits to spend', { type: 'number', required: true, value: '10', attrs: html` min="0"` })}
+${wholeRefusal(state, f, ['amount', 'direction'])}
+<p><button type="submit" id="trade-quote-button">Get a quote</button></p></form>
+${quote ? html`<div id="trade-quote" role="status" data-state="quote">${quoteFacts(quote, book, unit)}${quote.affordable ? confirmForm(f, `${back}#trade`, state!, ['direction', 'amount'], 'Confirm the trade') : ''}</div>` : ''}
+</section>`;
+}
+
+function positionSection(book: Book, back: string, pos: Position | undefined, unit: string | null, state: FormState | undefined): Html {
+  const f = 'sell';
+  if (!pos || (pos.shares === 0 && pos.totalCost === 0)) {
+    return html`<section aria-labelledby="position-h" class="act" id="position"><h2 id="position-h">Your position</h2>${doneNote(state, f, 'Done: sold.')}<p class="muted" data-field="position" data-value="0">You hold no shares on this book.</p></section>`;
+  }
+  const quote = state?.form === f ? (state.quote as Quote | undefined) : undefined;
+  const sellable = pos.shares > 0 && pos.direction && (TRADING.has(book.status) || book.status === 'closed');
+  const settled = book.status === 'resolved' || book.status === 'voided';
+  return html`<section aria-labelledby="position-h" class="act" id="position"${quote ? html` data-keep` : ''}><h2 id="position-h">Your position</h2>
+${doneNote(state, f, 'Done: sold. Your position is updated.')}
+<dl class="facts" data-position="${pos.marketId}">
+${d('Shares', pos.shares, `${fmtValue(pos.shares)} ${pos.direction ?? ''}`)}
+${d('Net cost', pos.totalCost, fmtCredits(pos.totalCost))}
+${d(settled ? 'Paid' : 'Worth now', pos.worth, fmtCredits(pos.worth))}
+${d('Profit', pos.profit, fmtCredits(pos.profit))}
+</dl>
+${settled ? html`<p class="muted">${book.status === 'resolved' ? 'The book resolved: your shares were redeemed into your balance at their payout, with nothing to claim.' : 'The book was voided: your net cost came back to your balance.'}</p>` : ''}
+${
+  sellable
+    ? html`<form method="post" action="${back}#position" id="sell-form">${basics(f, back, state)}<input type="hidden" name="step" value="review"><input type="hidden" name="direction" value="${pos.direction!}">
+${field(state, f, 'sellShares', `Shares to sell (you hold ${fmtValue(pos.shares)} ${pos.direction})`, { type: 'number', required: true, value: String(pos.shares), attrs: html` min="0"` })}
+${wholeRefusal(state, f, ['sellShares'])}
+<p><button type="submit" id="sell-quote-button">Get a quote</button></p></form>
+${quote ? html`<div id="sell-quote" role="status">${quoteFacts(quote, book, unit)}${confirmForm(f, `${back}#position`, state!, ['direction', 'sellShares'], 'Confirm the sale')}</div>` : ''}`
+    : ''
+}</section>`;
+}
+
+function fundSection(book: Book, back: string, state: FormState | undefined): Html {
+  const f = 'fund';
+  if (book.funded || !TRADING.has(book.status)) return doneNote(state, f, 'Done: you funded this book; it trades now.');
+  return html`<section aria-labelledby="fund-h" class="act" id="fund"><h2 id="fund-h">Fund this book</h2>
+<p class="muted">The book is unfunded: nobody can trade until someone puts in its liquidity. Your credits become its pool and come back with the pool's remainder when it resolves or is voided, shared among its funders.</p>
+<form method="post" action="${back}#fund" id="fund-form">${basics(f, back, state)}
+${field(state, f, 'credits', 'Credits to put in', { type: 'number', required: true, attrs: html` min="0"` })}
+${wholeRefusal(state, f, ['credits'])}
+<p><button type="submit">Fund the book</button></p></form></section>`;
+}
+
+function ordersSection(book: Book, back: string, orders: Order[], unit: string | null, state: FormState | undefined): Html {
+  const f = 'order';
+  const rows = orders.map(
+    (o) =>
+      html`<tr data-order="${o.id}"><td>${o.direction}</td><td class="num">${fmtValue(o.limit, unit)}</td><td class="num">${fmtValue(o.remaining)} of ${fmtValue(o.shares)}</td><td class="num">${fmtCredits(o.reserved)}</td><td><form method="post" action="${back}#orders" id="order-cancel-${o.id}">${basics('cancel-order', back)}<input type="hidden" name="orderId" value="${o.id}"><button type="submit" aria-label="${`Cancel the ${o.direction} order at ${fmtValue(o.limit, unit)}`}">Cancel</button></form></td></tr>`,
+  );
+  const dir = (state?.form === f ? state.values.get('direction') : null) ?? 'higher';
+  return html`<section aria-labelledby="orders-h" class="act" id="orders"><h2 id="orders-h">Your limit orders</h2>
+${doneNote(state, f, 'Done: your order is placed.')}${doneNote(state, 'cancel-order', 'Done: the order is cancelled and its unused reserve is back in your balance.')}
+${wholeRefusal(state, 'cancel-order', [])}
+${rows.length ? html`<div class="scroll"><table><thead><tr><th scope="col">Side</th><th scope="col">Limit</th><th scope="col">Shares left</th><th scope="col">Reserved</th><th scope="col"><span class="sr-only">Cancel</span></th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p class="muted">No open orders on this book.</p>`}
+${
+  TRADING.has(book.status) && book.funded
+    ? html`<form method="post" action="${back}#orders" id="order-form">${basics(f, back, state)}
+<fieldset><legend>Buy side</legend>
+<label><input type="radio" name="direction" value="higher"${dir !== 'lower' ? html` checked` : ''}> Higher</label>
+<label><input type="radio" name="direction" value="lower"${dir === 'lower' ? html` checked` : ''}> Lower</label>
+</fieldset>
+${field(state, f, 'limit', `Limit (the consensus to buy at, ${fmtValue(book.rangeMin, unit)} to ${fmtValue(book.rangeMax, unit)})`, { type: 'number', required: true })}
+${field(state, f, 'amount', 'Credits to reserve', { type: 'number', required: true, attrs: html` min="0"` })}
+${wholeRefusal(state, f, ['direction', 'limit', 'amount'])}
+<p><button type="submit">Place the order</button></p></form>`
+    : ''
+}</section>`;
+}
+
+/**
+ * The acting part of a market page for this visitor: nothing but a sign-in link without credentials;
+ * a join form on a public workspace the visitor may not trade in; else the trade, position, fund and
+ * order forms the book's state allows (the API decides each act all the same).
+ */
+export async function marketActs(deps: Deps, v: Visitor, book: Book, slug: string, unit: string | null, state?: FormState): Promise<Html> {
+  const back = `/w/${slug}/markets/${book.id}`;
+  if (!hasCredentials(v)) return signInTo(back, 'trade on this book');
+  // The three reads at once: a visitor without trade is refused its orders, and is shown the join form instead.
+  const [current, positions, orders] = await Promise.all([
+    apiGet<Current>(deps, v, '/workspaces/current'),
+    apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } }),
+    apiGet<Order[]>(deps, v, '/predictions/orders', { query: { marketId: book.id, status: 'open', limit: '100' } }).catch((err: unknown) => {
+      if (err instanceof DomainError) return [];
+      throw err;
+    }),
+  ]);
+  if (!current.capabilities.includes('trade')) {
+    if (!current.public) return html`<p class="muted">You may read this book but not trade on it.</p>`;
+    return html`<section aria-labelledby="join-h" class="act" id="join"><h2 id="join-h">Trade here</h2><form method="post" action="${back}#trade" id="join-form">${basics('join', back, state)}<p>Join this workspace as a trader to trade on its books. <button type="submit">Join the workspace</button></p>${wholeRefusal(state, 'join', [])}</form></section>`;
+  }
+  const pos = positions.find((p) => p.marketId === book.id);
+  return html`${doneNote(state, 'join', 'Done: you joined the workspace as a trader.')}
+${TRADING.has(book.status) && book.funded ? tradeSection(book, back, unit, state) : ''}
+${fundSection(book, back, state)}
+${positionSection(book, back, pos, unit, state)}
+${ordersSection(book, back, orders, unit, state)}`;
+}
+
+/** A form posted on a market page: trade or sell (Review, then Confirm), fund, place or cancel an order, join. */
+export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string | { show: unknown }> {
+  const slug = workspaceSlug(ctx);
+  const marketId = String(ctx.params.id);
+  const page = `/w/${slug}/markets/${marketId}`;
+  const key = { idempotencyKey: idempotencyKeyOf(values) };
+  switch (values.get('form')) {
+    case 'trade':
+    case 'sell': {
+      const form = values.get('form')!;
+      const body =
+        form === 'trade'
+          ? { marketId, direction: values.get('direction') ?? undefined, amount: numberOf(values, 'amount') }
+          : { marketId, direction: values.get('direction') ?? undefined, sellShares: numberOf(values, 'sellShares') };
+      if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/predictions/trade', { body: { ...body, dryRun: true } }) };
+      await apiAct(deps, v, 'POST', '/predictions/trade', { body, ...key });
+      return backDone(values, page, form, form === 'trade' ? 'trade' : 'position');
+    }
+    case 'fund':
+      await apiAct(deps, v, 'POST', '/predictions/markets/:id/fund', { params: { id: marketId }, body: { credits: numberOf(values, 'credits') }, ...key });
+      return backDone(values, page, 'fund', 'trade');
+    case 'order':
+      await apiAct(deps, v, 'POST', '/predictions/orders', {
+        body: { marketId, direction: values.get('direction') ?? undefined, limit: numberOf(values, 'limit'), amount: numberOf(values, 'amount') },
+        ...key,
+      });
+      return backDone(values, page, 'order', 'orders');
+    case 'cancel-order':
+      await apiAct(deps, v, 'DELETE', '/predictions/orders/:id', { params: { id: values.get('orderId') ?? '' } });
+      return backDone(values, page, 'cancel-order', 'orders');
+    case 'join': {
+      const current = await apiGet<Current>(deps, v, '/workspaces/current');
+      await apiAct(deps, v, 'POST', '/marketplace/:workspaceId/join', { params: { workspaceId: current.id } });
+      return backDone(values, page, 'join', 'trade');
+    }
+    default:
+      throw new DomainError('validation_failed', 'This page has no such form: nothing was done.');
+  }
+}
+
+/**
+ * The visitor's positions in this workspace, each linking to its book (where it sells), on the
+ * workspace's home: nothing without credentials or positions.
+ */
+export async function positionsHere(deps: Deps, v: Visitor, ws: { id: string; slug: string }): Promise<Html> {
+  if (!hasCredentials(v)) return html``;
+  const mine = (await apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } })).filter((p) => p.workspaceId === ws.id && (p.shares > 0 || p.totalCost !== 0));
+  if (!mine.length) return html``;
+  return html`<section aria-labelledby="mine-h" id="positions"><h2 id="mine-h">Your positions</h2><div class="scroll"><table><thead><tr><th scope="col">Book</th><th scope="col">Shares</th><th scope="col">Net cost</th><th scope="col">Worth</th><th scope="col">Profit</th><th scope="col">Status</th></tr></thead><tbody>${mine.map(
+    (p) =>
+      html`<tr data-position="${p.marketId}"><th scope="row"><a href="${`/w/${ws.slug}/markets/${p.marketId}#position`}">${p.metricName} ${p.targetDate}${p.branch ? ` (if ${p.branch})` : ''}</a></th><td class="num">${fmtValue(p.shares)} ${p.direction ?? ''}</td><td class="num">${fmtCredits(p.totalCost)}</td><td class="num">${fmtCredits(p.worth)}</td><td class="num">${fmtCredits(p.profit)}</td><td>${p.status}</td></tr>`,
+  )}</tbody></table></div></section>`;
+}

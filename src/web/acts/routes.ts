@@ -1,0 +1,44 @@
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { Deps } from '../../deps';
+import { visitorOf, type Visitor } from '../api';
+import type { FormState } from '../forms';
+import type { PageParts } from '../layout';
+import { marketPage, proposalPage } from '../pages';
+import { doneOf, workspaceSlug } from './common';
+import { newMetricAct, newMetricPage, newProposalAct, newProposalPage, newWorkspaceAct, newWorkspacePage } from './create';
+import { marketAct } from './market';
+import { proposalAct } from './proposal';
+import { transferAct, transferPage } from './transfer';
+
+/** What index.ts lends the acting routes (passed in, so these files never import it back). */
+export interface PageKit {
+  page: (deps: Deps, render: (deps: Deps, ctx: Koa.Context) => Promise<PageParts>) => Koa.Middleware;
+  formPost: (
+    deps: Deps,
+    visitorFor: (ctx: Koa.Context) => Visitor,
+    act: (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string | { show: unknown }>,
+    redraw: (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>,
+  ) => Koa.Middleware;
+}
+
+/**
+ * The acting pages and the form posts of the pages (issue 59). Registered before the pages' own
+ * routes: /w/:ws/metrics/new and /w/:ws/proposals/new must win over /w/:ws/metrics/:id.
+ */
+export function actRoutes(router: Router, deps: Deps, kit: PageKit): void {
+  const { page, formPost } = kit;
+  const inWorkspace = (ctx: Koa.Context) => visitorOf(ctx, workspaceSlug(ctx));
+  const siteWide = (ctx: Koa.Context) => visitorOf(ctx, null);
+
+  router.get('/workspaces/new', page(deps, (d, ctx) => newWorkspacePage(d, siteWide(ctx))));
+  router.post('/workspaces/new', formPost(deps, siteWide, newWorkspaceAct, (d, _ctx, v, s) => newWorkspacePage(d, v, s)));
+  router.get('/w/:ws/metrics/new', page(deps, (d, ctx) => newMetricPage(d, inWorkspace(ctx), doneOf(ctx))));
+  router.post('/w/:ws/metrics/new', formPost(deps, inWorkspace, newMetricAct, (d, _ctx, v, s) => newMetricPage(d, v, s)));
+  router.get('/w/:ws/proposals/new', page(deps, (d, ctx) => newProposalPage(d, inWorkspace(ctx), doneOf(ctx))));
+  router.post('/w/:ws/proposals/new', formPost(deps, inWorkspace, newProposalAct, (d, _ctx, v, s) => newProposalPage(d, v, s)));
+  router.post('/w/:ws/markets/:id', formPost(deps, inWorkspace, marketAct, (d, ctx, v, s) => marketPage(d, v, String(ctx.params.id), s)));
+  router.post('/w/:ws/proposals/:id', formPost(deps, inWorkspace, proposalAct, (d, ctx, v, s) => proposalPage(d, v, String(ctx.params.id), s)));
+  router.get('/transfer', page(deps, (d, ctx) => transferPage(d, siteWide(ctx), doneOf(ctx))));
+  router.post('/transfer', formPost(deps, siteWide, transferAct, (d, _ctx, v, s) => transferPage(d, v, s)));
+}

@@ -1,0 +1,60 @@
+import type Koa from 'koa';
+import type { Deps } from '../../deps';
+import { apiAct, apiGet, type Visitor } from '../api';
+import { idempotencyKeyOf, type FormState } from '../forms';
+import { fmtCredits, fmtInstant } from '../format';
+import { html } from '../html';
+import type { PageParts } from '../layout';
+import { backDone, basics, doneNote, field, hasCredentials, numberOf, signInTo, textOf, wholeRefusal } from './common';
+
+/** Transferring credits from a page (/transfer, issue 59): your balance, the form, your recent transfers. */
+
+interface Transfer {
+  id: string;
+  fromAgent: string;
+  toAgent: string;
+  amount: number;
+  memo: string | null;
+  createdAt: string;
+}
+
+const PAGE = '/transfer';
+
+export async function transferPage(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
+  if (!hasCredentials(v)) return { title: 'Transfer credits', body: html`<h1>Transfer credits</h1>${signInTo(PAGE, 'transfer credits')}` };
+  const [me, balance, transfers] = await Promise.all([
+    apiGet<{ id: string }>(deps, v, '/agents/me'),
+    apiGet<{ balance: number }>(deps, v, '/agents/:id/balance', { params: { id: 'me' } }),
+    apiGet<Transfer[]>(deps, v, '/agents/transfers', { query: { limit: '20' } }),
+  ]);
+  const f = 'transfer';
+  return {
+    title: 'Transfer credits',
+    visitor: v,
+    body: html`<h1>Transfer credits</h1>
+${doneNote(state, f, 'Done: the credits are transferred.')}
+<p>Your balance: <span class="num" data-field="balance" data-value="${balance.balance}">${fmtCredits(balance.balance)}</span></p>
+<form method="post" action="${PAGE}" id="transfer-form">${basics(f, PAGE, state)}
+${field(state, f, 'toAgent', 'To (participant id or nickname)', { required: true })}
+${field(state, f, 'amount', 'Credits', { type: 'number', required: true, attrs: html` min="0"` })}
+${field(state, f, 'memo', 'Memo', { hint: 'optional, shown to both of you' })}
+${wholeRefusal(state, f, ['toAgent', 'amount', 'memo'])}
+<p><button type="submit">Transfer</button></p></form>
+<section aria-labelledby="transfers-h"><h2 id="transfers-h">Your recent transfers</h2>${
+      transfers.length
+        ? html`<div class="scroll"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Credits</th><th scope="col">Memo</th></tr></thead><tbody>${transfers.map(
+            (t) =>
+              html`<tr data-transfer="${t.id}"><td>${fmtInstant(t.createdAt)}</td><td>${t.fromAgent === me.id ? 'you' : t.fromAgent}</td><td>${t.toAgent === me.id ? 'you' : t.toAgent}</td><td class="num">${fmtCredits(t.amount)}</td><td>${t.memo ?? ''}</td></tr>`,
+          )}</tbody></table></div>`
+        : html`<p class="muted">No transfers yet.</p>`
+    }</section>`,
+  };
+}
+
+export async function transferAct(deps: Deps, _ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string> {
+  await apiAct(deps, v, 'POST', '/agents/transfer', {
+    body: { toAgent: values.get('toAgent') ?? '', amount: numberOf(values, 'amount'), memo: textOf(values, 'memo') },
+    idempotencyKey: idempotencyKeyOf(values),
+  });
+  return backDone(values, PAGE, 'transfer');
+}
