@@ -32,9 +32,11 @@ export interface FormState {
 /** The refusal a page shows for an error the API threw: its sentence, its code, the field named by a validation issue. */
 export function refusalOf(err: DomainError): Refusal {
   const e = ApiError.from(err);
-  const issues = (err.details as { issues?: Array<{ path?: unknown[] }> } | undefined)?.issues;
-  const first = Array.isArray(issues) && issues.length && Array.isArray(issues[0].path) ? issues[0].path[0] : undefined;
-  return { code: e.code, sentence: e.message, field: typeof first === 'string' ? first : null, status: e.status };
+  // The API's validation issues name their path as 'a.b.0' (registry.ts validationError); the field is its first part.
+  const issues = (err.details as { issues?: Array<{ path?: unknown }> } | undefined)?.issues;
+  const path = Array.isArray(issues) && issues.length ? issues[0].path : undefined;
+  const first = Array.isArray(path) ? path[0] : typeof path === 'string' ? path.split('.')[0] : undefined;
+  return { code: e.code, sentence: e.message, field: typeof first === 'string' && first ? first : null, status: e.status };
 }
 
 /**
@@ -69,7 +71,10 @@ export function refuseCrossSite(ctx: Koa.Context, publicBaseUrl: string, sentenc
   const own = new URL(publicBaseUrl).origin;
   // The request's own origin also counts (a service reached under another name than PUBLIC_BASE_URL).
   const self = `${ctx.protocol}://${ctx.host}`;
-  if ((site && site !== 'same-origin' && site !== 'none') || (origin && origin !== own && origin !== self)) {
+  // Under Referrer-Policy: no-referrer a browser sends `Origin: null` on its own form posts; its
+  // Sec-Fetch-Site (which no page can forge) then says same-origin. A null origin without it is refused.
+  const foreign = origin === 'null' ? site !== 'same-origin' : !!origin && origin !== own && origin !== self;
+  if ((site && site !== 'same-origin' && site !== 'none') || foreign) {
     throw new ApiError('origin_not_allowed', sentence);
   }
 }
