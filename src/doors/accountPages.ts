@@ -274,6 +274,11 @@ export function accountPages(deps: Deps): Koa.Middleware {
     ),
   );
 
-  return router.routes() as Koa.Middleware;
+  const routes = router.routes() as Koa.Middleware;
+  return async (ctx, next) => {
+    await routes(ctx as never, next);
+    // A page found the browser's session ended (src/web/index.ts): the cookie goes.
+    if ((ctx.state as { sessionEnded?: boolean }).sessionEnded) clearSessionCookie(ctx, deps);
+  };
 }
 

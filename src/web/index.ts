@@ -71,12 +71,34 @@ async function withMe(deps: Deps, ctx: Koa.Context, parts: PageParts): Promise<P
   return parts.me !== undefined ? parts : { ...parts, me: await signedInParticipant(deps, visitorOf(ctx, null)) };
 }
 
+/**
+ * A session cookie whose session ended (signed out in another tab, a password reset) makes the API
+ * refuse every call (401): a page is then drawn as for a visitor with no session, once, and
+ * ctx.state.sessionEnded tells the doors to clear the cookie. A key sent is never dropped.
+ */
+function dropEndedSession(ctx: Koa.Context, err: DomainError): boolean {
+  const state = ctx.state as { sessionEnded?: boolean; webVisitor?: unknown };
+  if (err.code !== 'invalid_credentials' || state.sessionEnded || !ctx.get('cookie') || ctx.get('x-agent-key') || ctx.get('x-api-key')) return false;
+  delete ctx.request.headers.cookie;
+  state.webVisitor = undefined;
+  state.sessionEnded = true;
+  return true;
+}
+
 function page(deps: Deps, render: Render) {
+  const draw = async (ctx: Koa.Context): Promise<PageParts> => {
+    try {
+      // One read scope for the page: every API call it makes reads the same replica (or the primary).
+      return await readScope(async () => withMe(deps, ctx, await render(deps, ctx)));
+    } catch (err) {
+      if (err instanceof DomainError && dropEndedSession(ctx, err)) return draw(ctx);
+      throw err;
+    }
+  };
   return async (ctx: Koa.Context) => {
     const started = performance.now();
     try {
-      // One read scope for the page: every API call it makes reads the same replica (or the primary).
-      send(ctx, 200, await readScope(async () => withMe(deps, ctx, await render(deps, ctx))), started);
+      send(ctx, 200, await draw(ctx), started);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       const r = refusalPage(err);
@@ -108,7 +130,12 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
       refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
       values = await readForm(ctx);
       v = visitorFor(ctx);
-      if (!(await signedIn(deps, v))) {
+      // No session, or one that ended: sign in, then back.
+      const ended = (err: unknown) => {
+        if (err instanceof DomainError && dropEndedSession(ctx, err)) return false;
+        throw err;
+      };
+      if (!(await signedIn(deps, v).catch(ended))) {
         ctx.redirect(`${SIGN_IN_PAGE}?next=${encodeURIComponent(localPath(values.get('back'), '/'))}`);
         ctx.status = 303;
         return;

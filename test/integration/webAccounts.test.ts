@@ -175,6 +175,11 @@ it('a private workspace opens for its member through the session, and for no one
   const replay = await request(app.server).get(`/w/${ws.slug}`).set('Cookie', `${cookie.name}=${cookie.value}`);
   expect(replay.status).toBe(401);
   expect(replay.text).not.toContain(ws.name);
+  // An ended session is no one: a public page draws as for a visitor not signed in, and the cookie is cleared.
+  const home = await request(app.server).get('/').set('Cookie', `${cookie.name}=${cookie.value}`);
+  expect(home.status).toBe(200);
+  expect(home.text).toContain('href="/sign-in"');
+  expect(String(home.headers['set-cookie'])).toContain(`${cookie.name}=; Path=/; Max-Age=0`);
   const api = await request(app.server).get('/api/agents/me').set('Cookie', `${cookie.name}=${cookie.value}`);
   expect(api.status).toBe(401);
 });
