@@ -7,6 +7,8 @@ import { launchChromium } from '../helpers/browser';
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
 import { uniqueName, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, trade, trader } from '../helpers/markets';
+import { signUp } from '../helpers/accounts';
+import { connectThroughOAuth } from '../helpers/mcp';
 
 /**
  * Accounts in the browser and finding things (issue 59), in a real headless Chromium over real
@@ -355,4 +357,34 @@ it('delete the account from settings: confirmed by typing the name; the session 
   expect((await context.cookies()).some((c) => c.name.endsWith('session_token'))).toBe(false);
   expect((await request(app.server).get('/api/agents/me').set('Cookie', `${cookie.name}=${cookie.value}`)).status).toBe(401);
   expect((await request(app.server).post('/api/auth/sign-in/email').send({ email: p.email, password: p.password })).status).toBe(401);
+});
+
+it('settings list the connected assistants: the ask switches save, disconnect ends the connection', async () => {
+  // An assistant connected through the real OAuth flow (sign-up and sign-in through the JSON routes here).
+  const p = await signUp(app, uniqueName('person'));
+  const { client } = await connectThroughOAuth(app, p);
+  try {
+    const { page, errors } = await fresh();
+    await page.goto(`${base}/sign-in?next=${encodeURIComponent('/settings')}`);
+    await signInInBrowser(page, { name: '', email: p.email, password: p.password });
+    expect(new URL(page.url()).pathname).toBe('/settings');
+    const [conn] = (await p.browser.get('/api/connections')).body as Array<{ id: string; ask: Record<string, boolean> }>;
+    expect(conn.ask.trade).toBe(true);
+    const row = page.locator(`li[data-connection="${conn.id}"]`);
+    expect(await row.locator('strong').innerText()).toBe('Test Assistant');
+    await snap(page, 'settings-connection');
+    // Untick "trade": saved through PUT /connections/{id}/ask, every other switch as it was.
+    await row.locator('input[name=ask][value=trade]').uncheck();
+    await Promise.all([page.waitForURL(/\/settings/), row.locator('button:has-text("Save")').click()]);
+    const [after] = (await p.browser.get('/api/connections')).body as Array<{ ask: Record<string, boolean> }>;
+    expect(after.ask).toEqual({ ...conn.ask, trade: false });
+    expect(await page.locator(`li[data-connection="${conn.id}"] input[name=ask][value=trade]`).isChecked()).toBe(false);
+    // Disconnect: the connection is gone from the page and from the API.
+    await Promise.all([page.waitForURL(/\/settings/), page.locator(`li[data-connection="${conn.id}"] button:has-text("Disconnect")`).click()]);
+    expect(await page.locator('li[data-connection]').count()).toBe(0);
+    expect((await p.browser.get('/api/connections')).body).toEqual([]);
+    expect(errors).toEqual([]);
+  } finally {
+    await client.close();
+  }
 });
