@@ -32,7 +32,8 @@ afterEach(async () => {
 
 let app: TestApp;
 // The reset link's way back is built on PUBLIC_BASE_URL: the address this server listens on.
-useTestApp((a) => (app = a), { PUBLIC_BASE_URL: 'listening' });
+// The sign-in brake per email at 5 attempts (each person here signs in at most twice; the brake test makes five).
+useTestApp((a) => (app = a), { PUBLIC_BASE_URL: 'listening', SIGNIN_ATTEMPTS_PER_EMAIL: '5' });
 
 let base: string;
 let busy: TestWorkspace;
@@ -117,6 +118,8 @@ it('sign up, sign in: the header names the person with their balance (what GET /
   expect(await page.locator('details.menu a[href="/settings"]').count()).toBe(1);
   expect(await page.locator('details.menu form[action="/sign-out"][method="post"]').count()).toBe(1);
   await snap(page, 'header-signed-in');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await snap(page, 'header-signed-in-phone');
   // A wrong password: the sentence beside the password field, marked invalid, nothing set.
   const other = await fresh();
   await other.page.goto(`${base}/sign-in`);
@@ -387,4 +390,17 @@ it('settings list the connected assistants: the ask switches save, disconnect en
   } finally {
     await client.close();
   }
+});
+
+it('the sign-in page keeps the brake per email: past the limit even the right password is refused, with a sentence', async () => {
+  const p = await signUp(app, uniqueName('person'));
+  const post = (password: string) => request(app.server).post('/sign-in').type('form').send(`form=sign-in&next=%2F&email=${encodeURIComponent(p.email)}&password=${encodeURIComponent(password)}`);
+  const limit = app.deps.config.SIGNIN_ATTEMPTS_PER_EMAIL;
+  // signUp signed in once already (the JSON route, the same bucket).
+  for (let i = 1; i < limit; i++) expect((await post('wrong-password')).status).toBe(401);
+  const braked = await post(p.password);
+  expect(braked.status).toBe(429);
+  expect(braked.headers['content-type']).toMatch(/text\/html/);
+  expect(braked.text).toMatch(/data-code="rate_limited"/);
+  expect(braked.headers['set-cookie']).toBeUndefined();
 });
