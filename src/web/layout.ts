@@ -27,7 +27,8 @@ export interface PageParts {
 function accountNav(me: Me | null | undefined, here: string): Html {
   if (me === undefined) return html``;
   if (!me) {
-    const next = here && here !== '/' ? `?next=${encodeURIComponent(here)}` : '';
+    // Back to this page after signing in (not to the account pages themselves).
+    const next = here && here !== '/' && !/^\/(sign-in|sign-up|reset-password)\b/.test(here) ? `?next=${encodeURIComponent(here)}` : '';
     return html`<span class="account"><a href="/sign-in${next}">Sign in</a> <a href="/sign-up${next}">Sign up</a></span>`;
   }
   return html`<details class="account menu"><summary><span data-field="me-name">${me.name}</span> <span class="badge" data-field="me-balance" data-value="${String(me.balance)}">${fmtCredits(me.balance)}</span></summary>

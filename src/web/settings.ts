@@ -67,14 +67,14 @@ ${
 }
 <h3>Mint a key</h3>
 <form method="post" action="${SETTINGS_PAGE}" class="stack">${formBasics('mint-key', `${SETTINGS_PAGE}#keys`)}
-<label>Label <input name="label" maxlength="100" value="${valueOf(state, 'mint-key', 'label')}"${invalidAttrs(state, 'mint-key', 'label')}></label>${fieldRefusal(state, 'mint-key', 'label')}
+<label>Label<input name="label" maxlength="100" value="${valueOf(state, 'mint-key', 'label')}"${invalidAttrs(state, 'mint-key', 'label')}></label>${fieldRefusal(state, 'mint-key', 'label')}
 <fieldset${invalidAttrs(state, 'mint-key', 'scopes')}><legend>Scopes</legend>${KEY_SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}"${ticked.has(s) ? html` checked` : ''}> <code>${s}</code></label>`)}</fieldset>${fieldRefusal(state, 'mint-key', 'scopes')}
 ${formRefusal(state, 'mint-key', ['label', 'scopes'])}<button type="submit">Mint key</button></form>
 </section>
 <section id="delete" aria-labelledby="delete-h"><h2 id="delete-h">Delete your account</h2>
 <p>Your account, its sessions, password and connections go; your participant, its history and its own agent keys stay. This cannot be undone.</p>
 <form method="post" action="${DELETE_ACCOUNT_PATH}" class="stack">${formBasics('delete-account', SETTINGS_PAGE)}
-<label>Type your name, <strong>${me.name}</strong>, to confirm <input name="confirm" autocomplete="off" required value="${valueOf(state, 'delete-account', 'confirm')}"${invalidAttrs(state, 'delete-account', 'confirm')}></label>${fieldRefusal(state, 'delete-account', 'confirm')}
+<label>Type your name, <strong>${me.name}</strong>, to confirm<input name="confirm" autocomplete="off" required value="${valueOf(state, 'delete-account', 'confirm')}"${invalidAttrs(state, 'delete-account', 'confirm')}></label>${fieldRefusal(state, 'delete-account', 'confirm')}
 ${formRefusal(state, 'delete-account', ['confirm'])}<button type="submit">Delete my account</button></form>
 </section>`;
   return { title: 'Settings', body, visitor: v, me };
