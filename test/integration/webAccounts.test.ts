@@ -39,6 +39,9 @@ let base: string;
 let busy: TestWorkspace;
 let quiet: TestWorkspace;
 const tag = uniqueName('find');
+/** The busy workspace's visible book's traded volume (the hidden one's is not counted). */
+let busyVolume: number;
+let busyOpenBooks: number;
 
 beforeAll(async () => {
   mkdirSync(OUT, { recursive: true });
@@ -51,6 +54,15 @@ beforeAll(async () => {
   const book = (await marketsOf(app, busy, m.id)).find((b) => b.proposalId === null)!;
   const t = await trader(app, busy, 1000);
   expect((await trade(app, busy, t, { marketId: book.id, direction: 'higher', amount: 25 })).status).toBe(200);
+  // A metric the Public group hides, traded on: no figure of the public listing counts it.
+  const hidden = await createMetric(app, busy, { name: 'Secret', value: 100 });
+  const hiddenBook = (await marketsOf(app, busy, hidden.id)).find((b) => b.proposalId === null)!;
+  expect((await trade(app, busy, t, { marketId: hiddenBook.id, direction: 'higher', amount: 40 })).status).toBe(200);
+  const owner = { 'X-Agent-Key': busy.owner.key, 'X-Workspace-Id': busy.id };
+  const pub = (await app.http.get('/api/groups').set(owner)).body.find((g: { name: string }) => g.name === 'Public');
+  expect((await app.http.put(`/api/groups/${pub.id}`).set(owner).send({ metricPermissions: { [hidden.id]: { read: false } } })).status).toBe(200);
+  busyVolume = (await app.http.get(`/api/predictions/markets/${book.id}`).set('X-Workspace-Id', busy.id)).body.volume;
+  busyOpenBooks = (await marketsOf(app, busy, m.id)).filter((b) => b.status === 'open').length;
   browser = await launching;
 }, 60_000);
 
@@ -271,7 +283,8 @@ it('home lists public workspaces most active first, without a session; search by
   const listed = await request(app.server).get('/api/marketplace/workspaces/public').query({ q: tag });
   expect(listed.status).toBe(200);
   expect(listed.body.map((w: { slug: string }) => w.slug)).toEqual([busy.slug, quiet.slug]);
-  expect(listed.body[0].activity).toMatchObject({ metrics: 1, openProposals: 0 });
+  expect(busyVolume).toBeGreaterThan(0);
+  expect(listed.body[0].activity).toMatchObject({ metrics: 1, openProposals: 0, openBooks: busyOpenBooks, volume: busyVolume });
   expect(listed.body[1].activity).toMatchObject({ metrics: 0, openProposals: 0, volume: 0, lastTradeAt: null });
   await snap(page, 'home');
   // Search: by the form, without script.

@@ -126,14 +126,18 @@ export interface WorkspaceActivity {
  */
 export async function publicWorkspaces(deps: Deps, opts: { q?: string } = {}): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
   const q = opts.q?.trim();
+  // Only what a public reader sees counts: a metric its Public group hides (metric_permissions
+  // read: false), and that metric's books, are left out of every figure (hidden means hidden).
+  const shown = (metricId: string) =>
+    `coalesce((SELECT g.metric_permissions -> ${metricId}::text ->> 'read' FROM groups g WHERE g.workspace_id = w.id AND g.system AND g.name = 'Public' LIMIT 1), 'true') <> 'false'`;
   const qb = deps.ds
     .getRepository(Workspace)
     .createQueryBuilder('w')
-    .addSelect('(SELECT count(*) FROM metrics m WHERE m.workspace_id = w.id)', 'a_metrics')
+    .addSelect(`(SELECT count(*) FROM metrics m WHERE m.workspace_id = w.id AND ${shown('m.id')})`, 'a_metrics')
     .addSelect(`(SELECT count(*) FROM proposals p WHERE p.workspace_id = w.id AND p.status = 'pending')`, 'a_open_proposals')
-    .addSelect(`(SELECT count(*) FROM markets k WHERE k.workspace_id = w.id AND k.status = 'open')`, 'a_open_books')
-    .addSelect('(SELECT coalesce(sum(k.volume), 0) FROM markets k WHERE k.workspace_id = w.id)', 'a_volume')
-    .addSelect('(SELECT max(k.last_trade_at) FROM markets k WHERE k.workspace_id = w.id)', 'a_last_trade')
+    .addSelect(`(SELECT count(*) FROM markets k WHERE k.workspace_id = w.id AND k.status = 'open' AND ${shown('k.metric_id')})`, 'a_open_books')
+    .addSelect(`(SELECT coalesce(sum(k.volume), 0) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_volume')
+    .addSelect(`(SELECT max(k.last_trade_at) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_last_trade')
     .where('w.public = true AND w.deleting_at IS NULL');
   // LIKE's own wildcards in the search are literal characters.
   if (q) qb.andWhere(`(w.name ILIKE :q ESCAPE '\\' OR w.slug ILIKE :q ESCAPE '\\')`, { q: `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` });
