@@ -1510,10 +1510,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Public workspaces
-         * @description Public workspaces.
+         * Public workspaces, most active first
+         * @description Public workspaces, most active first (traded volume, then open proposals, then metrics, then the oldest), each with its activity { metrics, openProposals, openBooks, volume (credits traded), lastTradeAt }. Query q keeps those whose name or slug contains it. At most 500.
          *
-         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: any.
+         *     Auth: optional (Credentials, if present, widen the response.) Capability: none. Scope: none.
          */
         get: operations["getMarketplaceWorkspacesPublic"];
         put?: never;
@@ -12878,7 +12878,9 @@ export interface operations {
     };
     getMarketplaceWorkspacesPublic: {
         parameters: {
-            query?: never;
+            query?: {
+                q?: string;
+            };
             header?: {
                 /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
                 "X-Workspace-Id"?: string;
@@ -12894,7 +12896,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Workspace"][];
+                    "application/json": {
+                        activity: {
+                            lastTradeAt: string | null;
+                            metrics: number;
+                            openBooks: number;
+                            openProposals: number;
+                            /** @description Credits traded on its books, all time. */
+                            volume: number;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                        defaultLiquidityCredits: number;
+                        defaultProposalLiquidityCredits: number;
+                        description: string;
+                        externalProposals: boolean;
+                        id: string;
+                        metrics: components["schemas"]["Metric"][];
+                        name: string;
+                        ownerId: string;
+                        public: boolean;
+                        slug: string;
+                    }[];
                 };
             };
             /** @description `validation_failed`, `malformed_json`, `workspace_required` */

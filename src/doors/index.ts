@@ -7,6 +7,7 @@ import type { Deps } from '../deps';
 import { configureMailer } from '../services/accounts';
 import { webRoutes } from '../web';
 import { accountDoor } from './accounts';
+import { accountPages } from './accountPages';
 import { oauthPages } from './oauthPages';
 
 export type { AppOptions, ObservedResponse } from '../api/app';
@@ -38,6 +39,8 @@ export function createApp(deps: Deps, opts: AppOptions = {}): Koa {
   // The MCP connector (spec §5.1) at /mcp: its transport reads the body itself.
   app.use(mcpMiddleware(deps));
   app.use(serveReference);
+  // The account pages (sign-up, sign-in, sign-out, password reset, account deletion): forms on the account system.
+  app.use(accountPages(deps));
   // The pages read their own forms (urlencoded, src/web/forms.ts); the API's bodies are JSON only.
   app.use(webRoutes(deps));
   app.use(jsonBodies());

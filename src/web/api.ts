@@ -4,6 +4,7 @@ import type { Deps } from '../deps';
 import { resolveCaller, type Caller } from '../api/access';
 import { callRoute, inProcessContext, routeNamed, type Acting } from '../api/dispatch';
 import type { RouteDef } from '../api/registry';
+import { DomainError } from '../errors';
 
 /**
  * A page reads through the API itself, in process: the same route definition, caller, access
@@ -22,6 +23,18 @@ export interface Visitor {
   counted: boolean;
   /** The visitor's principal, resolved on the page's first API call. */
   caller?: Promise<Caller | null>;
+  /**
+   * What every visitor of one request shares (the page's and the header's): the principal is
+   * resolved once and the view counts once, however many visitors the page draws.
+   */
+  request?: { counted: boolean; caller?: Promise<Caller | null> };
+}
+
+/** The signed-in participant the header names: who, and their balance in credits. */
+export interface Me {
+  id: string;
+  name: string;
+  balance: number;
 }
 
 const MAX_TOKEN = 200;
@@ -38,12 +51,24 @@ export function visitorOf(ctx: Koa.Context, workspace: string | null): Visitor {
     if (v) headers[name] = v;
   }
   if (view) headers['x-view-link'] = view;
-  return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false };
+  const request = ((ctx.state as { webVisitor?: Visitor['request'] }).webVisitor ??= { counted: false });
+  return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false, request };
+}
+
+/** Whether this visit counts against the rate limit (the request's first API call does). */
+function counts(visitor: Visitor): boolean {
+  const shared = visitor.request ?? visitor;
+  const first = !shared.counted;
+  shared.counted = true;
+  visitor.counted = true;
+  return first;
 }
 
 /** The visitor's principal, resolved from its credentials once per page (a refused credential refuses the page). */
 async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
-  const caller = await (visitor.caller ??= resolveCaller(deps, visitor.headers));
+  // The caller depends on the credentials only (a cookie or a key), the same for every visitor of the request.
+  const shared = visitor.request ?? visitor;
+  const caller = await (visitor.caller ??= shared.caller ??= resolveCaller(deps, visitor.headers));
   return { caller, workspace: visitor.workspace, viewToken: visitor.viewToken, ip: visitor.ip };
 }
 
@@ -52,8 +77,7 @@ async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
  * route's response schema; refusals throw the API's own errors.
  */
 export async function apiRead<P, Q, R>(deps: Deps, visitor: Visitor, def: RouteDef<unknown, Q, P, R>, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<R | undefined> {
-  const limit = !visitor.counted;
-  visitor.counted = true;
+  const limit = counts(visitor);
   const as = await actingOf(deps, visitor);
   const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: inProcessContext(as) }, { limit });
   return result;
@@ -82,11 +106,26 @@ export async function apiAct<T>(
   path: string,
   input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; idempotencyKey?: string | null } = {},
 ): Promise<T> {
-  const limit = !visitor.counted;
-  visitor.counted = true;
+  const limit = counts(visitor);
   const as = await actingOf(deps, visitor);
   const def = routeNamed(method, path);
   const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa: inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined }) }, { limit });
   // A route named by its path has no type to give: the page's word stands, as for apiGet.
   return result as T;
+}
+
+/**
+ * The participant signed in by this request's session, for the header: GET /agents/me for the
+ * visitor, in process. No cookie, no call; a session that ended (or any refusal) is no one.
+ */
+export async function signedInParticipant(deps: Deps, visitor: Visitor): Promise<Me | null> {
+  if (!visitor.headers.cookie) return null;
+  try {
+    if (!(await signedIn(deps, visitor))) return null;
+    const me = await apiGet<{ id: string; name: string; balance: number }>(deps, visitor, '/agents/me');
+    return { id: me.id, name: me.name, balance: me.balance };
+  } catch (err) {
+    if (err instanceof DomainError) return null;
+    throw err;
+  }
 }

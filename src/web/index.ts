@@ -2,13 +2,15 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
-import { signedIn, visitorOf, type Visitor } from './api';
+import { signedIn, signedInParticipant, visitorOf, type Visitor } from './api';
 import { localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, type FormState } from './forms';
 import { asset } from './assets';
 import { html } from './html';
 import { layout, type PageParts } from './layout';
 import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } from './pages';
 import { leaderboardPage, profilePage } from './standings';
+import { homePage } from './home';
+import { SETTINGS_PAGE, settingsAct, settingsPage, settingsRedraw } from './settings';
 import { readScope } from '../readScope';
 import { actRoutes } from './acts/routes';
 import { doneOf } from './acts/common';
@@ -22,7 +24,7 @@ const SLUG = /^[\w.-]{1,200}$/;
 
 /** What a refused visitor reads: one sentence by the API's code, nothing of the workspace. */
 const REFUSED: Partial<Record<string, string>> = {
-  authentication_required: 'This workspace is private. Open it with a view link from its owner.',
+  authentication_required: 'This workspace is private. Sign in as one of its members, or open it with a view link from its owner.',
   not_authorized: 'You may not see this.',
   workspace_locked: 'The key sent is locked to another workspace.',
   workspace_not_found: 'No such workspace.',
@@ -47,36 +49,72 @@ function refusalPage(err: DomainError): { status: number; parts: PageParts } {
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 function send(ctx: Koa.Context, status: number, parts: PageParts, started: number): void {
+  sendPage(ctx, status, parts, started);
+}
+
+/**
+ * A page in the web's layout with the web's headers (CSP, no-store, Server-Timing): the pages here
+ * and the account pages of src/doors. The header names the signed-in person when `parts.me` is set.
+ */
+export function sendPage(ctx: Koa.Context, status: number, parts: PageParts, started = performance.now()): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Content-Security-Policy', CSP);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Server-Timing', `render;dur=${(performance.now() - started).toFixed(1)}`);
-  ctx.body = layout(parts);
+  ctx.body = layout(parts, ctx.originalUrl);
 }
 
 type Render = (deps: Deps, ctx: Koa.Context) => Promise<PageParts>;
 
+/** The page's parts with who is signed in, for the header (looked up once, only when the request carries a cookie). */
+async function withMe(deps: Deps, ctx: Koa.Context, parts: PageParts): Promise<PageParts> {
+  return parts.me !== undefined ? parts : { ...parts, me: await signedInParticipant(deps, visitorOf(ctx, null)) };
+}
+
+/**
+ * A session cookie whose session ended (signed out in another tab, a password reset) makes the API
+ * refuse every call (401): a page is then drawn as for a visitor with no session, once, and
+ * ctx.state.sessionEnded tells the doors to clear the cookie. A key sent is never dropped.
+ */
+function dropEndedSession(ctx: Koa.Context, err: DomainError): boolean {
+  const state = ctx.state as { sessionEnded?: boolean; webVisitor?: unknown };
+  if (err.code !== 'invalid_credentials' || state.sessionEnded || !ctx.get('cookie') || ctx.get('x-agent-key') || ctx.get('x-api-key')) return false;
+  delete ctx.request.headers.cookie;
+  state.webVisitor = undefined;
+  state.sessionEnded = true;
+  return true;
+}
+
 function page(deps: Deps, render: Render) {
+  const draw = async (ctx: Koa.Context): Promise<PageParts> => {
+    try {
+      // One read scope for the page: every API call it makes reads the same replica (or the primary).
+      return await readScope(async () => withMe(deps, ctx, await render(deps, ctx)));
+    } catch (err) {
+      if (err instanceof DomainError && dropEndedSession(ctx, err)) return draw(ctx);
+      throw err;
+    }
+  };
   return async (ctx: Koa.Context) => {
     const started = performance.now();
     try {
-      // One read scope for the page: every API call it makes reads the same replica (or the primary).
-      send(ctx, 200, await readScope(() => render(deps, ctx)), started);
+      send(ctx, 200, await draw(ctx), started);
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       const r = refusalPage(err);
-      send(ctx, r.status, r.parts, started);
+      send(ctx, r.status, await withMe(deps, ctx, r.parts), started);
     }
   };
 }
 
 /**
- * A form's act: does it for the visitor (through apiAct) and says where the browser goes next, or,
- * for a dry run (a "Review" step), answers what to show: the page is drawn again with it (200).
+ * A form's act: does it for the visitor (through apiAct) and says where the browser goes next; or,
+ * for a dry run (a "Review" step), answers what to show: the page is drawn again with it (200); or
+ * (rarely: a key shown once) gives the page to show as the answer itself.
  */
-export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string | { show: unknown }>;
+export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string | { show: unknown } | PageParts>;
 /** The page a refused form is drawn on again, with the refusal beside its field. */
 export type Redraw = (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>;
 
@@ -95,16 +133,23 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
       refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
       values = await readForm(ctx);
       v = visitorFor(ctx);
-      if (!(await signedIn(deps, v))) {
+      // No session, or one that ended: sign in, then back.
+      const ended = (err: unknown) => {
+        if (err instanceof DomainError && dropEndedSession(ctx, err)) return false;
+        throw err;
+      };
+      if (!(await signedIn(deps, v).catch(ended))) {
         ctx.redirect(`${SIGN_IN_PAGE}?next=${encodeURIComponent(localPath(values.get('back'), '/'))}`);
         ctx.status = 303;
         return;
       }
       const next = await act(deps, ctx, v, values);
       if (typeof next !== 'string') {
-        const visitor = v;
-        const shown: FormState = { form: values.get('form') ?? '', values, refusal: null, quote: next.show };
-        send(ctx, 200, await readScope(() => redraw(deps, ctx, visitor, shown)), started);
+        if ('show' in next) {
+          const visitor = v;
+          const shown: FormState = { form: values.get('form') ?? '', values, refusal: null, quote: next.show };
+          send(ctx, 200, await withMe(deps, ctx, await readScope(() => redraw(deps, ctx, visitor, shown))), started);
+        } else send(ctx, 200, await withMe(deps, ctx, next), started);
         return;
       }
       ctx.redirect(localPath(next, '/'));
@@ -120,7 +165,7 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
       const state: FormState = { form: values.get('form') ?? '', values, refusal };
       const visitor = v;
       try {
-        send(ctx, refusal.status, await readScope(() => redraw(deps, ctx, visitor, state)), started);
+        send(ctx, refusal.status, await readScope(async () => withMe(deps, ctx, await redraw(deps, ctx, visitor, state))), started);
       } catch (again) {
         if (!(again instanceof DomainError)) throw again;
         const r = refusalPage(again);
@@ -136,17 +181,10 @@ function workspaceParam(ctx: Koa.Context): string {
   return slug;
 }
 
-const landing: PageParts = {
-  title: 'Metric-priced proposals',
-  body: html`<h1>Metric-priced proposals</h1>
-<p class="lead">Workspaces price what proposals would do to their metrics with prediction markets. Open a public workspace by its name, or follow a view link you were given.</p>
-<form action="/w" method="get" class="go"><label for="ws">Workspace slug</label> <input id="ws" name="ws" required pattern="[A-Za-z0-9_.\\-]+" autocomplete="off"> <button type="submit">Open</button></form>`,
-};
-
 export function webRoutes(deps: Deps): Koa.Middleware {
   const router = new Router();
   actRoutes(router, deps, { page, formPost });
-  router.get('/', (ctx) => send(ctx, 200, landing, performance.now()));
+  router.get('/', page(deps, (d, ctx) => homePage(d, visitorOf(ctx, null), typeof ctx.query.q === 'string' ? ctx.query.q : undefined)));
   router.get('/w', (ctx) => {
     const ws = typeof ctx.query.ws === 'string' && SLUG.test(ctx.query.ws) ? ctx.query.ws : null;
     ctx.redirect(ws ? `/w/${encodeURIComponent(ws)}` : '/');
@@ -159,6 +197,15 @@ export function webRoutes(deps: Deps): Koa.Middleware {
   const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
   router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min'), season: q(ctx, 'season'), ws: q(ctx, 'ws'), offset: q(ctx, 'offset'), limit: q(ctx, 'limit') })));
   router.get('/participants/:id', page(deps, (d, ctx) => profilePage(d, visitorOf(ctx, null), String(ctx.params.id))));
+  router.get(SETTINGS_PAGE, async (ctx, next) => {
+    // Without a session the settings page is the sign-in page's business (and back here after).
+    if (!(await signedIn(deps, visitorOf(ctx, null)).catch(() => false))) {
+      ctx.redirect(`${SIGN_IN_PAGE}?next=${encodeURIComponent(SETTINGS_PAGE)}`);
+      return;
+    }
+    await next();
+  }, page(deps, (d, ctx) => settingsPage(d, visitorOf(ctx, null))));
+  router.post(SETTINGS_PAGE, formPost(deps, (ctx) => visitorOf(ctx, null), settingsAct, settingsRedraw));
   router.get('/assets/:name', async (ctx) => {
     const file = await asset(String(ctx.params.name));
     if (!file) return;
@@ -166,5 +213,22 @@ export function webRoutes(deps: Deps): Koa.Middleware {
     ctx.type = file.type;
     ctx.body = file.body;
   });
-  return router.routes() as Koa.Middleware;
+  const routes = router.routes() as Koa.Middleware;
+  return async (ctx, next) => routes(ctx as never, () => notFoundPage(deps, ctx, next));
+}
+
+/** Paths that are not pages: the API, the connector, the discovery documents, the OAuth pages and the assets keep their own answers. */
+const NOT_PAGES = /^\/(api|mcp|\.well-known|assets|oauth)(\/|$)/;
+
+/**
+ * An unknown page address asked for by a browser (GET, Accept naming text/html, outside the API and
+ * the other doors) gets an HTML 404 in the layout; anything else goes on (the API's JSON 404).
+ */
+async function notFoundPage(deps: Deps, ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || NOT_PAGES.test(ctx.path) || !ctx.get('accept').includes('text/html')) return next();
+  const parts: PageParts = {
+    title: 'Page not found',
+    body: html`<h1>Page not found</h1><p class="lead" data-code="page_not_found">There is no page at this address. Check it for a typo, or start from the home page.</p><p><a href="/">Home</a> · <a href="/leaderboard">Leaderboard</a></p>`,
+  };
+  sendPage(ctx, 404, await readScope(() => withMe(deps, ctx, parts)));
 }

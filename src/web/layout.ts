@@ -1,5 +1,6 @@
 import { html, type Html } from './html';
-import type { Visitor } from './api';
+import type { Me, Visitor } from './api';
+import { fmtCredits } from './format';
 
 /** A link inside the workspace's pages, carrying the view link along when the visitor came with one. */
 export function href(v: Visitor | null, path: string): string {
@@ -15,14 +16,39 @@ export interface PageParts {
   body: Html;
   /** Pages with uPlot charts load it (about 50 KB); the others load only app.js. */
   charts?: boolean;
+  /** Who is signed in (the header's name, balance and menu); null: no one; undefined: not looked up (no account links). */
+  me?: Me | null;
 }
 
-export function layout(p: PageParts): string {
+/**
+ * The header's account part: signed in, the name, the balance and a menu (a <details> disclosure:
+ * no script needed), sign-out a POST form; signed out, sign-in (back to this page) and sign-up.
+ */
+function accountNav(me: Me | null | undefined, here: string): Html {
+  if (me === undefined) return html``;
+  if (!me) {
+    // Back to this page after signing in (not to the account pages themselves).
+    const next = here && here !== '/' && !/^\/(sign-in|sign-up|reset-password)\b/.test(here) ? `?next=${encodeURIComponent(here)}` : '';
+    return html`<span class="account"><a href="/sign-in${next}">Sign in</a> <a href="/sign-up${next}">Sign up</a></span>`;
+  }
+  return html`<details class="account menu"><summary><span data-field="me-name">${me.name}</span> <span class="badge" data-field="me-balance" data-value="${String(me.balance)}">${fmtCredits(me.balance)}</span></summary>
+<ul>
+<li><a href="/participants/${encodeURIComponent(me.id)}">Profile</a></li>
+<li><a href="/#yours">Your workspaces</a></li>
+<li><a href="/settings#connections">Connections</a></li>
+<li><a href="/settings#keys">API keys</a></li>
+<li><a href="/settings">Settings</a></li>
+<li><form method="post" action="/sign-out"><input type="hidden" name="back" value="/"><button type="submit" class="link">Sign out</button></form></li>
+</ul></details>`;
+}
+
+export function layout(p: PageParts, here = ''): string {
   const ws = p.workspace;
   const v = p.visitor ?? null;
+  const account = accountNav(p.me, here);
   const nav = ws
-    ? html`<nav aria-label="Workspace"><a class="brand" href="${href(v, `/w/${ws.slug}`)}">${ws.name}</a><a href="${href(v, `/w/${ws.slug}`)}">Metrics</a><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals</a><a href="/leaderboard">Leaderboard</a>${v?.viewToken ? html`<span class="badge">view link</span>` : ''}</nav>`
-    : html`<nav aria-label="Site"><a class="brand" href="/">Metric-priced proposals</a><a href="/leaderboard">Leaderboard</a><a href="/api/reference">API</a></nav>`;
+    ? html`<nav aria-label="Workspace"><a class="brand" href="${href(v, `/w/${ws.slug}`)}">${ws.name}</a><a href="${href(v, `/w/${ws.slug}`)}">Metrics</a><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals</a><a href="/leaderboard">Leaderboard</a>${v?.viewToken ? html`<span class="badge">view link</span>` : ''}<a href="/">Home</a>${account}</nav>`
+    : html`<nav aria-label="Site"><a class="brand" href="/">Metric-priced proposals</a><a href="/leaderboard">Leaderboard</a><a href="/api/reference">API</a>${account}</nav>`;
   return html`<!doctype html>
 <html lang="en">
 <head>

@@ -1,5 +1,5 @@
 import { toCredits } from '../../domain/money';
-import type { WorkspaceRow } from '../../services/workspaces';
+import type { WorkspaceActivity, WorkspaceRow } from '../../services/workspaces';
 
 export function presentWorkspace(w: WorkspaceRow, metrics: unknown[] = []) {
   return {
@@ -15,4 +15,8 @@ export function presentWorkspace(w: WorkspaceRow, metrics: unknown[] = []) {
     createdAt: w.createdAt.toISOString(),
     metrics,
   };
+}
+
+export function presentActivity(a: WorkspaceActivity) {
+  return { metrics: a.metrics, openProposals: a.openProposals, openBooks: a.openBooks, volume: toCredits(a.volume), lastTradeAt: a.lastTradeAt?.toISOString() ?? null };
 }

@@ -7,10 +7,10 @@ import { joinPublicWorkspace, publicWorkspaces, SLUG_RE, workspacesOf } from '..
 import { openWorkspace, TEMPLATE_IDS } from '../../services/templates';
 import { auth } from '../auth';
 import { presentMetric } from '../presenters/metric';
-import { presentWorkspace } from '../presenters/workspace';
+import { presentActivity, presentWorkspace } from '../presenters/workspace';
 import { presentDeletion } from '../presenters/deletion';
 import { deletionSchema } from '../schemas/deletions';
-import { currentWorkspaceSchema, joinSchema, myWorkspaceSchema, viewLinkSchema, workspaceSchema } from '../schemas/workspaces';
+import { currentWorkspaceSchema, joinSchema, myWorkspaceSchema, publicWorkspaceSchema, viewLinkSchema, workspaceSchema } from '../schemas/workspaces';
 import { defineRoute } from '../registry';
 import { credits } from '../schemas/common';
 
@@ -61,11 +61,14 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/marketplace/workspaces/public',
-  response: z.array(workspaceSchema),
+  response: z.array(publicWorkspaceSchema),
   errors: [],
-  auth: auth.identity(),
-  summary: 'Public workspaces.',
-  handler: async (c) => (await publicWorkspaces(c.deps)).map((w) => presentWorkspace(w)),
+  // Anyone may list them (issue 59: the home page lists them to a visitor not signed in); a public workspace is readable by anyone anyway.
+  auth: auth.optional(),
+  summary:
+    'Public workspaces, most active first (traded volume, then open proposals, then metrics, then the oldest), each with its activity { metrics, openProposals, openBooks, volume (credits traded), lastTradeAt }. Query q keeps those whose name or slug contains it. At most 500.',
+  query: z.object({ q: z.string().max(120, 'must be at most 120 characters').optional() }),
+  handler: async (c) => (await publicWorkspaces(c.deps, { q: c.query.q })).map((w) => ({ ...presentWorkspace(w.workspace), activity: presentActivity(w.activity) })),
 });
 
 defineRoute({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { metricSchema } from './metrics';
-import { capability, count, creditAmount, instant } from './output';
+import { capability, count, creditAmount, instant, nullableInstant } from './output';
 
 const workspaceFields = {
   id: z.string(),
@@ -17,6 +17,16 @@ const workspaceFields = {
 
 /** presentWorkspace without metrics (they are listed only by GET /workspaces/current). */
 export const workspaceSchema = z.object({ ...workspaceFields, metrics: z.array(metricSchema).max(0) }).meta({ id: 'Workspace' });
+/** GET /marketplace/workspaces/public: a public workspace with how active it is (what the listing sorts by). */
+export const publicWorkspaceSchema = workspaceSchema.extend({
+  activity: z.object({
+    metrics: count,
+    openProposals: count,
+    openBooks: count,
+    volume: creditAmount.describe('Credits traded on its books, all time.'),
+    lastTradeAt: nullableInstant,
+  }),
+});
 export const currentWorkspaceSchema = z.object({ ...workspaceFields, metrics: z.array(metricSchema), capabilities: z.array(capability) });
 export const myWorkspaceSchema = z.object({ id: z.string(), name: z.string(), slug: z.string(), role: z.enum(['owner', 'admin', 'member']), visibility: z.enum(['public', 'private']) });
 export const joinSchema = z.object({ ok: z.boolean(), workspaceId: z.string(), slug: z.string(), group: z.string() });

@@ -23,6 +23,8 @@ export const MCP_PATH = '/mcp';
 /** The server-rendered pages of the OAuth flow (sign-in and consent). */
 export const OAUTH_LOGIN_PAGE = '/oauth/sign-in';
 export const OAUTH_CONSENT_PAGE = '/oauth/consent';
+/** The web's page to choose a new password (src/doors/accountPages.ts): the reset mail's link lands there. */
+export const RESET_PASSWORD_PAGE = '/reset-password';
 
 const base = (config: Config) => config.PUBLIC_BASE_URL.replace(/\/+$/, '');
 /** The resource identifier of /mcp: the audience of every access token the connector accepts. */
@@ -107,11 +109,14 @@ export function authOptions(config: Config, pool: Pool, hooks: AccountHooks = {}
         await hooks.passwordReset?.(user, !!request && endConnectionsAsked.has(request));
       },
       sendResetPassword: async ({ user, url, token }) => {
+        // A request that named no page to come back to (redirectTo) gets the site's own reset page
+        // (issue 59), which takes the token as is; one that named one goes through the library's check to it.
+        const link = new URL(url).searchParams.get('callbackURL') ? url : `${base(config)}${RESET_PASSWORD_PAGE}?token=${encodeURIComponent(token)}`;
         await sendAccountMail({
           to: user.email,
           subject: `Reset your ${config.INSTANCE_NAME} password`,
-          text: `Someone asked to reset the password of ${user.email}. Open ${url} within an hour to choose a new one; ignore this message otherwise.`,
-          data: { kind: 'password-reset', url, token },
+          text: `Someone asked to reset the password of ${user.email}. Open ${link} within an hour to choose a new one; ignore this message otherwise.`,
+          data: { kind: 'password-reset', url: link, token },
         });
       },
     },

@@ -111,6 +111,43 @@ export async function defaultWorkspaceOf(deps: Deps, agentId: string): Promise<W
 }
 
 /** The public workspaces, oldest first (at most 500). */
-export async function publicWorkspaces(deps: Deps): Promise<Workspace[]> {
-  return deps.ds.getRepository(Workspace).find({ where: { public: true, deletingAt: IsNull() }, order: { createdAt: 'ASC' }, take: 500 });
+/** How active a public workspace is: what the home page and the listing sort by. Volume in nano. */
+export interface WorkspaceActivity {
+  metrics: number;
+  openProposals: number;
+  openBooks: number;
+  volume: bigint;
+  lastTradeAt: Date | null;
+}
+
+/**
+ * Public workspaces, most active first (traded volume, then open proposals, then metrics, then the
+ * oldest), with those figures; `q` keeps the ones whose name or slug contains it (case-insensitive).
+ */
+export async function publicWorkspaces(deps: Deps, opts: { q?: string } = {}): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
+  const q = opts.q?.trim();
+  // Only what a public reader sees counts: a metric its Public group hides (metric_permissions
+  // read: false), and that metric's books, are left out of every figure (hidden means hidden).
+  const shown = (metricId: string) =>
+    `coalesce((SELECT g.metric_permissions -> ${metricId}::text ->> 'read' FROM groups g WHERE g.workspace_id = w.id AND g.system AND g.name = 'Public' LIMIT 1), 'true') <> 'false'`;
+  const qb = deps.ds
+    .getRepository(Workspace)
+    .createQueryBuilder('w')
+    .addSelect(`(SELECT count(*) FROM metrics m WHERE m.workspace_id = w.id AND ${shown('m.id')})`, 'a_metrics')
+    .addSelect(`(SELECT count(*) FROM proposals p WHERE p.workspace_id = w.id AND p.status = 'pending')`, 'a_open_proposals')
+    .addSelect(`(SELECT count(*) FROM markets k WHERE k.workspace_id = w.id AND k.status = 'open' AND ${shown('k.metric_id')})`, 'a_open_books')
+    .addSelect(`(SELECT coalesce(sum(k.volume), 0) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_volume')
+    .addSelect(`(SELECT max(k.last_trade_at) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_last_trade')
+    .where('w.public = true AND w.deleting_at IS NULL');
+  // LIKE's own wildcards in the search are literal characters.
+  if (q) qb.andWhere(`(w.name ILIKE :q ESCAPE '\\' OR w.slug ILIKE :q ESCAPE '\\')`, { q: `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` });
+  qb.orderBy('a_volume', 'DESC').addOrderBy('a_open_proposals', 'DESC').addOrderBy('a_metrics', 'DESC').addOrderBy('w.created_at', 'ASC').limit(500);
+  const { entities, raw } = await qb.getRawAndEntities();
+  return entities.map((workspace, i) => {
+    const r = raw[i] as { a_metrics: string; a_open_proposals: string; a_open_books: string; a_volume: string; a_last_trade: Date | null };
+    return {
+      workspace,
+      activity: { metrics: Number(r.a_metrics), openProposals: Number(r.a_open_proposals), openBooks: Number(r.a_open_books), volume: BigInt(r.a_volume), lastTradeAt: r.a_last_trade },
+    };
+  });
 }

@@ -1,0 +1,284 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { isAPIError } from 'better-auth/api';
+import { fromNodeHeaders } from 'better-auth/node';
+import { brakeSignIn } from '../api/middleware/accountGuard';
+import { limitByAddress } from '../api/middleware/rateLimit';
+import type { Deps } from '../deps';
+import { ApiError, DomainError } from '../errors';
+import { accountSystem, RESET_PASSWORD_PAGE, sessionCookieName } from '../services/accounts';
+import { apiAct, signedInParticipant, visitorOf, type Visitor } from '../web/api';
+import { fieldRefusal, formRefusal, invalidAttrs, localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, valueOf, type FormState, type Refusal } from '../web/forms';
+import { html, type Html } from '../web/html';
+import { formPost, sendPage } from '../web';
+import type { PageParts } from '../web/layout';
+import { DELETE_ACCOUNT_PATH, settingsRedraw } from '../web/settings';
+
+/**
+ * The account pages (issue 59): sign-up, sign-in, sign-out and password reset as forms in the web's
+ * layout, working without script. They call the account system's server API (Better Auth's
+ * auth.api.*) directly, with the browser's headers, and hand its Set-Cookie on to the browser. The
+ * same brakes as its JSON routes: the per-address limit on every form, the sign-in brake per email
+ * and per address. Refusals are sentences beside the field they are about.
+ */
+export const SIGN_UP_PAGE = '/sign-up';
+export const SIGN_OUT_PATH = '/sign-out';
+export const RESET_PAGE = RESET_PASSWORD_PAGE;
+
+const MIN_PASSWORD = 8;
+
+/** What the account system's own codes are about: the field its refusal is drawn beside. */
+function fieldOfReason(reason: string): string | null {
+  if (reason === 'INVALID_EMAIL_OR_PASSWORD' || reason.includes('PASSWORD')) return 'password';
+  if (reason.includes('EMAIL')) return 'email';
+  if (reason.includes('NAME')) return 'name';
+  if (reason.includes('TOKEN')) return 'token';
+  return null;
+}
+
+const SENTENCES: Partial<Record<string, string>> = {
+  INVALID_EMAIL_OR_PASSWORD: 'Wrong email or password.',
+  INVALID_TOKEN: 'This reset link has expired or was used already: ask for a new one below.',
+};
+
+/** A refusal of the account system (Better Auth's APIError) or of ours, as the page shows it. */
+function refusalFrom(err: unknown): Refusal | null {
+  if (err instanceof DomainError) return refusalOf(err);
+  if (!isAPIError(err)) return null;
+  const body = (err.body ?? {}) as { code?: string; message?: string };
+  const reason = body.code ?? '';
+  const message = SENTENCES[reason] ?? (body.message ? (/[.!?]$/.test(body.message) ? body.message : `${body.message}.`) : 'The account system refused.');
+  return { code: 'account_refused', sentence: message, field: fieldOfReason(reason), status: err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400 };
+}
+
+/** A refusal of ours about one field, before the account system is asked. */
+const fieldError = (field: string, sentence: string) => new ApiError('validation_failed', sentence, { issues: [{ path: field, message: sentence }] });
+
+/** The next page after signing in: a path on this site only. */
+const nextOf = (raw: string | null | undefined) => localPath(raw, '/');
+const query = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : null);
+
+function input(state: FormState | null, form: string, name: string, label: string, attrs: Html, keep = true): Html {
+  const id = `${form}-${name}`;
+  return html`<label for="${id}">${label}</label><input id="${id}" name="${name}"${attrs}${keep ? html` value="${valueOf(state, form, name)}"` : ''}${invalidAttrs(state, form, name)}>${fieldRefusal(state, form, name)}`;
+}
+
+function signUpPage(next: string, state: FormState | null): PageParts {
+  const f = 'sign-up';
+  return {
+    title: 'Sign up',
+    body: html`<h1>Sign up</h1><p class="lead">An account gets its own participant: trade, propose and discuss in the workspaces you join.</p>
+<form method="post" action="${SIGN_UP_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}"><input type="hidden" name="next" value="${next}">
+${input(state, f, 'name', 'Name', html` autocomplete="name" required maxlength="200"`)}
+${input(state, f, 'email', 'Email', html` type="email" autocomplete="email" required maxlength="320"`)}
+${input(state, f, 'password', `Password (${MIN_PASSWORD} characters or more)`, html` type="password" autocomplete="new-password" required minlength="${String(MIN_PASSWORD)}" maxlength="128"`, false)}
+${formRefusal(state, f, ['name', 'email', 'password'])}<button type="submit">Sign up</button></form>
+<p>Have an account? <a href="${SIGN_IN_PAGE}${next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}">Sign in</a>.</p>`,
+  };
+}
+
+function signInPage(next: string, state: FormState | null, note: string | null = null): PageParts {
+  const f = 'sign-in';
+  const back = next !== '/' ? `?next=${encodeURIComponent(next)}` : '';
+  return {
+    title: 'Sign in',
+    body: html`<h1>Sign in</h1>${note ? html`<p class="note" role="status">${note}</p>` : ''}
+<form method="post" action="${SIGN_IN_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}"><input type="hidden" name="next" value="${next}">
+${input(state, f, 'email', 'Email', html` type="email" autocomplete="username" required maxlength="320"`)}
+${input(state, f, 'password', 'Password', html` type="password" autocomplete="current-password" required maxlength="128"`, false)}
+${formRefusal(state, f, ['email', 'password'])}<button type="submit">Sign in</button></form>
+<p>No account yet? <a href="${SIGN_UP_PAGE}${back}">Sign up</a>. Forgot your password? <a href="${RESET_PAGE}">Reset it</a>.</p>`,
+  };
+}
+
+function resetPage(state: FormState | null, token: string | null, note: string | null = null): PageParts {
+  if (token) {
+    const f = 'reset-set';
+    return {
+      title: 'Choose a new password',
+      body: html`<h1>Choose a new password</h1><p class="lead">Every session of the account ends: sign in again with the new password.</p>
+<form method="post" action="${RESET_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}"><input type="hidden" name="token" value="${token}">
+${input(state, f, 'password', `New password (${MIN_PASSWORD} characters or more)`, html` type="password" autocomplete="new-password" required minlength="${String(MIN_PASSWORD)}" maxlength="128"`, false)}
+${fieldRefusal(state, f, 'token')}${formRefusal(state, f, ['password', 'token'])}<button type="submit">Set the password</button></form>`,
+    };
+  }
+  const f = 'reset-request';
+  return {
+    title: 'Reset your password',
+    body: html`<h1>Reset your password</h1>${note ? html`<p class="note" role="status">${note}</p>` : ''}<p class="lead">We email a link to choose a new password, valid for an hour, if the address has an account.</p>
+<form method="post" action="${RESET_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}">
+${input(state, f, 'email', 'Email', html` type="email" autocomplete="email" required maxlength="320"`)}
+${formRefusal(state, f, ['email'])}<button type="submit">Email me a link</button></form>
+<p><a href="${SIGN_IN_PAGE}">Back to sign in</a></p>`,
+  };
+}
+
+/** Hands the account system's cookies (the session, or its end) on to the browser. */
+function forwardCookies(ctx: Koa.Context, headers: Headers | undefined): void {
+  for (const c of headers?.getSetCookie() ?? []) ctx.append('Set-Cookie', c);
+}
+
+function clearSessionCookie(ctx: Koa.Context, deps: Deps): void {
+  const secure = !deps.config.development;
+  ctx.append('Set-Cookie', `${sessionCookieName(deps.config)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+}
+
+const see = (ctx: Koa.Context, to: string) => {
+  ctx.redirect(to);
+  ctx.status = 303;
+};
+
+/** The page drawn with the header: who is signed in (when the request carries a cookie). */
+async function draw(deps: Deps, ctx: Koa.Context, status: number, parts: PageParts, started: number): Promise<void> {
+  sendPage(ctx, status, { ...parts, me: await signedInParticipant(deps, visitorOf(ctx, null)) }, started);
+}
+
+/**
+ * One account form: refused when cross-site, read (urlencoded, bounded), acted; the act says where
+ * the browser goes next (303). A refusal draws the form again with the sentence beside its field.
+ */
+function accountForm(deps: Deps, act: (ctx: Koa.Context, values: URLSearchParams) => Promise<string>, redraw: (values: URLSearchParams, state: FormState) => PageParts): Koa.Middleware {
+  return async (ctx) => {
+    const started = performance.now();
+    let values: URLSearchParams | null = null;
+    try {
+      refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
+      values = await readForm(ctx);
+      see(ctx, await act(ctx, values));
+    } catch (err) {
+      const refusal = refusalFrom(err);
+      if (!refusal) throw err;
+      if (!values) {
+        await draw(deps, ctx, refusal.status, { title: 'Not done', body: html`<h1>Not done</h1><p class="lead" data-code="${refusal.code}">${refusal.sentence}</p><p><a href="/">Home</a></p>` }, started);
+        return;
+      }
+      await draw(deps, ctx, refusal.status, redraw(values, { form: values.get('form') ?? '', values, refusal }), started);
+    }
+  };
+}
+
+const trimmed = (values: URLSearchParams, name: string) => (values.get(name) ?? '').trim();
+
+export function accountPages(deps: Deps): Koa.Middleware {
+  const auth = () => accountSystem(deps).auth;
+  const router = new Router();
+
+  router.get(SIGN_UP_PAGE, async (ctx) => draw(deps, ctx, 200, signUpPage(nextOf(query(ctx, 'next')), null), performance.now()));
+  router.post(
+    SIGN_UP_PAGE,
+    accountForm(
+      deps,
+      async (ctx, v) => {
+        const name = trimmed(v, 'name');
+        const email = trimmed(v, 'email');
+        const password = v.get('password') ?? '';
+        if (!name) throw fieldError('name', 'Give a name: it is how others see you.');
+        if (!email) throw fieldError('email', 'Give your email address.');
+        if (password.length < MIN_PASSWORD) throw fieldError('password', `The password must be ${MIN_PASSWORD} characters or more.`);
+        await limitByAddress(deps, ctx, 'auth');
+        await auth().api.signUpEmail({ body: { name, email, password }, headers: fromNodeHeaders(ctx.headers) });
+        // Sign-up answers alike whether or not the address had an account (nothing is revealed), and signs nobody in.
+        const next = nextOf(v.get('next'));
+        return `${SIGN_IN_PAGE}?signed-up=1${next !== '/' ? `&next=${encodeURIComponent(next)}` : ''}`;
+      },
+      (v, state) => signUpPage(nextOf(v.get('next')), state),
+    ),
+  );
+
+  router.get(SIGN_IN_PAGE, async (ctx) => {
+    const note = query(ctx, 'signed-up') ? 'If the address was new, your account is ready: sign in.' : query(ctx, 'reset') ? 'Your password is changed: sign in with the new one.' : null;
+    await draw(deps, ctx, 200, signInPage(nextOf(query(ctx, 'next')), null, note), performance.now());
+  });
+  router.post(
+    SIGN_IN_PAGE,
+    accountForm(
+      deps,
+      async (ctx, v) => {
+        const email = trimmed(v, 'email');
+        if (!email) throw fieldError('email', 'Give your email address.');
+        if (!v.get('password')) throw fieldError('password', 'Give your password.');
+        await limitByAddress(deps, ctx, 'auth');
+        await brakeSignIn(deps, ctx, email.toLowerCase().slice(0, 320));
+        const { headers } = await auth().api.signInEmail({ body: { email, password: v.get('password') ?? '' }, headers: fromNodeHeaders(ctx.headers), returnHeaders: true });
+        forwardCookies(ctx, headers);
+        return nextOf(v.get('next'));
+      },
+      (v, state) => signInPage(nextOf(v.get('next')), state),
+    ),
+  );
+
+  router.post(SIGN_OUT_PATH, async (ctx) => {
+    const started = performance.now();
+    try {
+      refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
+      const values = await readForm(ctx);
+      try {
+        const { headers } = await auth().api.signOut({ headers: fromNodeHeaders(ctx.headers), returnHeaders: true });
+        forwardCookies(ctx, headers);
+      } catch (err) {
+        // No session (already signed out, or it ended): the cookie goes all the same.
+        if (!isAPIError(err)) throw err;
+      }
+      clearSessionCookie(ctx, deps);
+      see(ctx, nextOf(values.get('back')));
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const r = refusalOf(err);
+      sendPage(ctx, r.status, { title: 'Not done', body: html`<h1>Not done</h1><p class="lead" data-code="${r.code}">${r.sentence}</p><p><a href="/">Home</a></p>` }, started);
+    }
+  });
+
+  router.get(RESET_PAGE, async (ctx) => {
+    const error = query(ctx, 'error');
+    const note = query(ctx, 'sent') ? 'If the address has an account, a link is on its way: open it within an hour.' : error ? SENTENCES.INVALID_TOKEN! : null;
+    const token = error ? null : query(ctx, 'token');
+    await draw(deps, ctx, 200, resetPage(null, token && token.length <= 500 ? token : null, note), performance.now());
+  });
+  router.post(
+    RESET_PAGE,
+    accountForm(
+      deps,
+      async (ctx, v) => {
+        await limitByAddress(deps, ctx, 'auth');
+        if (v.get('form') === 'reset-set') {
+          const newPassword = v.get('password') ?? '';
+          if (newPassword.length < MIN_PASSWORD) throw fieldError('password', `The password must be ${MIN_PASSWORD} characters or more.`);
+          await auth().api.resetPassword({ body: { newPassword, token: v.get('token') ?? '' }, headers: fromNodeHeaders(ctx.headers) });
+          return `${SIGN_IN_PAGE}?reset=1`;
+        }
+        const email = trimmed(v, 'email');
+        if (!email) throw fieldError('email', 'Give your email address.');
+        // The mailed link opens the account system's check, which comes back here with ?token= (or ?error=).
+        await auth().api.requestPasswordReset({ body: { email, redirectTo: RESET_PAGE }, headers: fromNodeHeaders(ctx.headers) });
+        return `${RESET_PAGE}?sent=1`;
+      },
+      (v, state) => resetPage(state, v.get('form') === 'reset-set' ? (v.get('token') ?? '') : null),
+    ),
+  );
+
+  // Deleting the account: DELETE /api/auth/me for the session, confirmed by typing the name; the
+  // session cookie is cleared here (the route's own clearing goes to the in-process caller).
+  router.post(
+    DELETE_ACCOUNT_PATH,
+    formPost(
+      deps,
+      (ctx) => visitorOf(ctx, null),
+      async (d, ctx, v: Visitor, values) => {
+        const me = await signedInParticipant(d, v);
+        if (!me || trimmed(values, 'confirm') !== me.name) throw fieldError('confirm', `Type your name exactly as shown (${me?.name ?? ''}) to delete your account.`);
+        await apiAct(d, v, 'DELETE', '/auth/me');
+        clearSessionCookie(ctx, d);
+        return '/';
+      },
+      settingsRedraw,
+    ),
+  );
+
+  const routes = router.routes() as Koa.Middleware;
+  return async (ctx, next) => {
+    await routes(ctx as never, next);
+    // A page found the browser's session ended (src/web/index.ts): the cookie goes.
+    if ((ctx.state as { sessionEnded?: boolean }).sessionEnded) clearSessionCookie(ctx, deps);
+  };
+}
+
