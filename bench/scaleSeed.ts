@@ -162,5 +162,20 @@ export function catalogCalls(routes: readonly { method: string; path: string }[]
     .filter((r) => r.method === 'GET' && r.path !== '/events/stream')
     .map((r) => `/api${r.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(valueOf(r.path, name)))}`);
   const w = `/w/${ids.workspaceSlug}`;
-  return [...api, w, `${w}/metrics/${ids.metricId}`, `${w}/markets/${ids.marketId}`, `${w}/proposals`, `${w}/proposals/${ids.proposalId}`, '/leaderboard', `/participants/${ids.agent}`];
+  return [
+    ...api,
+    '/',
+    '/?q=ws-1',
+    w,
+    `${w}/metrics/${ids.metricId}`,
+    `${w}/markets/${ids.marketId}`,
+    `${w}/proposals`,
+    `${w}/proposals/${ids.proposalId}`,
+    `${w}/metrics/new`,
+    `${w}/proposals/new`,
+    '/workspaces/new',
+    '/transfer',
+    '/leaderboard',
+    `/participants/${ids.agent}`,
+  ];
 }

@@ -56,6 +56,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     // Suites share one database: no suite recovers another's in-flight requests unless it asks to.
     WATCHDOG_INTERVAL_MS: '600000',
     TRADE_RECOVERY_AFTER_MS: '600000',
+    // Suites read platform-wide figures right after changing them; the one that tests keeping them raises it.
+    PLATFORM_TOTALS_TTL_MS: '0',
     ...env,
   });
   const clock = new ManualClock();

@@ -9,8 +9,7 @@ import { createMetric, marketsOf, standingsAdded, trade, trader } from '../helpe
 
 let app: TestApp;
 
-// The platform-wide totals are computed per request here (the default keeps them 30 s per process).
-useTestApp((a) => (app = a), { PLATFORM_TOTALS_TTL_MS: '0' });
+useTestApp((a) => (app = a));
 afterEach(async () => {
   await expectLedgerSound(app.deps);
 });

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps';
 import { HORIZONS, SCORE_UNIT, type Horizon } from '../../domain/calibration';
 import { badRequest } from '../../errors';
+import { keptFor } from '../kept';
 import { publicScorecardSummary, SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
 
 /** A page of public workspaces: at most `limit` after the cursor, in name order (then id). */
@@ -39,43 +40,6 @@ async function publicWorkspacePage(deps: Deps, page: PublicPage): Promise<{ ws: 
 }
 
 /**
- * Platform-wide totals, owned here: computed at most once per PLATFORM_TOTALS_TTL_MS per process
- * (one computation in flight at a time) and answered with the time they were computed, so a reader
- * knows how old they are. They sum every public workspace's rows, which grows with the platform:
- * at 10,000 workspaces about 0.5 s (bench/scale), too much for every request (issue 60).
- */
-interface Totals<T> {
-  value: T;
-  asOf: Date;
-  at: number;
-}
-const totalsCache = new WeakMap<Deps, Map<string, Totals<unknown> | Promise<Totals<unknown>>>>();
-
-async function platformTotals<T>(deps: Deps, name: string, compute: () => Promise<T>): Promise<Totals<T>> {
-  const ttl = deps.config.PLATFORM_TOTALS_TTL_MS;
-  let byName = totalsCache.get(deps);
-  if (!byName) totalsCache.set(deps, (byName = new Map()));
-  const held = byName.get(name);
-  if (held && !(held instanceof Promise) && performance.now() - held.at < ttl) return held as Totals<T>;
-  if (held instanceof Promise) return held as Promise<Totals<T>>;
-  const asOf = deps.clock.now();
-  const pending = compute().then(
-    (value) => {
-      const t = { value, asOf, at: performance.now() };
-      if (ttl > 0) byName!.set(name, t);
-      else byName!.delete(name);
-      return t;
-    },
-    (err) => {
-      byName!.delete(name);
-      throw err;
-    },
-  );
-  byName.set(name, pending);
-  return pending;
-}
-
-/**
  * GET /marketplace/stats: overall and per public workspace (a page of them) — traded volume (nano),
  * open books, participants (members), proposals decided (approved or declined). Reads the book rows'
  * running volume and counts, never the trades. The overall figures are one grouped statement over
@@ -94,7 +58,7 @@ export async function marketplaceStats(deps: Deps, page: PublicPage) {
     [ids],
   );
   const figures = new Map(rows.map((r) => [r.id, r]));
-  const totals = await platformTotals(deps, 'marketplace', async () => {
+  const totals = await keptFor(deps, 'standings:marketplace', async () => {
     const [overall]: Array<{ workspaces: number; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
     `SELECT (SELECT count(*) FROM workspaces WHERE public)::int AS workspaces,
             coalesce((SELECT sum(mk.volume) FROM markets mk JOIN workspaces w ON w.id = mk.workspace_id AND w.public), 0)::text AS volume,
@@ -136,7 +100,7 @@ export async function benchmark(deps: Deps, page: PublicPage) {
     [ids],
   );
   // Overall: every public workspace's sums, grouped in the database (one row per horizon, one per decision outcome).
-  const totals = await platformTotals(deps, 'benchmark', async () => {
+  const totals = await keptFor(deps, 'standings:benchmark', async () => {
     const byHorizonRows: Array<{ horizon: Horizon; books: number; abs_err: string }> = await deps.ds.query(
       `SELECT b.horizon, sum(b.books)::int AS books, sum(b.abs_err)::text AS abs_err FROM benchmark_stats b JOIN workspaces w ON w.id = b.workspace_id AND w.public GROUP BY b.horizon`,
     );
