@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import {
-  answerConsent,
   authServerMetadata,
   AUTH_BASE_PATH,
   MCP_PATH,
@@ -9,10 +8,9 @@ import {
   OAUTH_LOGIN_PAGE,
   oauthClientSummary,
   protectedResourceMetadata,
-  sessionOf,
-  signInForAuthorization,
-  type FlowStep,
 } from '../services/accounts';
+import { sessionOf } from '../api/accountSession';
+import { answerConsent, signInForAuthorization, type FlowStep } from './authFlow';
 import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../domain/connections';
 import { ApiError } from '../errors';
 import { brakeSignIn } from '../api/middleware/accountGuard';
@@ -129,7 +127,7 @@ export function oauthPages(deps: Deps): Koa.Middleware {
         const form = await formOf(ctx);
         const query = form.get('oauth_query') ?? '';
         await brakeSignIn(deps, ctx, (form.get('email') ?? '').trim().toLowerCase());
-        const step = await signInForAuthorization(deps, ctx.headers, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
+        const step = await signInForAuthorization(deps, ctx, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
         if (!step.error && follow(ctx, step)) return;
         ctx.status = step.error ? 401 : 400;
         ctx.type = 'html';
@@ -176,7 +174,7 @@ ${grantBoxes(scopes)}
         }
         const oauthQuery = form.get('oauth_query') ?? '';
         const asked = (new URLSearchParams(oauthQuery).get('scope') ?? '').split(' ').filter(Boolean);
-        const step = await answerConsent(deps, ctx.headers, { accept: form.get('accept') === 'yes', oauthQuery, scope: asked.length ? narrowedScope(asked, form) : undefined });
+        const step = await answerConsent(deps, ctx, { accept: form.get('accept') === 'yes', oauthQuery, scope: asked.length ? narrowedScope(asked, form) : undefined });
         if (!step.error && follow(ctx, step)) return;
         ctx.status = 400;
         ctx.type = 'html';

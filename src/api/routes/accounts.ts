@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { deleteAccount, sessionCookieName } from '../../services/accounts';
+import { deleteAccount } from '../../services/accounts';
+import { sessionCookieName } from '../accountSession';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 
