@@ -178,7 +178,7 @@ export async function deletionFor(deps: Deps, caller: { agentId: string; isMaste
 /** The unfinished deletion of a workspace named by id or slug, if it is being deleted (for the 404's sentence). */
 export async function deletionOfWorkspace(deps: Deps, idOrSlug: string): Promise<string | null> {
   const [r] = await deps.ds.query(
-    `SELECT d.id FROM workspaces w JOIN deletions d ON d.kind = 'workspace' AND d.targetId = w.id::text AND d.state <> 'done'
+    `SELECT d.id FROM workspaces w JOIN deletions d ON d.kind = 'workspace' AND d.target_id = w.id::text AND d.state <> 'done'
       WHERE w.deleting_at IS NOT NULL AND (w.id::text = $1 OR lower(w.slug) = lower($1)) LIMIT 1`,
     [idOrSlug],
   );
