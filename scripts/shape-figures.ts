@@ -6,28 +6,16 @@
  * reads two or more snake_case fields of one of its parameters and builds an object), and entity
  * classes no code outside src/entities names. The owner map is this tree's src/services/tables.ts.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import * as ts from 'typescript';
 import { TABLE_OWNERS } from '../src/services/tables';
 import { entityTables, scanWrites, stripComments } from './lib/tableWrites';
+import { walkTs } from './lib/walk';
 
 const root = process.argv[2] ?? process.cwd();
 
-function walk(dir: string, out: string[] = []): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return out;
-  }
-  for (const n of names) {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) walk(p, out);
-    else if (p.endsWith('.ts')) out.push(relative(root, p).replace(/\\/g, '/'));
-  }
-  return out;
-}
+const walk = (dir: string) => walkTs(dir).map((p) => relative(root, p).replace(/\\/g, '/'));
 
 const read = (f: string) => readFileSync(join(root, f), 'utf8');
 const areaOf = (f: string) => (f.startsWith('src/services/') && f.split('/').length > 3 ? f.split('/')[2] : null);
