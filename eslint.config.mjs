@@ -9,6 +9,10 @@ const pure = {
   group: ['typeorm', 'ioredis', 'koa', '@koa/*', 'ethers', 'bullmq', 'pg', 'node:fs', 'node:net', 'node:http'],
   message: 'src/domain is pure: no I/O.',
 };
+const noEdge = {
+  group: ['koa', '@koa/*', 'better-auth/node'],
+  message: 'Services see a resolved principal, never a request: reading headers and cookies and answering redirects is the front doors\' (src/doors, src/api).',
+};
 const recipe = 'Routes are recipes; workers are thin: call a service use case (src/services/<area>), which owns its transaction and its SQL.';
 const noDb = { group: ['**/db', '**/db/**', 'typeorm', 'typeorm/*', 'pg', 'pg/*'], message: recipe };
 const noDoors = {
@@ -45,7 +49,7 @@ export default tseslint.config(
   },
   {
     files: ['src/services/**/*.ts', 'jobs/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noApi] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [noApi, noEdge] }] },
   },
   {
     // domain/ is pure: no I/O libraries.

@@ -4,29 +4,15 @@
  * Another area that must write the table calls the owner's use case, or composes a SQL fragment the
  * owner exports (the fragment's text lives in the owner's file, so the write is the owner's).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { TABLE_OWNERS } from '../src/services/tables';
 import { entityTables, scanWrites, violations, type Violation } from './lib/tableWrites';
+import { walkTs as walk } from './lib/walk';
 
 const ROOTS = ['src', 'jobs', 'workers'];
 // Entities describe tables; migrations create them. Neither is a write by an area.
 const SKIP = [/^src\/entities\//, /^migrations\//];
-
-function walk(dir: string, out: string[] = []): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return out;
-  }
-  for (const n of names) {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) walk(p, out);
-    else if (p.endsWith('.ts')) out.push(p);
-  }
-  return out;
-}
 
 export function checkTree(root: string): { violations: Violation[]; unmapped: string[]; files: number; writes: number } {
   const files = ROOTS.flatMap((r) => walk(join(root, r))).map((f) => relative(root, f).replace(/\\/g, '/'));

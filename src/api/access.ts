@@ -12,10 +12,11 @@ import {
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
 import { callerCache, grantsInWorkspace, readPolicy, touchKeyUsed, workspaceOfViewLink } from '../services/access';
-import { hasSessionCookie, participantOfAccount, sessionOf, sessionPrincipal } from '../services/accounts';
+import { principalOfAccount } from '../services/accounts';
 import { keyHolder } from '../services/identity';
 import { deletionOfWorkspace } from '../services/deletions';
 import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
+import { hasSessionCookie, sessionOf } from './accountSession';
 import type { AuthRule } from './auth';
 
 export type Caller = Principal;
@@ -80,7 +81,7 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
 async function sessionCaller(deps: Deps, h: IncomingHttpHeaders): Promise<Caller> {
   const session = await sessionOf(deps, h);
   if (!session) throw new DomainError('invalid_credentials', 'Your session has ended or was signed out: sign in again (POST /api/auth/sign-in/email).');
-  return sessionPrincipal(await participantOfAccount(deps, session), session.userId);
+  return principalOfAccount(deps, session);
 }
 
 export function requireScope(caller: Caller, rule: AuthRule): void {

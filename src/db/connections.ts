@@ -1,13 +1,14 @@
 import type { Config } from '../config';
 
-/** The account system's own pool (services/accounts; merging it into the main pool is a later issue). */
-export const ACCOUNT_POOL_MAX = 4;
 /** The queues' pool on the Postgres queue backend, and its LISTEN client. */
 export const QUEUE_POOL_MAX = 12;
 
 export interface ConnectionBudget {
-  /** At most this many connections to the primary, by part. */
-  primary: { pool: number; listen: number; accounts: number; queue: number; replicaProbe: number };
+  /**
+   * At most this many connections to the primary, by part. The account system (services/accounts)
+   * has no part: it runs on `pool`, the app's primary pool (issue 58).
+   */
+  primary: { pool: number; listen: number; queue: number; replicaProbe: number };
   primaryTotal: number;
   /** At most this many to each replica (its pool and its lag probe). */
   perReplica: number;
@@ -19,7 +20,6 @@ export function connectionBudget(config: Config, poolSize = config.DATABASE_POOL
   const primary = {
     pool: poolSize,
     listen: 1,
-    accounts: ACCOUNT_POOL_MAX,
     queue: config.queueBackend === 'postgres' ? QUEUE_POOL_MAX + 1 : 0,
     replicaProbe: replicas ? 1 : 0,
   };

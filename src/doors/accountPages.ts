@@ -6,7 +6,8 @@ import { brakeSignIn } from '../api/middleware/accountGuard';
 import { limitByAddress } from '../api/middleware/rateLimit';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
-import { accountSystem, RESET_PASSWORD_PAGE, sessionCookieName } from '../services/accounts';
+import { endedSessionCookie } from '../api/accountSession';
+import { accountSystem, RESET_PASSWORD_PAGE } from '../services/accounts';
 import { apiAct, signedInParticipant, visitorOf, type Visitor } from '../web/api';
 import { fieldRefusal, formRefusal, invalidAttrs, localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, valueOf, type FormState, type Refusal } from '../web/forms';
 import { html, type Html } from '../web/html';
@@ -119,8 +120,7 @@ function forwardCookies(ctx: Koa.Context, headers: Headers | undefined): void {
 }
 
 function clearSessionCookie(ctx: Koa.Context, deps: Deps): void {
-  const secure = !deps.config.development;
-  ctx.append('Set-Cookie', `${sessionCookieName(deps.config)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+  ctx.append('Set-Cookie', endedSessionCookie(deps.config));
 }
 
 const see = (ctx: Koa.Context, to: string) => {

@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import {
-  answerConsent,
   authServerMetadata,
   AUTH_BASE_PATH,
   MCP_PATH,
@@ -9,15 +8,14 @@ import {
   OAUTH_LOGIN_PAGE,
   oauthClientSummary,
   protectedResourceMetadata,
-  sessionOf,
-  signInForAuthorization,
-  type FlowStep,
 } from '../services/accounts';
+import { sessionOf } from '../api/accountSession';
+import { answerConsent, signInForAuthorization, type FlowStep } from './authFlow';
 import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../domain/connections';
-import { ApiError } from '../errors';
 import { brakeSignIn } from '../api/middleware/accountGuard';
 import { escapeHtml, Html } from '../web/html';
 import { layout } from '../web/layout';
+import { readForm, refuseCrossSite } from '../web/forms';
 
 /**
  * The OAuth side of the connector (spec §5.1): the discovery documents, and the two server-rendered
@@ -40,30 +38,8 @@ function page(title: string, body: string): string {
   return layout({ title, body: new Html(body) });
 }
 
-async function formOf(ctx: Koa.Context): Promise<URLSearchParams> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of ctx.req) {
-    size += (c as Buffer).length;
-    if (size > 64 * 1024) break;
-    chunks.push(c as Buffer);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
-
-/**
- * A form post must come from our own pages: a browser says where it came from (Sec-Fetch-Site, else
- * Origin); a cross-site one is refused before anything is read. A request naming neither is not a
- * browser's cross-site post (the cookie is SameSite=Lax, which a cross-site POST does not carry anyway).
- */
-function refuseCrossSite(ctx: Koa.Context, deps: Deps): void {
-  const site = ctx.get('sec-fetch-site');
-  const origin = ctx.get('origin');
-  const own = new URL(deps.config.PUBLIC_BASE_URL).origin;
-  if ((site && site !== 'same-origin' && site !== 'none') || (origin && origin !== own)) {
-    throw new ApiError('origin_not_allowed', 'This form only accepts posts from this service\'s own pages: nothing was done. Start again from your assistant.');
-  }
-}
+/** The pages' forms are the web's (src/web/forms.ts): same cross-site rule, same bounded reader. */
+const CROSS_SITE = 'This form only accepts posts from this service\'s own pages: nothing was done. Start again from your assistant.';
 
 /** The scopes the person left ticked, within what was asked; what is not a grant (offline_access) stays as asked. */
 function narrowedScope(asked: string[], form: URLSearchParams): string {
@@ -125,11 +101,11 @@ export function oauthPages(deps: Deps): Koa.Middleware {
         return;
       }
       if (ctx.method === 'POST') {
-        refuseCrossSite(ctx, deps);
-        const form = await formOf(ctx);
+        refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL, CROSS_SITE);
+        const form = await readForm(ctx);
         const query = form.get('oauth_query') ?? '';
         await brakeSignIn(deps, ctx, (form.get('email') ?? '').trim().toLowerCase());
-        const step = await signInForAuthorization(deps, ctx.headers, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
+        const step = await signInForAuthorization(deps, ctx, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
         if (!step.error && follow(ctx, step)) return;
         ctx.status = step.error ? 401 : 400;
         ctx.type = 'html';
@@ -166,8 +142,8 @@ ${grantBoxes(scopes)}
         return;
       }
       if (ctx.method === 'POST') {
-        refuseCrossSite(ctx, deps);
-        const form = await formOf(ctx);
+        refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL, CROSS_SITE);
+        const form = await readForm(ctx);
         if (!session) {
           ctx.status = 401;
           ctx.type = 'html';
@@ -176,7 +152,7 @@ ${grantBoxes(scopes)}
         }
         const oauthQuery = form.get('oauth_query') ?? '';
         const asked = (new URLSearchParams(oauthQuery).get('scope') ?? '').split(' ').filter(Boolean);
-        const step = await answerConsent(deps, ctx.headers, { accept: form.get('accept') === 'yes', oauthQuery, scope: asked.length ? narrowedScope(asked, form) : undefined });
+        const step = await answerConsent(deps, ctx, { accept: form.get('accept') === 'yes', oauthQuery, scope: asked.length ? narrowedScope(asked, form) : undefined });
         if (!step.error && follow(ctx, step)) return;
         ctx.status = 400;
         ctx.type = 'html';

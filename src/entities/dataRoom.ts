@@ -16,13 +16,13 @@ export class DataRoomAction {
   @JoinColumn({ name: 'workspace_id', foreignKeyConstraintName: 'data_room_actions_workspace_id_fkey' })
   workspace?: Workspace;
   @PrimaryColumn({ type: 'text' }) key!: string;
-  @Column({ type: 'text' }) kind!: string;
+  @Column({ type: 'text' }) kind!: 'metric' | 'reading' | 'proposal' | 'settlement' | 'void';
   @Column({ type: 'timestamptz' }) at!: Date;
   @Column({ type: 'bigint' }) us!: string;
   @Column({ type: 'text', name: 'agent_id', nullable: true }) agentId!: string | null;
   @Column({ type: 'uuid', name: 'metric_id', nullable: true }) metricId!: string | null;
   @Column({ type: 'text', name: 'metric_name', nullable: true }) metricName!: string | null;
-  @Column({ type: 'text', nullable: true }) field!: string | null;
+  @Column({ type: 'text', nullable: true }) field!: 'name' | 'description' | null;
   @Column({ type: 'text', name: 'from_text', nullable: true }) fromText!: string | null;
   @Column({ type: 'text', name: 'to_text', nullable: true }) toText!: string | null;
   @Column({ type: 'double precision', name: 'old_value', nullable: true }) oldValue!: number | null;

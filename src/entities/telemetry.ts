@@ -18,7 +18,7 @@ export class AgentHeartbeat {
   @ManyToOne(() => Agent, { onDelete: 'CASCADE', nullable: false })
   @JoinColumn({ name: 'agent_id', foreignKeyConstraintName: 'agent_heartbeats_agent_id_fkey' })
   agent?: Agent;
-  @Column({ type: 'text' }) status!: string;
+  @Column({ type: 'text' }) status!: 'ok' | 'idle' | 'degraded' | 'error' | 'stopped';
   @Column({ type: 'timestamptz', name: 'last_cycle_at', nullable: true }) lastCycleAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'next_cycle_at', nullable: true }) nextCycleAt!: Date | null;
   @Column({ type: 'text', name: 'last_cycle_outcome', nullable: true }) lastCycleOutcome!: string | null;

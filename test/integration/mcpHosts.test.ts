@@ -4,7 +4,10 @@ import { connectorTools } from '../../src/api/mcp/tools';
 import { signUp, type TestPerson } from '../helpers/accounts';
 import { mint } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
-import { connectThroughOAuth, mcpUrl, resultBody } from '../helpers/mcp';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { connectThroughOAuth, mcpUrl, resultBody, TestOAuthProvider } from '../helpers/mcp';
 
 /**
  * Issue 55 end to end with the unchanged MCP SDK client over Streamable HTTP: a desktop host whose
@@ -249,6 +252,37 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
     // From the service's own page, the form is taken (here: an unknown request, answered with the page's sentence, not 403).
     const own = await person.browser.post('/oauth/consent').set('Origin', new URL(app.deps.config.PUBLIC_BASE_URL).origin).set('Sec-Fetch-Site', 'same-origin').type('form').send({ oauth_query: 'client_id=x', accept: 'yes' });
     expect(own.status).toBe(400);
+  });
+
+  it('the sign-in and consent pages answer through the account system: a wrong password stays on the page, a refusal returns access_denied to the host', async () => {
+    const person = await signUp(app);
+    const provider = new TestOAuthProvider(loopback);
+    await new Client({ name: 'pages', version: '1' }).connect(new StreamableHTTPClientTransport(mcpUrl(app), { authProvider: provider })).then(
+      () => {
+        throw new Error('connected without authorization');
+      },
+      (err) => expect(err).toBeInstanceOf(UnauthorizedError),
+    );
+    const path = (u: string) => {
+      const url = new URL(u, mcpUrl(app));
+      return `${url.pathname}${url.search}`;
+    };
+    const browser = request.agent(app.server); // not signed in yet
+    const toSignIn = await browser.get(path(provider.authorizationUrl!.toString())).redirects(0);
+    expect([toSignIn.status, toSignIn.headers.location]).toEqual([302, expect.stringContaining('/oauth/sign-in?')]);
+    const oauthQuery = new URL(toSignIn.headers.location, mcpUrl(app)).search.slice(1);
+    const wrong = await browser.post('/oauth/sign-in').type('form').send({ oauth_query: oauthQuery, email: person.email, password: 'not the password' });
+    expect([wrong.status, wrong.headers['set-cookie']]).toEqual([401, undefined]);
+    expect(wrong.text).toMatch(/class="err">Invalid email or password/);
+    const signedIn = await browser.post('/oauth/sign-in').type('form').send({ oauth_query: oauthQuery, email: person.email, password: person.password });
+    expect([signedIn.status, signedIn.headers.location]).toEqual([302, expect.stringContaining('/oauth/consent?')]);
+    expect(String(signedIn.headers['set-cookie'])).toMatch(/mpps\.session_token=/);
+    const consentQuery = new URL(signedIn.headers.location, mcpUrl(app)).search.slice(1);
+    const denied = await browser.post('/oauth/consent').type('form').send({ oauth_query: consentQuery, accept: 'no' });
+    expect(denied.status).toBe(302);
+    const back = new URL(denied.headers.location);
+    expect([`${back.origin}${back.pathname}`, back.searchParams.get('error'), back.searchParams.get('code')]).toEqual([loopback, 'access_denied', null]);
+    expect(await app.deps.ds.query(`SELECT 1 FROM connections WHERE agent_id = $1`, [person.agentId])).toEqual([]);
   });
 
   it('annotations: every tool against one table of effects', () => {

@@ -2,16 +2,16 @@ import { loadConfig } from '../../src/config';
 import { connectionBudget, overBudget } from '../../src/db/connections';
 
 describe('connection budget', () => {
-  it('counts the pool, the LISTEN client, the account pool, the Postgres queues and the replica probes', () => {
+  it("counts the pool (the account system's too), the LISTEN client, the Postgres queues and the replica probes", () => {
     const redis = connectionBudget(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_POOL_MAX: '7' }));
-    expect(redis.primary).toEqual({ pool: 7, listen: 1, accounts: 4, queue: 0, replicaProbe: 0 });
-    expect(redis.primaryTotal).toBe(12);
+    expect(redis.primary).toEqual({ pool: 7, listen: 1, queue: 0, replicaProbe: 0 });
+    expect(redis.primaryTotal).toBe(8);
     expect(redis.perReplica).toBe(0);
     const pgQueues = connectionBudget(
       loadConfig({ DATABASE_URL: 'postgres://p@h/db', DATABASE_REPLICA_URL: 'postgres://r1/db,postgres://r2/db', DATABASE_REPLICA_POOL_MAX: '5', QUEUE_BACKEND: 'postgres' }),
     );
-    expect(pgQueues.primary).toEqual({ pool: 20, listen: 1, accounts: 4, queue: 13, replicaProbe: 1 });
-    expect(pgQueues.primaryTotal).toBe(39);
+    expect(pgQueues.primary).toEqual({ pool: 20, listen: 1, queue: 13, replicaProbe: 1 });
+    expect(pgQueues.primaryTotal).toBe(35);
     expect(pgQueues.perReplica).toBe(6);
   });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { deleteAccount, sessionCookieName } from '../../services/accounts';
+import { deleteAccount } from '../../services/accounts';
+import { endedSessionCookie } from '../accountSession';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 
@@ -15,8 +16,7 @@ defineRoute({
   handler: async (c) => {
     const me = c.identity();
     await deleteAccount(c.deps, me.accountId!);
-    const secure = !c.deps.config.development;
-    c.koa.append('Set-Cookie', `${sessionCookieName(c.deps.config)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+    c.koa.append('Set-Cookie', endedSessionCookie(c.deps.config));
     return undefined;
   },
 });

@@ -1,9 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { oauthProvider } from '@better-auth/oauth-provider';
 import { createHash } from 'node:crypto';
 import { betterAuth, type BetterAuthOptions } from 'better-auth';
 import { APIError, createAuthMiddleware } from 'better-auth/api';
-import { fromNodeHeaders, toNodeHandler } from 'better-auth/node';
 import { jwt } from 'better-auth/plugins';
 import type { Pool } from 'pg';
 import type { Config } from '../../config';
@@ -14,7 +12,6 @@ import { sendAccountMail } from './mailer';
 import { endConnectionsOfGrant } from '../connections';
 import { revokeClientGrants } from './grants';
 import { ensureAccountParticipant } from './participant';
-import { refusalInOurShape } from './refusals';
 
 /** Where the account system answers (spec §5.1: sign-in at POST /api/auth/sign-in/email). */
 export const AUTH_BASE_PATH = '/api/auth';
@@ -205,8 +202,8 @@ function build(deps: Deps) {
       },
     }),
   );
-  // Its refusals in the API's one error shape (refusals.ts).
-  return { auth, pool, handler: toNodeHandler((request: Request) => auth.handler(request).then(refusalInOurShape)) };
+  // Its HTTP handler is mounted by the front door (src/doors/accounts.ts), which shapes its refusals.
+  return { auth, pool };
 }
 
 export type AccountSystem = ReturnType<typeof build>;
@@ -235,20 +232,10 @@ export async function closeAccountSystem(deps: Deps): Promise<void> {
   systems.delete(deps);
 }
 
-/** The session cookie's name (the __Secure- prefix comes with the Secure attribute). */
-export function sessionCookieName(config: Config): string {
-  return `${config.development ? '' : '__Secure-'}${COOKIE_PREFIX}.session_token`;
-}
-
-/** Whether the request carries this service's session cookie at all (cheap: no database). */
-export function hasSessionCookie(h: IncomingHttpHeaders): boolean {
-  const cookie = h.cookie;
-  return typeof cookie === 'string' && cookie.includes(`${COOKIE_PREFIX}.session_token=`);
-}
-
-/** The signed-in account behind the request's cookie; null when the cookie is unknown, expired or revoked. */
-export async function sessionOf(deps: Deps, h: IncomingHttpHeaders): Promise<{ userId: string; email: string; name: string; sessionId: string } | null> {
-  const found = await accountSystem(deps).auth.api.getSession({ headers: fromNodeHeaders(h), query: { disableCookieCache: true } });
-  if (!found) return null;
-  return { userId: found.user.id, email: found.user.email, name: found.user.name, sessionId: found.session.id };
+/** A signed-in account, as the edge resolved it from a session (src/api/accountSession.ts). */
+export interface SignedInAccount {
+  userId: string;
+  email: string;
+  name: string;
+  sessionId: string;
 }

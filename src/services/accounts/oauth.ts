@@ -1,9 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import { fromNodeHeaders } from 'better-auth/node';
 import { verifyJwsAccessToken } from 'better-auth/oauth2';
 import type { Deps } from '../../deps';
 import { GRANT_SCOPES } from '../../domain/connections';
-import { accountSystem, AUTH_BASE_PATH, mcpResource, oauthIssuer } from './auth';
+import { accountSystem, mcpResource, oauthIssuer } from './auth';
 
 /** RFC 8414 authorization server metadata (served at /.well-known/oauth-authorization-server/api/auth). */
 export async function authServerMetadata(deps: Deps): Promise<Record<string, unknown>> {
@@ -21,52 +19,6 @@ export function protectedResourceMetadata(deps: Deps): Record<string, unknown> {
     resource_name: `${deps.config.INSTANCE_NAME} MCP connector`,
     resource_documentation: `${deps.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/api/guides/connect`,
   };
-}
-
-/** What a page handler forwards: cookies to set and where the browser goes next. */
-export interface FlowStep {
-  setCookies: string[];
-  redirect: string | null;
-  error: string | null;
-}
-
-async function stepOf(res: Response): Promise<FlowStep> {
-  const setCookies = res.headers.getSetCookie();
-  const location = res.headers.get('location');
-  let body: Record<string, unknown> = {};
-  try {
-    body = (await res.json()) as Record<string, unknown>;
-  } catch {
-    body = {};
-  }
-  const redirect = (typeof body.url === 'string' && body.url) || (typeof body.redirect_uri === 'string' && body.redirect_uri) || location || null;
-  const error = res.status >= 400 ? String(body.message ?? body.error_description ?? body.error ?? `refused (${res.status})`) : null;
-  return { setCookies, redirect, error };
-}
-
-/**
- * A JSON request to the account system's own handler on behalf of a page's form (its endpoints need
- * the whole request, not only a body): the browser's cookies, this server as the origin.
- */
-function callAuth(deps: Deps, h: IncomingHttpHeaders, path: string, body: unknown): Promise<Response> {
-  const headers = fromNodeHeaders(h);
-  headers.set('accept', 'application/json');
-  headers.set('content-type', 'application/json');
-  headers.delete('content-length');
-  headers.delete('transfer-encoding');
-  const base = deps.config.PUBLIC_BASE_URL.replace(/\/+$/, '');
-  headers.set('origin', new URL(base).origin);
-  return accountSystem(deps).auth.handler(new Request(`${base}${AUTH_BASE_PATH}${path}`, { method: 'POST', headers, body: JSON.stringify(body) }));
-}
-
-/** The sign-in page's form: email and password, continuing the authorization request it was sent with. */
-export async function signInForAuthorization(deps: Deps, h: IncomingHttpHeaders, input: { email: string; password: string; oauthQuery: string }): Promise<FlowStep> {
-  return stepOf(await callAuth(deps, h, '/sign-in/email', { email: input.email, password: input.password, oauth_query: input.oauthQuery }));
-}
-
-/** The consent page's answer (the session must be the person's own); `scope`, when given, narrows what was asked. */
-export async function answerConsent(deps: Deps, h: IncomingHttpHeaders, input: { accept: boolean; oauthQuery: string; scope?: string }): Promise<FlowStep> {
-  return stepOf(await callAuth(deps, h, '/oauth2/consent', { accept: input.accept, oauth_query: input.oauthQuery, ...(input.scope !== undefined ? { scope: input.scope } : {}) }));
 }
 
 /** A registered client's display name and redirect host, for the consent page and the connection row. */

@@ -54,6 +54,11 @@ export async function participantOfAccount(deps: Deps, user: { userId: string; n
   return rows[0]?.id ?? ensureAccountParticipant(deps, { id: user.userId, name: user.name, email: user.email });
 }
 
+/** The caller a signed-in account acts as: its participant (created when missing), with the account's rights. */
+export async function principalOfAccount(deps: Deps, user: { userId: string; name: string; email: string }): Promise<Principal> {
+  return sessionPrincipal(await participantOfAccount(deps, user), user.userId);
+}
+
 /**
  * DELETE /auth/me: the account, its sessions and password go, with its OAuth grants and connections
  * (and their keys); its participant stays (its trades and ledger history are other people's history

@@ -5,51 +5,22 @@ import { consensusOf, MAX_P, MIN_P, openBook as lmsrOpen, probability, type Book
 import type { Period } from '../../domain/horizons';
 import { accountId, lockAccounts, openAccounts, writeLedger, type Credit } from '../ledger';
 import { writeEvents } from '../events';
+import type { Row } from '../../db/rows';
+import type { Market } from '../../entities/market';
 
-export interface MarketRow {
-  id: string;
-  workspaceId: string;
-  metricId: string;
-  metricName: string;
-  proposalId: string | null;
-  branch: 'approved' | 'declined' | null;
-  targetDate: string;
-  granularity: string;
-  periodStart: Date | null;
-  periodEnd: Date | null;
-  resolvesOn: string;
-  horizonEntry: string | null;
-  title: string | null;
-  status: 'open' | 'closed' | 'resolved' | 'voided';
-  rangeMin: number;
-  rangeMax: number;
-  funderId: string | null;
-  funded: boolean;
-  liquidity: bigint;
-  b: bigint;
-  qHigher: bigint;
-  qLower: bigint;
-  q0Higher: bigint;
-  q0Lower: bigint;
-  openedProbability: number | null;
-  tradeCount: number;
-  volume: bigint;
-  lastTradeAt: Date | null;
-  resolvedValue: number | null;
-  resolvedAt: Date | null;
-  settledEarly: boolean;
-  closeReason: string | null;
-  tradingEndsAt: Date | null;
-  voidReason: string | null;
-  /** The reason given when the book was settled early (POST /metrics/{id}/settle); null otherwise. */
-  settleReason: string | null;
-  /** Opened by hand (POST /predictions/markets): never retired by the horizon pass. */
-  manual: boolean;
-  createdAt: Date;
-}
+/**
+ * A book as every area reads it: the markets row (the entity's columns but the update time) with its
+ * metric's name.
+ */
+export type MarketRow = Omit<Row<Market>, 'updatedAt'> & { metricName: string };
 
 export const MARKET_SELECT = `SELECT mk.*, mt.name AS metric_name FROM markets mk JOIN metrics mt ON mt.id = mk.metric_id`;
 
+/**
+ * The markets row reader, written out (not `rowReader(Market)`): it runs for every book of every trade
+ * batch and builds one object shape with no per-column closures; typed by the entity, so a column the
+ * entity gains and this does not read fails the typecheck.
+ */
 export function rowToMarket(r: Record<string, any>): MarketRow { // eslint-disable-line @typescript-eslint/no-explicit-any
   return {
     id: r.id,

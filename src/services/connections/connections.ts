@@ -1,23 +1,15 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
+import { rowReader, type Row } from '../../db/rows';
+import { Connection, ConnectionCall } from '../../entities/connection';
 import { DomainError } from '../../errors';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { keyScopesForGrant, normalizeAsk, trimBody, type AskType, type Confirmation } from '../../domain/connections';
 import { mintKey, revokeKeysById } from '../identity';
 
-export interface ConnectionRow {
-  id: string;
-  agentId: string;
-  clientId: string;
-  clientName: string;
-  redirectHost: string;
-  connectedAt: Date;
-  lastUsedAt: Date | null;
-  ask: Record<AskType, boolean>;
-  /** The key scopes of the connection's key (spec §5.5): what the person granted at consent. */
-  scopes: string[];
-}
+/** A connection (the entity's columns), its asks normalised, with the key scopes of its key (spec §5.5): what the person granted at consent. */
+export type ConnectionRow = Omit<Row<Connection>, 'ask'> & { ask: Record<AskType, boolean>; scopes: string[] };
 
 /**
  * What the connector needs to act: the connection, and its principal (the participant and the scopes
@@ -27,19 +19,11 @@ export interface ActiveConnection extends ConnectionRow {
   principal: Principal;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-function rowOf(r: any): ConnectionRow {
-  return {
-    id: r.id,
-    agentId: r.agent_id,
-    clientId: r.client_id,
-    clientName: r.client_name,
-    redirectHost: r.redirect_host,
-    connectedAt: r.connected_at,
-    lastUsedAt: r.last_used_at,
-    ask: normalizeAsk(r.ask),
-    scopes: r.key_scopes ?? [],
-  };
+const readConnection = rowReader(Connection);
+
+/** A connection row read with WITH_SCOPES (its key's scopes as key_scopes). */
+function rowOf(r: Record<string, unknown>): ConnectionRow {
+  return { ...readConnection(r), ask: normalizeAsk(r.ask as Record<string, boolean> | null), scopes: (r.key_scopes as string[] | null) ?? [] };
 }
 
 /** What revokes an account's OAuth grants to a client (the account system's tables), in the caller's transaction. */
@@ -165,16 +149,8 @@ async function ownConnection(m: DataSource | EntityManager, agentId: string, id:
   return rows[0];
 }
 
-export interface CallRow {
-  tool: string;
-  method: string;
-  path: string;
-  workspace: string | null;
-  body: string | null;
-  confirmation: Confirmation;
-  status: number;
-  at: Date;
-}
+/** A call row as GET /connections/{id}/calls lists it (the entity's columns but its ids). */
+export type CallRow = Omit<Row<ConnectionCall>, 'id' | 'connectionId' | 'confirmation'> & { confirmation: Confirmation };
 
 export const CALLS_PAGE = 200;
 

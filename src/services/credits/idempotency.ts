@@ -3,8 +3,17 @@ import type { EntityManager } from 'typeorm';
 import { idempotencyKeyReuse } from '../../errors';
 
 /**
- * The Idempotency-Key of money moves other than trades (transfers, credits, spending, withdrawals;
- * later limit orders). A key is scoped to the participant and a scope (a workspace id, or '-' where
+ * The Idempotency-Key of every money write. Its rules are this file's: the body hash (`requestHash`)
+ * and the one check of a key already held (`replayIfSameRequest`), used by all three places a key is
+ * held. Where it is held depends on whether the move has a durable row of its own that must carry
+ * the key in the same statement:
+ * - `money_requests` (below, `onceByKey`): transfers, credits, spending, withdrawals, which have none;
+ * - `trade_requests`, the trade lanes' journal (services/trading): the key sits on the request's
+ *   journal row, written inside the batch's one statement and read by recovery (see docs/decisions.md,
+ *   "Issue 58: the rest");
+ * - `limit_orders`: the key sits on the order it placed (the order id is derived from it).
+ *
+ * For money_requests: a key is scoped to the participant and a scope (a workspace id, or '-' where
  * the move has none); its row is written in the move's own transaction, so a move and its key commit
  * together, and a refused move (a rolled-back transaction) does not consume its key. A concurrent
  * twin waits on the key's row lock and then replays the first outcome.
@@ -46,6 +55,15 @@ function decode(value: unknown): unknown {
   return value;
 }
 
+/**
+ * The one check of a key another request already holds: the same body replays the holder's outcome,
+ * another body is refused (idempotency_key_reuse, 409). Returns the holder's outcome as given.
+ */
+export function replayIfSameRequest<T>(held: { bodyHash: string | null }, hash: string, outcome: () => T): T {
+  if (held.bodyHash !== hash) throw idempotencyKeyReuse();
+  return outcome();
+}
+
 /** Run `move` at most once per key, inside the caller's transaction `m`; a replay returns the stored outcome. */
 export async function onceByKey<T>(m: EntityManager, k: MoneyKey, move: () => Promise<T>): Promise<Once<T>> {
   if (!k.key) return { value: await move(), replay: false };
@@ -58,8 +76,7 @@ export async function onceByKey<T>(m: EntityManager, k: MoneyKey, move: () => Pr
   );
   if (!claimed.length) {
     const [row] = await m.query(`SELECT body_hash, outcome FROM money_requests WHERE participant_id = $1 AND scope = $2 AND idempotency_key = $3`, [k.participantId, k.scope, k.key]);
-    if (row.body_hash !== hash) throw idempotencyKeyReuse();
-    return { value: decode(row.outcome) as T, replay: true };
+    return replayIfSameRequest({ bodyHash: row.body_hash }, hash, () => ({ value: decode(row.outcome) as T, replay: true }));
   }
   const value = await move();
   await m.query(`UPDATE money_requests SET outcome = $4 WHERE participant_id = $1 AND scope = $2 AND idempotency_key = $3`, [

@@ -1,5 +1,7 @@
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
+import { rowReader, type Row } from '../../db/rows';
+import { DataRoomAction } from '../../entities/dataRoom';
 
 /**
  * The data room: the public, append-only log of a workspace's acts (spec §4.4). Its rows are written
@@ -8,39 +10,10 @@ import { DomainError } from '../../errors';
  * workspace's own deletion removes them. Newest first, paginated by an opaque cursor (the
  * microsecond instant and the row's key of the last row handed out).
  */
-export type ActionKind = 'metric' | 'reading' | 'proposal' | 'settlement' | 'void';
+export type ActionKind = DataRoomAction['kind'];
 
-export interface ActionRow {
-  /** `<kind>:<id of the underlying row>`: stable, unique in the workspace. */
-  key: string;
-  kind: ActionKind;
-  at: Date;
-  agentId: string | null;
-  metricId: string | null;
-  metricName: string | null;
-  /** metric: the field and its old and new text. */
-  field: 'name' | 'description' | null;
-  from: string | null;
-  to: string | null;
-  /** reading: the value filed (null with na), its asOf and note. */
-  oldValue: number | null;
-  value: number | null;
-  na: boolean;
-  asOf: Date | null;
-  note: string | null;
-  /** proposal: the decision. */
-  proposalId: string | null;
-  title: string | null;
-  decision: string | null;
-  spam: boolean;
-  /** settlement and void: the book. */
-  marketId: string | null;
-  targetDate: string | null;
-  branch: string | null;
-  settledEarly: boolean;
-  reason: string | null;
-  cursor: string;
-}
+/** A row of the log (the entity's columns: metric fields' old and new text as fromText/toText, a reading's, a decision's, a book's) and its page cursor. */
+export type ActionRow = Row<DataRoomAction> & { cursor: string };
 
 export interface ActionPage {
   actions: ActionRow[];
@@ -66,36 +39,11 @@ function decodeCursor(cursor: string): { us: string; key: string } {
 }
 
 type Raw = Record<string, unknown>;
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+const readAction = rowReader(DataRoomAction);
 
 function toRow(r: Raw): ActionRow {
-  return {
-    key: String(r.key),
-    kind: r.kind as ActionKind,
-    at: new Date(r.at as string),
-    agentId: text(r.agent_id),
-    metricId: text(r.metric_id),
-    metricName: text(r.metric_name),
-    field: (r.field as 'name' | 'description' | null) ?? null,
-    from: text(r.from_text),
-    to: text(r.to_text),
-    oldValue: num(r.old_value),
-    value: num(r.value),
-    na: r.na === true,
-    asOf: r.as_of ? new Date(r.as_of as string) : null,
-    note: text(r.note),
-    proposalId: text(r.proposal_id),
-    title: text(r.title),
-    decision: text(r.decision),
-    spam: r.spam === true,
-    marketId: text(r.market_id),
-    targetDate: text(r.target_date),
-    branch: text(r.branch),
-    settledEarly: r.settled_early === true,
-    reason: text(r.reason),
-    cursor: encodeCursor(String(r.us), String(r.key)),
-  };
+  const row = readAction(r);
+  return { ...row, cursor: encodeCursor(row.us, row.key) };
 }
 
 /**

@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
-import type { Deletion, DeletionPhase } from '../../entities/deletion';
+import { rowReader, type Row } from '../../db/rows';
+import { Deletion } from '../../entities/deletion';
 import { conflict, DomainError } from '../../errors';
 import { logger } from '../../logger';
 import { revokeKeysOfAgent } from '../identity';
@@ -18,61 +19,20 @@ import { DEFAULT_LIMITS, PARTICIPANT_PHASES, settleParticipantCredits, WORKSPACE
  */
 const PHASES: Record<Deletion['kind'], Phase[]> = { workspace: WORKSPACE_PHASES, participant: PARTICIPANT_PHASES };
 
-export interface DeletionRow {
-  id: string;
-  kind: Deletion['kind'];
-  targetId: string;
-  targetName: string;
-  requestedBy: string | null;
-  state: Deletion['state'];
-  phase: string | null;
-  phases: DeletionPhase[];
-  done: number;
-  total: number;
-  batches: number;
-  longestBatchMs: number;
-  error: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-  finishedAt: Date | null;
-}
+/** A deletion as it is shown: the table's row (the entity's columns) with its phase named and its progress summed. */
+export type DeletionRow = Omit<Row<Deletion>, 'phase'> & { phase: string | null; done: number; total: number };
 
-interface RawDeletion {
-  id: string;
-  kind: Deletion['kind'];
-  target_id: string;
-  target_name: string;
-  requested_by: string | null;
-  state: Deletion['state'];
-  phase: number;
-  phases: DeletionPhase[];
-  batches: number;
-  longest_batch_ms: number;
-  error: string | null;
-  created_at: Date;
-  updated_at: Date;
-  finished_at: Date | null;
-}
+const readDeletion = rowReader(Deletion);
 
-function toRow(r: RawDeletion): DeletionRow {
+function toRow(raw: Record<string, unknown>): DeletionRow {
+  const r = readDeletion(raw);
   const names = PHASES[r.kind].map((p) => p.name);
   return {
-    id: r.id,
-    kind: r.kind,
-    targetId: r.target_id,
-    targetName: r.target_name,
-    requestedBy: r.requested_by,
-    state: r.state,
+    ...r,
     phase: r.state === 'done' ? null : (names[r.phase] ?? null),
     phases: r.phases.length ? r.phases : names.map((name) => ({ name, done: 0, total: 0 })),
     done: r.phases.reduce((s, p) => s + p.done, 0),
     total: r.phases.reduce((s, p) => s + p.total, 0),
-    batches: r.batches,
-    longestBatchMs: r.longest_batch_ms,
-    error: r.error,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    finishedAt: r.finished_at,
   };
 }
 
@@ -154,7 +114,8 @@ export async function runDeletion(deps: Deps, id: string, opts: { limits?: Limit
     if (opts.maxBatches !== undefined && report.batches >= opts.maxBatches) return report;
     const step = await inTransaction(deps.ds, async (m) => {
       const started = performance.now();
-      const [d]: RawDeletion[] = await m.query(`SELECT * FROM deletions WHERE id = $1 FOR UPDATE`, [id]);
+      const [raw]: Array<Record<string, unknown>> = await m.query(`SELECT * FROM deletions WHERE id = $1 FOR UPDATE`, [id]);
+      const d = raw && readDeletion(raw);
       if (!d || d.state === 'done') return { finished: true, rows: 0 };
       const phases = PHASES[d.kind];
       const now = deps.clock.now();
@@ -164,9 +125,9 @@ export async function runDeletion(deps: Deps, id: string, opts: { limits?: Limit
       if (!progress.length) {
         // The first batch counts what there is to do (the totals the progress is read against).
         progress = [];
-        for (const p of phases) progress.push({ name: p.name, done: 0, total: await p.count(m, d.target_id) });
+        for (const p of phases) progress.push({ name: p.name, done: 0, total: await p.count(m, d.targetId) });
       } else if (phase < phases.length) {
-        rows = await phases[phase].step(m, d.target_id, now, limits);
+        rows = await phases[phase].step(m, d.targetId, now, limits);
         const cur = progress[phase];
         cur.done += rows;
         cur.longestBatchMs = Math.max(cur.longestBatchMs ?? 0, Math.ceil(performance.now() - started));
@@ -209,7 +170,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** GET /deletions/{id}: its requester and the master key see it; anyone else gets 404. */
 export async function deletionFor(deps: Deps, caller: { agentId: string; isMaster: boolean }, id: string): Promise<DeletionRow> {
-  const [r]: RawDeletion[] = UUID_RE.test(id) ? await deps.ds.query(`SELECT * FROM deletions WHERE id = $1`, [id]) : [];
+  const [r]: Array<Record<string, unknown>> = UUID_RE.test(id) ? await deps.ds.query(`SELECT * FROM deletions WHERE id = $1`, [id]) : [];
   if (!r || (!caller.isMaster && r.requested_by !== caller.agentId)) throw new DomainError('not_found', `Deletion "${id}" was not found.`);
   return toRow(r);
 }

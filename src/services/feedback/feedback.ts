@@ -1,27 +1,13 @@
 import type { Deps } from '../../deps';
+import { rowReader, type Row } from '../../db/rows';
+import { FeedbackEntry } from '../../entities/feedback';
 
-export interface FeedbackRow {
-  id: string;
-  agentId: string | null;
-  nickname: string | null;
-  workspaceId: string | null;
-  message: string;
-  context: Record<string, unknown> | null;
-  requestId: string | null;
-  createdAt: Date;
-}
+/** A report (the entity's columns) with its sender's nickname. */
+export type FeedbackRow = Row<FeedbackEntry> & { nickname: string | null };
 
 type Raw = Record<string, unknown>;
-const toRow = (r: Raw): FeedbackRow => ({
-  id: String(r.id),
-  agentId: (r.agent_id as string | null) ?? null,
-  nickname: (r.nickname as string | null) ?? null,
-  workspaceId: (r.workspace_id as string | null) ?? null,
-  message: String(r.message),
-  context: (r.context as Record<string, unknown> | null) ?? null,
-  requestId: (r.request_id as string | null) ?? null,
-  createdAt: new Date(r.created_at as string),
-});
+const readFeedback = rowReader(FeedbackEntry);
+const toRow = (r: Raw): FeedbackRow => ({ ...readFeedback(r), nickname: (r.nickname as string | null) ?? null });
 
 /** Store one report with who sent it (and the workspace and request it came with). */
 export async function submitFeedback(

@@ -3,7 +3,9 @@ import type { EntityManager } from 'typeorm';
 import type { Clock, Deps } from '../../deps';
 import { refuseBackfillAfterResolution } from '../lifecycle';
 import { backfillReadings, purgeReadings } from './readings';
-import { num, requireMetric } from './metricRows';
+import { requireMetric } from './metricRows';
+import { rowReader, type Row } from '../../db/rows';
+import { MetricUpdate } from '../../entities/metric';
 
 // ---------------------------------------------------------------------------
 // Readings and history (writers run through writeWorkspaceMetrics, metricLock.ts)
@@ -20,32 +22,12 @@ export async function purgeMetricLogs(m: EntityManager, workspaceId: string, met
   return row ? { deleted, scope: 'metric' as const, metricId: row.id } : { deleted, scope: 'workspace' as const };
 }
 
-export interface UpdateRow {
-  id: string;
-  metricId: string;
-  metricName: string;
-  oldValue: number | null;
-  newValue: number | null;
-  na: boolean;
-  asOf: Date;
-  note: string | null;
-  agentId: string | null;
-  at: Date;
-}
+/** A value change of a metric (the entity's columns). */
+export type UpdateRow = Row<MetricUpdate>;
+const readUpdate = rowReader(MetricUpdate);
 
 /** Value-change history of the workspace's metrics, newest first. */
 export async function metricUpdates(deps: Deps, workspaceId: string, limit: number): Promise<UpdateRow[]> {
   const rows: Record<string, unknown>[] = await deps.ds.query(`SELECT * FROM metric_updates WHERE workspace_id = $1 ORDER BY id DESC LIMIT $2`, [workspaceId, limit]);
-  return rows.map((r) => ({
-    id: String(r.id),
-    metricId: r.metric_id as string,
-    metricName: r.metric_name as string,
-    oldValue: num(r.old_value),
-    newValue: num(r.new_value),
-    na: r.na as boolean,
-    asOf: r.as_of as Date,
-    note: (r.note as string | null) ?? null,
-    agentId: (r.agent_id as string | null) ?? null,
-    at: r.at as Date,
-  }));
+  return rows.map(readUpdate);
 }

@@ -2,21 +2,14 @@
 import type { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
+import type { Row } from '../../db/rows';
 import { ProposalComment } from '../../entities/proposal';
 import { DomainError } from '../../errors';
 import { emitEvent } from '../events';
 import { findProposal, proposalNotFound } from './proposalRows';
 
 /** A comment as the API shows it: a plain row; `author` is null once the agent is gone. */
-export interface CommentRow {
-  id: string;
-  proposalId: string;
-  authorId: string | null;
-  author?: { nickname: string } | null;
-  parentId: string | null;
-  body: string;
-  createdAt: Date;
-}
+export type CommentRow = Pick<Row<ProposalComment>, 'id' | 'proposalId' | 'authorId' | 'parentId' | 'body' | 'createdAt'> & { author?: { nickname: string } | null };
 
 /** Comments with their author's nickname (`author.nickname`; the author is null once the agent is gone). */
 function commentsWithAuthor(m: DataSource | EntityManager): SelectQueryBuilder<ProposalComment> {

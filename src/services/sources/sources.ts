@@ -1,6 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
+import { rowReader, type Row } from '../../db/rows';
+import { Source } from '../../entities/source';
 import { DomainError, notFound } from '../../errors';
 import { checkRef, isRepository } from './paths';
 import { encryptToken } from './secrets';
@@ -11,45 +13,22 @@ export type SourceType = (typeof SOURCE_TYPES)[number];
 export const MAX_TEXT_BYTES = 1_048_576;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface SourceRow {
-  id: string;
-  workspaceId: string;
-  name: string;
-  type: SourceType;
-  description: string;
+/** What the bridge needs: the row (the entity's columns; the text's size, not the text) plus the encrypted token (never leaves the services). */
+export type SourceRecord = Omit<Row<Source>, 'content'> & {
   /** Bytes of text (type text), else null. */
   contentBytes: number | null;
-  repository: string | null;
-  defaultRef: string | null;
   hasToken: boolean;
-  createdBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** What the bridge needs: the row plus the encrypted token (never leaves the services). */
-export interface SourceRecord extends SourceRow {
-  tokenEnc: string | null;
-}
+};
+export type SourceRow = Omit<SourceRecord, 'tokenEnc'>;
 
 type Raw = Record<string, unknown>;
 const COLUMNS = `id, workspace_id, name, type, description, octet_length(content) AS content_bytes, repository, default_ref, token_enc, created_by, created_at, updated_at`;
+const readSource = rowReader(Source);
 
-const toRecord = (r: Raw): SourceRecord => ({
-  id: String(r.id),
-  workspaceId: String(r.workspace_id),
-  name: String(r.name),
-  type: r.type as SourceType,
-  description: String(r.description ?? ''),
-  contentBytes: r.content_bytes === null || r.content_bytes === undefined ? null : Number(r.content_bytes),
-  repository: (r.repository as string | null) ?? null,
-  defaultRef: (r.default_ref as string | null) ?? null,
-  hasToken: r.token_enc !== null && r.token_enc !== undefined,
-  tokenEnc: (r.token_enc as string | null) ?? null,
-  createdBy: (r.created_by as string | null) ?? null,
-  createdAt: new Date(r.created_at as string),
-  updatedAt: new Date(r.updated_at as string),
-});
+const toRecord = (r: Raw): SourceRecord => {
+  const { content: _content, ...row } = readSource(r);
+  return { ...row, contentBytes: r.content_bytes === null || r.content_bytes === undefined ? null : Number(r.content_bytes), hasToken: row.tokenEnc !== null };
+};
 
 /** The public row (the token stays behind). */
 export function sourceRow(r: SourceRecord): SourceRow {

@@ -1,5 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
+import { rowReader, type Row } from '../../db/rows';
+import { Season } from '../../entities/standings';
 import type { Deps } from '../../deps';
 import { RELIABILITY_BINS } from '../../domain/calibration';
 import { DomainError } from '../../errors';
@@ -7,25 +9,22 @@ import { findWorkspace } from '../workspaces';
 import { standings, type LeaderboardQuery, type LeaderboardSort } from './leaderboard';
 import { BIN_COLUMNS, SUM_COLUMNS } from './sums';
 
-export interface SeasonRow {
-  id: string;
-  name: string;
-  startsAt: Date;
-  endsAt: Date;
-  status: 'upcoming' | 'active' | 'ended';
-}
+/** A season (the entity's columns shown) and where it stands now. */
+export type SeasonRow = Pick<Row<Season>, 'id' | 'name' | 'startsAt' | 'endsAt'> & { status: 'upcoming' | 'active' | 'ended' };
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function toSeason(r: { id: string; name: string; starts_at: Date; ends_at: Date }, now: Date): SeasonRow {
-  const status = now < r.starts_at ? 'upcoming' : now >= r.ends_at ? 'ended' : 'active';
-  return { id: r.id, name: r.name, startsAt: r.starts_at, endsAt: r.ends_at, status };
+const readSeason = rowReader(Season);
+
+function toSeason(raw: Record<string, unknown>, now: Date): SeasonRow {
+  const { id, name, startsAt, endsAt } = readSeason(raw);
+  return { id, name, startsAt, endsAt, status: now < startsAt ? 'upcoming' : now >= endsAt ? 'ended' : 'active' };
 }
 
 export async function listSeasons(deps: Deps): Promise<SeasonRow[]> {
   const rows = await deps.ds.query(`SELECT id, name, starts_at, ends_at FROM seasons ORDER BY starts_at DESC, id`);
   const now = deps.clock.now();
-  return rows.map((r: Parameters<typeof toSeason>[0]) => toSeason(r, now));
+  return rows.map((r: Record<string, unknown>) => toSeason(r, now));
 }
 
 export async function seasonById(deps: Deps, id: string): Promise<SeasonRow> {

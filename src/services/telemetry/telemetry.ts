@@ -1,6 +1,8 @@
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
+import { rowReader, type Row } from '../../db/rows';
+import { AgentHeartbeat, DecisionTrace } from '../../entities/telemetry';
 
 export const HEARTBEAT_STATUSES = ['ok', 'idle', 'degraded', 'error', 'stopped'] as const;
 export type HeartbeatStatus = (typeof HEARTBEAT_STATUSES)[number];
@@ -8,33 +10,10 @@ export const DECISION_OUTCOMES = ['trade', 'skip', 'error'] as const;
 export type DecisionOutcome = (typeof DECISION_OUTCOMES)[number];
 export const MAX_REASONING = 500;
 
-export interface HeartbeatRow {
-  id: string;
-  workspaceId: string;
-  agentId: string;
-  nickname: string | null;
-  status: HeartbeatStatus;
-  lastCycleAt: Date | null;
-  nextCycleAt: Date | null;
-  lastCycleOutcome: string | null;
-  /** What the agent reported, in nano-units. */
-  balance: bigint | null;
-  receivedAt: Date;
-}
-
-export interface DecisionRow {
-  id: string;
-  workspaceId: string;
-  agentId: string;
-  nickname: string | null;
-  marketId: string;
-  metricName: string | null;
-  targetDate: string | null;
-  outcome: DecisionOutcome;
-  reasoning: string;
-  tradeId: string | null;
-  createdAt: Date;
-}
+/** A heartbeat row (the entity's columns) with its agent's nickname. */
+export type HeartbeatRow = Row<AgentHeartbeat> & { nickname: string | null };
+/** A decision row with its agent's nickname and its book's metric name and date (joined; null once the book is gone). */
+export type DecisionRow = Row<DecisionTrace> & { nickname: string | null; metricName: string | null; targetDate: string | null };
 
 export interface AgentTelemetryStatus {
   agentId: string;
@@ -47,33 +26,17 @@ export interface AgentTelemetryStatus {
 }
 
 type Raw = Record<string, unknown>;
-const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+const readHeartbeat = rowReader(AgentHeartbeat);
+const readDecision = rowReader(DecisionTrace);
+const nicknameOf = (r: Raw) => (r.nickname as string | null) ?? null;
 
-const toHeartbeat = (r: Raw): HeartbeatRow => ({
-  id: String(r.id),
-  workspaceId: String(r.workspace_id),
-  agentId: String(r.agent_id),
-  nickname: (r.nickname as string | null) ?? null,
-  status: r.status as HeartbeatStatus,
-  lastCycleAt: date(r.last_cycle_at),
-  nextCycleAt: date(r.next_cycle_at),
-  lastCycleOutcome: (r.last_cycle_outcome as string | null) ?? null,
-  balance: r.balance === null || r.balance === undefined ? null : BigInt(r.balance as string),
-  receivedAt: new Date(r.received_at as string),
-});
+const toHeartbeat = (r: Raw): HeartbeatRow => ({ ...readHeartbeat(r), nickname: nicknameOf(r) });
 
 const toDecision = (r: Raw): DecisionRow => ({
-  id: String(r.id),
-  workspaceId: String(r.workspace_id),
-  agentId: String(r.agent_id),
-  nickname: (r.nickname as string | null) ?? null,
-  marketId: String(r.market_id),
+  ...readDecision(r),
+  nickname: nicknameOf(r),
   metricName: (r.metric_name as string | null) ?? null,
   targetDate: (r.target_date as string | null) ?? null,
-  outcome: r.outcome as DecisionOutcome,
-  reasoning: String(r.reasoning),
-  tradeId: (r.trade_id as string | null) ?? null,
-  createdAt: new Date(r.created_at as string),
 });
 
 /** One heartbeat of the calling agent in a workspace. */

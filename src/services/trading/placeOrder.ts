@@ -11,6 +11,7 @@ import { emitEvent } from '../events';
 import { bookOf, lockMarket } from '../books';
 import { checkTradable } from '../../domain/trading';
 import { executeTrade } from './applyTrade';
+import { replayIfSameRequest } from './tradeRequests';
 import type { Outcome, OrderCancelled, OrderPlacement } from '../../domain/outcomes';
 import { closeOrders, insertLimitOrder, openReserve, orderData, rowToOrder, setPlacement } from '../books';
 
@@ -141,10 +142,7 @@ export async function submitOrder(
   if (p.expiresAt && p.expiresAt <= deps.clock.now()) throw new DomainError('validation_failed', 'expiresAt must be in the future.');
   if (p.idempotencyKey) {
     const [r] = await deps.ds.query(`SELECT body_hash, placement FROM limit_orders WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`, [p.agentId, p.workspaceId, p.idempotencyKey]);
-    if (r) {
-      if (r.body_hash !== p.hash) throw idempotencyKeyReuse();
-      return { ok: true, body: r.placement, replay: true };
-    }
+    if (r) return replayIfSameRequest({ bodyHash: r.body_hash }, p.hash, () => ({ ok: true, body: r.placement, replay: true }));
   }
   const orderId = p.idempotencyKey ? uuidOf(`${p.agentId}|${p.workspaceId}|${p.idempotencyKey}|${p.hash}`) : randomUUID();
   const job: PlaceOrderJob = {

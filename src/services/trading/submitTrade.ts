@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { tradeRequest } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
-import { DomainError, idempotencyKeyReuse } from '../../errors';
+import { DomainError } from '../../errors';
 import { checkTradable, planTrade, type TradeSpec } from '../../domain/trading';
 import { maxBig } from '../../domain/money';
 import { accountId, balanceOf } from '../ledger';
 import { bookOf, findMarket, marketConsensus, openOrdersOf, openOrdersSql, requireMarket, wallQuery, wallsFrom } from '../books';
 import { laneBatches } from './tradeBatches';
 import { ensureTradeJob } from './recoverTrades';
-import { holdingOf, priorOutcome, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
+import { holdingOf, priorOutcome, replayIfSameRequest, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
 import type { TradeOutcome, TradeQuote } from '../../domain/outcomes';
 
 /** The API's side of a trade: a dry run, or a request journalled, batched onto its lane and waited for. */
@@ -86,8 +86,8 @@ export async function submitTrade(
     );
     if (!rows.length) continue; // freed meanwhile: journal it again
     const r = rows[0];
-    if (r.body_hash !== p.hash) throw idempotencyKeyReuse();
-    if (r.status === 'done') return replay(storedOutcome(r.status, r.response));
+    const done = replayIfSameRequest({ bodyHash: r.body_hash }, p.hash, () => (r.status === 'done' ? replay(storedOutcome(r.status, r.response)) : null));
+    if (done) return done;
     if (r.status === 'pending') {
       // The client retries: give the request a live job first, in case its job was lost (a pending
       // row is written only after its batch was sent, so this cannot put it ahead of earlier requests).
