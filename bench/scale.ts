@@ -11,6 +11,7 @@
  * BENCH_DB names the database (default mpps_bench_scale); BENCH_KEEP=1 keeps it afterwards (to profile on).
  */
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { backfillStandings } from '../migrations/1763802300000-Standings';
 import { createApp } from '../src/doors';
@@ -46,7 +47,17 @@ interface PassTimes {
 
 async function atSize(factor: number, measureRoutes: boolean, failures: string[]): Promise<PassTimes> {
   const sizes = sizesAt(factor);
-  const url = await recreateDatabase(DB);
+  const created = await recreateDatabase(DB);
+  // BENCH_EXPLAIN_MS: every connection of the app logs the plan of each statement over that many ms,
+  // with row counts and buffers per node (auto_explain; no per-node timing, which would cost every
+  // statement), so a pass or a route that grows with the data shows where (PG_LOG offsets printed).
+  const explainMs = process.env.BENCH_EXPLAIN_MS;
+  const url = explainMs
+    ? `${created}?options=${encodeURIComponent(`-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=${Number(explainMs)} -c auto_explain.log_analyze=on -c auto_explain.log_timing=off -c auto_explain.log_buffers=on -c auto_explain.log_nested_statements=on`)}`
+    : created;
+  const logAt = (what: string) => {
+    if (explainMs) console.log(`  [log offset ${what}: ${statSync(process.env.PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log').size}]`);
+  };
   const clock = new ManualClock(new Date('2026-11-21T12:00:00Z'));
   const config = loadConfig({ ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', SCHEDULER: 'false', RATE_LIMIT_KEY_PER_MINUTE: '100000000', QUEUE_PREFIX: `benchscale${Date.now()}` });
   const deps = await bootDeps(config, { migrate: true, clock, poolSize: 8 });
@@ -117,7 +128,9 @@ async function atSize(factor: number, measureRoutes: boolean, failures: string[]
       return { ms: performance.now() - s, books: ids.length, ...outcomes };
     };
     clock.set(RESOLVE_AT);
+    logAt('resolution pass start');
     const a = await pass(wsA.id);
+    logAt('resolution pass end');
     times.resolution = a.ms / Math.max(1, a.books);
     console.log(`resolution pass: ${a.books} due books (${a.resolved} resolved, ${a.voided} voided, ${a.other} other), ${times.resolution.toFixed(2)} ms/book`);
     if (!a.resolved) failures.push(`factor ${factor}: the resolution pass resolved no book`);
@@ -127,7 +140,9 @@ async function atSize(factor: number, measureRoutes: boolean, failures: string[]
     console.log(`settlement-lag voiding pass: ${b.books} due books (${b.voided} voided, ${b.resolved} resolved, ${b.other} other), ${times.voiding.toFixed(2)} ms/book`);
     if (!b.voided) failures.push(`factor ${factor}: the voiding pass voided no book`);
     t0 = performance.now();
+    logAt('standings pass start');
     const swept = await sweepPendingStandings(deps);
+    logAt('standings pass end');
     times.standings = (performance.now() - t0) / Math.max(1, swept.books);
     console.log(`standings pass: ${swept.books} books, ${swept.holders} holder rows, ${times.standings.toFixed(2)} ms/book`);
 
