@@ -204,7 +204,7 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
     expect(Number(await p.page.locator('[data-field="settledEarnings"]').getAttribute('data-value'))).toBeCloseTo(api.stats.settledEarnings, 9);
     await shot(p.page, `${p.name.toLowerCase()}-profile-settled`);
   }
-  // Ada bet higher at 30 and it settled above the opening: she gained; Ben bet lower: he lost.
+  // On the approved branch (the one that settled) they bet opposite ways: one gained what the other lost.
   const adaProfile = (await (await ada.context.request.get(`${base}/api/agents/${ada.id}/public`)).json()) as { stats: { settledEarnings: number } };
   const benProfile = (await (await ben.context.request.get(`${base}/api/agents/${ben.id}/public`)).json()) as { stats: { settledEarnings: number } };
   expect(Math.sign(adaProfile.stats.settledEarnings)).not.toBe(Math.sign(benProfile.stats.settledEarnings));
