@@ -12,6 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
+import { Client } from 'pg';
 import type { Server } from 'node:http';
 import { backfillStandings } from '../migrations/1763802300000-Standings';
 import { createApp } from '../src/doors';
@@ -47,14 +48,18 @@ interface PassTimes {
 
 async function atSize(factor: number, measureRoutes: boolean, failures: string[]): Promise<PassTimes> {
   const sizes = sizesAt(factor);
-  const created = await recreateDatabase(DB);
-  // BENCH_EXPLAIN_MS: every connection of the app logs the plan of each statement over that many ms,
-  // with row counts and buffers per node (auto_explain; no per-node timing, which would cost every
-  // statement), so a pass or a route that grows with the data shows where (PG_LOG offsets printed).
+  const url = await recreateDatabase(DB);
+  // BENCH_EXPLAIN_MS: every session in the bench's database logs the plan of each statement over that
+  // many ms, with row counts and buffers per node (auto_explain; no per-node timing, which would cost
+  // every statement), so a pass or a route that grows with the data shows where (PG_LOG offsets printed).
   const explainMs = process.env.BENCH_EXPLAIN_MS;
-  const url = explainMs
-    ? `${created}?options=${encodeURIComponent(`-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=${Number(explainMs)} -c auto_explain.log_analyze=on -c auto_explain.log_timing=off -c auto_explain.log_buffers=on -c auto_explain.log_nested_statements=on`)}`
-    : created;
+  if (explainMs) {
+    const settings = { session_preload_libraries: 'auto_explain', 'auto_explain.log_min_duration': String(Number(explainMs)), 'auto_explain.log_analyze': 'on', 'auto_explain.log_timing': 'off', 'auto_explain.log_buffers': 'on', 'auto_explain.log_nested_statements': 'on' };
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    for (const [k, v] of Object.entries(settings)) await admin.query(`ALTER DATABASE ${DB} SET ${k} = '${v}'`);
+    await admin.end();
+  }
   const logAt = (what: string) => {
     if (explainMs) console.log(`  [log offset ${what}: ${statSync(process.env.PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log').size}]`);
   };
