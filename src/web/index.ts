@@ -152,7 +152,7 @@ export function webRoutes(deps: Deps): Koa.Middleware {
     ctx.redirect(ws ? `/w/${encodeURIComponent(ws)}` : '/');
   });
   router.get('/w/:ws', page(deps, (d, ctx) => workspaceHome(d, visitorOf(ctx, workspaceParam(ctx)))));
-  router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));

@@ -11,6 +11,7 @@ import { href, type PageParts } from './layout';
 import type { FormState } from './forms';
 import { marketActs, positionsHere } from './acts/market';
 import { proposalActs } from './acts/proposal';
+import { settleSection } from './acts/settle';
 
 type Metric = z.infer<typeof metricSchema>;
 type Status = z.infer<typeof statusSchema>;
@@ -86,7 +87,7 @@ ${await positionsHere(deps, v, ws)}`,
 }
 
 /** Metric page: readings over time with each book's consensus history, and the term structure of the horizons. */
-export async function metricPage(deps: Deps, v: Visitor, metricId: string): Promise<PageParts> {
+export async function metricPage(deps: Deps, v: Visitor, metricId: string, state?: FormState): Promise<PageParts> {
   const metric = await apiGet<Metric>(deps, v, '/metrics/:id', { params: { id: metricId } });
   const [status, markets] = await Promise.all([
     apiGet<Status>(deps, v, '/status', { query: { trends: '1', trendsLimit: '90' } }),
@@ -120,7 +121,8 @@ ${chart(`${metric.name}: readings and each book's consensus over time`, { ...ove
 ${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, xKind: 'date', unit }, html`<p>See the table of books below.</p>`)}
 <div class="scroll"><table><caption>Books on ${metric.name}</caption>
 <thead><tr><th scope="col">Target date</th><th scope="col">Consensus</th><th scope="col">Probability</th><th scope="col">Volume</th><th scope="col">Trades</th><th scope="col">Status</th></tr></thead>
-<tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>`,
+<tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>
+${await settleSection(deps, v, metric.id, ws.slug, markets.filter((m) => !m.resolved && m.status !== 'voided').length, state)}`,
   };
 }
 
