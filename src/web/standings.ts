@@ -34,7 +34,7 @@ export async function leaderboardPage(deps: Deps, v: Visitor, q: { sort?: string
     body: html`<h1>Leaderboard</h1>
 <p class="lead">Standings over public workspaces${board.season ? html`, season ${board.season.name}` : ''}; at least ${board.minResolvedMarkets} resolved book${board.minResolvedMarkets === 1 ? '' : 's'}.</p>
 <nav aria-label="Sort by" class="sorts">Sort by: ${SORTS.map((s) => (s === board.sort ? html`<strong aria-current="page">${s}</strong> ` : html`<a href="${link(s)}">${s}</a> `))}</nav>
-<div class="scroll"><table class="board"><caption>${board.total} participant${board.total === 1 ? '' : 's'}</caption>
+<div class="scroll" tabindex="0" role="region" aria-label="Leaderboard (scrolls sideways on a narrow screen)"><table class="board"><caption>${board.total} participant${board.total === 1 ? '' : 's'}</caption>
 <thead><tr><th scope="col">Rank</th><th scope="col">Participant</th><th scope="col">Earnings</th><th scope="col">Calibration</th><th scope="col">Accuracy</th><th scope="col">Volume</th><th scope="col">Resolved</th><th scope="col">Trades</th></tr></thead>
 <tbody>${
       board.rows.length
