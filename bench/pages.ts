@@ -10,7 +10,7 @@
  * metric's review step) is timed on the form's answer. Prints per page the server render p50 and p95,
  * p95 as a ratio to 50 ms, the first paint p50 (for information), and the script the page loaded in
  * KB as a ratio to 100 KB. Not part of npm test.
- *   npx tsx bench/pages.ts [--runs 5]
+ *   npx tsx bench/pages.ts [--runs 5] [--calls: also each page's API calls and their times]
  */
 import type { Page, Response } from 'playwright-core';
 import { DEFAULT_REDIS_URL } from '../src/config';
@@ -129,6 +129,8 @@ async function main(): Promise<string[]> {
     ];
 
     const figures = new Map<string, PageFigures[]>(targets.map((t) => [t.name, []]));
+    // The Server-Timing header of each open: the render, then each API call the page made (src/web/index.ts).
+    const calls = new Map<string, string[]>(targets.map((t) => [t.name, []]));
     for (let round = 0; round < RUNS; round++) {
       for (const t of targets) {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'UTC', storageState: t.signedIn ? session : undefined });
@@ -138,6 +140,7 @@ async function main(): Promise<string[]> {
           if (t.then) res = await t.then(page);
           if (res?.status() !== (t.status ?? 200)) throw new Error(`${t.name} ${t.path}: ${res?.status()}`);
           figures.get(t.name)!.push(await pageFigures(page, res, 10_000)); // a late paint is a slow figure, not one missing
+          calls.get(t.name)!.push(res.headers()['server-timing'] ?? '');
         } finally {
           await context.close();
         }
@@ -160,6 +163,16 @@ async function main(): Promise<string[]> {
       console.log(
         `${name.padEnd(22)}${fmt(s50).padStart(14)}${fmt(s95).padStart(8)}${fmt(s95 / SERVER_BUDGET_MS, 2).padStart(10)}${fmt(p50, 0).padStart(14)}${fmt(kb).padStart(11)}${fmt(kb / SCRIPT_BUDGET_KB, 2).padStart(8)}`,
       );
+    }
+    if (process.argv.includes('--calls')) {
+      // Where the render went: the API calls of each page's median open (a page past its budget first).
+      console.log('\n# API calls of the median open (route, ms)');
+      for (const [name, fs] of figures) {
+        const order = fs.map((f, i) => [f.serverMs, i] as const).sort((a, b) => a[0] - b[0]);
+        const median = order[Math.floor(order.length / 2)][1];
+        const parts = [...calls.get(name)![median].matchAll(/desc="([^"]+)";dur=([\d.]+)/g)].map((m) => `${m[1]} ${m[2]}`);
+        console.log(`${name.padEnd(22)}${fmt(fs[median].serverMs).padStart(7)} ms: ${parts.join(' · ') || 'none'}`);
+      }
     }
     console.log(`worst against its budget: server render p95 ${fmt(worstServer, 2)} (${worstServer < 1 ? 'met' : 'MISSED'}), script ${fmt(worstScript, 2)} (${worstScript < 1 ? 'met' : 'MISSED'})`);
     if (worstServer >= 1) failures.push(`server render p95 ${fmt(worstServer, 2)} x its ${SERVER_BUDGET_MS} ms budget`);

@@ -22,6 +22,8 @@ export interface Visitor {
   counted: boolean;
   /** The visitor's principal, resolved on the page's first API call. */
   caller?: Promise<Caller | null>;
+  /** Each API call the page made and its time (the page's Server-Timing lists them: where a slow render went). */
+  calls?: { route: string; ms: number }[];
 }
 
 const MAX_TOKEN = 200;
@@ -38,7 +40,9 @@ export function visitorOf(ctx: Koa.Context, workspace: string | null): Visitor {
     if (v) headers[name] = v;
   }
   if (view) headers['x-view-link'] = view;
-  return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false };
+  // One list per request, whichever visitor made the call: the response's Server-Timing reads it.
+  ctx.state.webCalls ??= [];
+  return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false, calls: ctx.state.webCalls as NonNullable<Visitor['calls']> };
 }
 
 /** The visitor's principal, resolved from its credentials once per page (a refused credential refuses the page). */
@@ -54,9 +58,14 @@ async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
 export async function apiRead<P, Q, R>(deps: Deps, visitor: Visitor, def: RouteDef<unknown, Q, P, R>, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<R | undefined> {
   const limit = !visitor.counted;
   visitor.counted = true;
-  const as = await actingOf(deps, visitor);
-  const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: inProcessContext(as) }, { limit });
-  return result;
+  const started = performance.now();
+  try {
+    const as = await actingOf(deps, visitor);
+    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: inProcessContext(as) }, { limit });
+    return result;
+  } finally {
+    visitor.calls?.push({ route: `${def.method} ${def.path}`, ms: performance.now() - started });
+  }
 }
 
 /** GET /api<path> for this visitor, answered in process; refusals throw the API's own errors. */
@@ -84,9 +93,14 @@ export async function apiAct<T>(
 ): Promise<T> {
   const limit = !visitor.counted;
   visitor.counted = true;
-  const as = await actingOf(deps, visitor);
   const def = routeNamed(method, path);
-  const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa: inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined }) }, { limit });
-  // A route named by its path has no type to give: the page's word stands, as for apiGet.
-  return result as T;
+  const started = performance.now();
+  try {
+    const as = await actingOf(deps, visitor);
+    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa: inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined }) }, { limit });
+    // A route named by its path has no type to give: the page's word stands, as for apiGet.
+    return result as T;
+  } finally {
+    visitor.calls?.push({ route: `${method} ${path}`, ms: performance.now() - started });
+  }
 }

@@ -52,7 +52,9 @@ function send(ctx: Koa.Context, status: number, parts: PageParts, started: numbe
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Content-Security-Policy', CSP);
   ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Server-Timing', `render;dur=${(performance.now() - started).toFixed(1)}`);
+  // The render first (bench/pages.ts and the tests read its dur), then each API call the page made, in order.
+  const calls = (ctx.state.webCalls ?? []) as NonNullable<Visitor['calls']>;
+  ctx.set('Server-Timing', [`render;dur=${(performance.now() - started).toFixed(1)}`, ...calls.map((c, i) => `api${i};desc="${c.route}";dur=${c.ms.toFixed(1)}`)].join(', '));
   ctx.body = layout(parts);
 }
 

@@ -97,7 +97,11 @@ export async function metricPage(deps: Deps, v: Visitor, metricId: string, state
   const ws = status.workspace;
   const trend = status.metrics.find((m) => m.id === metric.id)?.trend ?? [];
   const books = markets.filter((m) => m.proposalId === null).sort(byResolution);
-  const histories = await Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } })));
+  // The settle section's read alongside the histories, not after them.
+  const [histories, settle] = await Promise.all([
+    Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } }))),
+    settleSection(deps, v, metric.id, ws.slug, markets.filter((m) => !m.resolved && m.status !== 'voided').length, state),
+  ]);
   const series = [
     { label: 'Readings', points: trend.map(([t, val]) => [t, val] as [number, number | null]), step: true },
     ...books.map((b, i) => ({ label: `Book ${b.targetDate}`, points: consensusPoints(histories[i]), step: true })),
@@ -122,7 +126,7 @@ ${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, 
 <div class="scroll"><table><caption>Books on ${metric.name}</caption>
 <thead><tr><th scope="col">Target date</th><th scope="col">Consensus</th><th scope="col">Probability</th><th scope="col">Volume</th><th scope="col">Trades</th><th scope="col">Status</th></tr></thead>
 <tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>
-${await settleSection(deps, v, metric.id, ws.slug, markets.filter((m) => !m.resolved && m.status !== 'voided').length, state)}`,
+${settle}`,
   };
 }
 
@@ -240,7 +244,9 @@ ${
 export async function proposalPage(deps: Deps, v: Visitor, proposalId: string, state?: FormState): Promise<PageParts> {
   const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } }), unitsOf(deps, v)]);
   const historyOf = (id: string | undefined) => (id ? apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id } }) : Promise.resolve(null));
-  const charts = await Promise.all(
+  // The acting part's reads alongside the charts' histories, not after them.
+  const acting = proposalActs(deps, v, p, ws.slug, state);
+  const charts = Promise.all(
     p.impact.map(async (i) => {
       const [a, d] = await Promise.all([historyOf(i.approved?.marketId), historyOf(i.declined?.marketId)]);
       const series = [
@@ -251,6 +257,7 @@ export async function proposalPage(deps: Deps, v: Visitor, proposalId: string, s
       return chart(`${i.metricName} on ${i.targetDate}: both branches over time`, { ...align(series), xKind: 'time', unit }, historyTable(unit, series));
     }),
   );
+  const [drawn, acts] = await Promise.all([charts, acting]);
   const decision =
     p.status === 'pending'
       ? html`<p>Pending${p.deadline ? html`: decision due ${fmtInstant(p.deadline)}${p.deadlinePassed ? ' (deadline passed)' : ''}` : ''}.</p>`
@@ -270,10 +277,10 @@ ${p.description ? html`<p class="lead">${p.description}</p>` : ''}
 <div><dt>Subsidy</dt><dd>${fmtCredits(p.liquiditySubsidy)}</dd></div>
 </dl>
 <section aria-labelledby="decision-h"><h2 id="decision-h">Decision</h2>${decision}</section>
-${await proposalActs(deps, v, p, ws.slug, state)}
+${acts}
 <section aria-labelledby="impact-h"><h2 id="impact-h">Approved versus declined</h2>
 <div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
-<div class="cols">${charts}</div></section>
+<div class="cols">${drawn}</div></section>
 <section aria-labelledby="score-h"><h2 id="score-h">Scorecard</h2>${
       p.scorecard.length
         ? html`<div class="scroll"><table><thead><tr><th scope="col">Metric, date</th><th scope="col">Branch</th><th scope="col">Taken</th><th scope="col">Predicted</th><th scope="col">Realised</th><th scope="col">Error</th></tr></thead><tbody>${p.scorecard.map(
