@@ -369,7 +369,8 @@ it('a manager settles a metric early from its page: a confirm box first, then ev
   expect(blank.status).toBe(400);
   expect(blank.text).toContain('id="settle-reason-err"');
   // Ticked: 303 back with a Done note; every book resolved at the value.
-  const res = await post(owner, path, await filled(owner, path, 'settle-form', { value: '130', reason: 'Quarter closed early', confirm: 'yes' }));
+  const sent = await filled(owner, path, 'settle-form', { value: '130', reason: 'Quarter closed early', confirm: 'yes' });
+  const res = await post(owner, path, sent);
   expect(res.status).toBe(303);
   expect(res.headers.location).toBe(`${path}?done=settle#settle`);
   expect(await page(owner, res.headers.location)).toContain('data-done="settle"');
@@ -379,4 +380,9 @@ it('a manager settles a metric early from its page: a confirm box first, then ev
     expect((await api(owner, `/predictions/markets/${b.id}`)).body).toMatchObject({ resolved: true, status: 'resolved', resolvedValue: Math.min(Math.max(130, b.rangeMin), b.rangeMax) });
   }
   expect((await api(owner, `/metrics/${id}`)).body.total).toBe(130);
+  // The same form sent again (the back button): refused before the API files the reading again.
+  expect(await page(owner, path)).not.toContain('id="settle-form"'); // no open book left: no form
+  const again = await post(owner, path, sent);
+  expect(again.status).toBe(409);
+  expect(again.text).toContain('no open book left to settle');
 });

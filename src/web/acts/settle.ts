@@ -36,7 +36,7 @@ ${field(state, FORM, 'reason', 'Reason', { required: true, hint: 'shown with eac
 <div class="field"><input type="checkbox" id="settle-confirm" name="confirm" value="yes" required${checked ? html` checked` : ''}${invalidAttrs(state, FORM, 'confirm')}> <label for="settle-confirm">I understand this resolves every open book of this metric</label>${fieldRefusal(state, FORM, 'confirm')}</div>
 ${wholeRefusal(state, FORM, FIELDS)}
 <p><button type="submit" id="settle-button">Settle now</button></p></form>`
-    : html`<p class="muted">No open book to settle.</p>`
+    : html`<p class="muted">No open book to settle.</p>${wholeRefusal(state, FORM, [])}`
 }</section>`;
 }
 
@@ -51,6 +51,9 @@ export async function settleAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
       issues: [{ path: 'confirm', message: 'must be ticked' }],
     });
   }
+  // A resent form (a double click, the back button) would file the reading again with no book left to resolve: refused.
+  const open = await apiGet<unknown[]>(deps, v, '/predictions/markets', { query: { metricId: id, limit: '1' } });
+  if (!open.length) throw new DomainError('conflict', 'This metric has no open book left to settle: nothing was done.');
   await apiAct(deps, v, 'POST', '/metrics/:id/settle', { params: { id }, body: { value: numberOf(values, 'value'), reason: values.get('reason') ?? '' } });
   return backDone(values, page, FORM, 'settle');
 }
