@@ -23,6 +23,8 @@ export interface Visitor {
   counted: boolean;
   /** The visitor's principal, resolved on the page's first API call. */
   caller?: Promise<Caller | null>;
+  /** Each API call the page made and its time (the page's Server-Timing lists them: where a slow render went). */
+  calls?: { route: string; ms: number }[];
   /**
    * What every visitor of one request shares (the page's and the header's): the principal is
    * resolved once and the view counts once, however many visitors the page draws.
@@ -52,7 +54,9 @@ export function visitorOf(ctx: Koa.Context, workspace: string | null): Visitor {
   }
   if (view) headers['x-view-link'] = view;
   const request = ((ctx.state as { webVisitor?: Visitor['request'] }).webVisitor ??= { counted: false });
-  return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false, request };
+  // One list per request, whichever visitor made the call: the response's Server-Timing reads it.
+  ctx.state.webCalls ??= [];
+  return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false, request, calls: ctx.state.webCalls as NonNullable<Visitor['calls']> };
 }
 
 /** Whether this visit counts against the rate limit (the request's first API call does). */
@@ -78,9 +82,14 @@ async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
  */
 export async function apiRead<P, Q, R>(deps: Deps, visitor: Visitor, def: RouteDef<unknown, Q, P, R>, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<R | undefined> {
   const limit = counts(visitor);
-  const as = await actingOf(deps, visitor);
-  const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: inProcessContext(as) }, { limit });
-  return result;
+  const started = performance.now();
+  try {
+    const as = await actingOf(deps, visitor);
+    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: inProcessContext(as) }, { limit });
+    return result;
+  } finally {
+    visitor.calls?.push({ route: `${def.method} ${def.path}`, ms: performance.now() - started });
+  }
 }
 
 /** GET /api<path> for this visitor, answered in process; refusals throw the API's own errors. */
@@ -107,11 +116,16 @@ export async function apiAct<T>(
   input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; idempotencyKey?: string | null } = {},
 ): Promise<T> {
   const limit = counts(visitor);
-  const as = await actingOf(deps, visitor);
   const def = routeNamed(method, path);
-  const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa: inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined }) }, { limit });
-  // A route named by its path has no type to give: the page's word stands, as for apiGet.
-  return result as T;
+  const started = performance.now();
+  try {
+    const as = await actingOf(deps, visitor);
+    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa: inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined }) }, { limit });
+    // A route named by its path has no type to give: the page's word stands, as for apiGet.
+    return result as T;
+  } finally {
+    visitor.calls?.push({ route: `${method} ${path}`, ms: performance.now() - started });
+  }
 }
 
 /**

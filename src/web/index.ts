@@ -62,7 +62,9 @@ export function sendPage(ctx: Koa.Context, status: number, parts: PageParts, sta
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Content-Security-Policy', CSP);
   ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Server-Timing', `render;dur=${(performance.now() - started).toFixed(1)}`);
+  // The render first (bench/pages.ts and the tests read its dur), then each API call the page made, in order.
+  const calls = (ctx.state.webCalls ?? []) as NonNullable<Visitor['calls']>;
+  ctx.set('Server-Timing', [`render;dur=${(performance.now() - started).toFixed(1)}`, ...calls.map((c, i) => `api${i};desc="${c.route}";dur=${c.ms.toFixed(1)}`)].join(', '));
   ctx.body = layout(parts, ctx.originalUrl);
 }
 
@@ -190,7 +192,7 @@ export function webRoutes(deps: Deps): Koa.Middleware {
     ctx.redirect(ws ? `/w/${encodeURIComponent(ws)}` : '/');
   });
   router.get('/w/:ws', page(deps, (d, ctx) => workspaceHome(d, visitorOf(ctx, workspaceParam(ctx)))));
-  router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id))));
+  router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));

@@ -12,6 +12,7 @@ import { href, type PageParts } from './layout';
 import type { FormState } from './forms';
 import { marketActs, positionsHere } from './acts/market';
 import { proposalActs } from './acts/proposal';
+import { settleSection } from './acts/settle';
 
 type Metric = z.infer<typeof metricSchema>;
 type Status = z.infer<typeof statusSchema>;
@@ -89,7 +90,7 @@ ${await positionsHere(deps, v, ws)}`,
 }
 
 /** Metric page: readings over time with each book's consensus history, the term structure of the horizons, and the books that have ended. */
-export async function metricPage(deps: Deps, v: Visitor, metricId: string): Promise<PageParts> {
+export async function metricPage(deps: Deps, v: Visitor, metricId: string, state?: FormState): Promise<PageParts> {
   const metric = await apiGet<Metric>(deps, v, '/metrics/:id', { params: { id: metricId } });
   const [status, markets, ended] = await Promise.all([
     apiGet<Status>(deps, v, '/status', { query: { trends: '1', trendsLimit: '90' } }),
@@ -100,7 +101,11 @@ export async function metricPage(deps: Deps, v: Visitor, metricId: string): Prom
   const ws = status.workspace;
   const trend = status.metrics.find((m) => m.id === metric.id)?.trend ?? [];
   const books = markets.filter((m) => m.proposalId === null).sort(byResolution);
-  const histories = await Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } })));
+  // The settle section's read alongside the histories, not after them.
+  const [histories, settle] = await Promise.all([
+    Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } }))),
+    settleSection(deps, v, metric.id, ws.slug, markets.filter((m) => !m.resolved && m.status !== 'voided').length, state),
+  ]);
   const series = [
     // The trend is [unix seconds, value]: readings are kept to the second.
     { label: 'Readings', points: trend.map(([t, val]) => [t * 1000, val] as [number, number | null]), step: true },
@@ -127,7 +132,8 @@ ${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, 
 <div class="scroll"><table><caption>Books on ${metric.name}</caption>
 <thead><tr><th scope="col">Target date</th><th scope="col">Consensus</th><th scope="col">Probability</th><th scope="col">Volume</th><th scope="col">Trades</th><th scope="col">Status</th></tr></thead>
 <tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>
-${endedBooks(v, ws.slug, ended, unit)}`,
+${endedBooks(v, ws.slug, ended, unit)}
+${settle}`,
   };
 }
 
@@ -330,7 +336,9 @@ function branchBooks(v: Visitor, slug: string, p: Proposal): Html {
 export async function proposalPage(deps: Deps, v: Visitor, proposalId: string, state?: FormState): Promise<PageParts> {
   const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } }), unitsOf(deps, v)]);
   const historyOf = (id: string | undefined) => (id ? apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id } }) : Promise.resolve(null));
-  const charts = await Promise.all(
+  // The acting part's reads alongside the charts' histories, not after them.
+  const acting = proposalActs(deps, v, p, ws.slug, state);
+  const charts = Promise.all(
     p.impact.map(async (i) => {
       const [a, d] = await Promise.all([historyOf(i.approved?.marketId), historyOf(i.declined?.marketId)]);
       const series = [
@@ -341,6 +349,7 @@ export async function proposalPage(deps: Deps, v: Visitor, proposalId: string, s
       return chart(`${i.metricName} on ${i.targetDate}: both branches over time`, { ...align(series), xKind: 'time', yLabel: i.metricName, unit }, historyTable(unit, series));
     }),
   );
+  const [drawn, acts] = await Promise.all([charts, acting]);
   const decision =
     p.status === 'pending'
       ? html`<p>Pending${p.deadline ? html`: decision due ${fmtInstant(p.deadline)}${p.deadlinePassed ? ' (deadline passed)' : ''}` : ''}.</p>`
@@ -360,10 +369,10 @@ ${p.description ? html`<p class="lead">${p.description}</p>` : ''}
 <div><dt>Subsidy</dt><dd>${fmtCredits(p.liquiditySubsidy)}</dd></div>
 </dl>
 <section aria-labelledby="decision-h"><h2 id="decision-h">Decision</h2>${decision}</section>
-${await proposalActs(deps, v, p, ws.slug, state)}
+${acts}
 <section aria-labelledby="impact-h"><h2 id="impact-h">Approved versus declined</h2>
 <div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
-<div class="cols">${charts}</div></section>
+<div class="cols">${drawn}</div></section>
 ${branchBooks(v, ws.slug, p)}
 <section aria-labelledby="score-h"><h2 id="score-h">Scorecard</h2>${
       p.scorecard.length

@@ -84,7 +84,7 @@ ${(['sort', 'min', 'limit'] as const).map((k) => (q[k] ? html`<input type="hidde
 <label for="lb-ws">Workspace</label> <select id="lb-ws" name="ws"><option value="">All public workspaces</option>${places.workspaces.map((w) => html`<option value="${w.slug}"${w.id === board.workspaceId ? ' selected' : ''}>${w.name}</option>`)}</select>
 <button type="submit">Show</button></form>
 <nav aria-label="Sort by" class="sorts">Sort by: ${SORTS.map((s) => (s === board.sort ? html`<strong aria-current="page">${s}</strong> ` : html`<a href="${boardHref(q, { sort: s, offset: undefined })}">${s}</a> `))}</nav>
-<div class="scroll"><table class="board"><caption>${board.total} participant${board.total === 1 ? '' : 's'}${board.total > board.rows.length ? html`: ${from} to ${to} shown` : ''}</caption>
+<div class="scroll" tabindex="0" role="region" aria-label="Leaderboard (scrolls sideways on a narrow screen)"><table class="board"><caption>${board.total} participant${board.total === 1 ? '' : 's'}${board.total > board.rows.length ? html`: ${from} to ${to} shown` : ''}</caption>
 <thead><tr><th scope="col">Rank</th><th scope="col">Participant</th><th scope="col">Earnings</th><th scope="col">Calibration</th><th scope="col">Accuracy</th><th scope="col">Volume</th><th scope="col">Resolved</th><th scope="col">Trades</th></tr></thead>
 <tbody>${
       board.rows.length

@@ -261,6 +261,9 @@ it('the landing page, the slug form, and refusals in the API words: unknown work
   expect(landing.status).toBe(200);
   expect(landing.type).toBe('text/html');
   expect(landing.headers['content-security-policy']).toContain("script-src 'self'");
+  // Server-Timing: the render first, then each API call the page made (where a slow render went).
+  const home = await app.http.get(`/w/${ws.slug}`);
+  expect(home.headers['server-timing']).toMatch(/^render;dur=[\d.]+, api0;desc="GET \/status";dur=[\d.]+, api1;desc="GET \/metrics";dur=[\d.]+$/);
   const go = await app.http.get(`/w?ws=${ws.slug}`).redirects(0);
   expect(go.status).toBe(302);
   expect(go.headers.location).toBe(`/w/${ws.slug}`);

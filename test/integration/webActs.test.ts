@@ -342,3 +342,47 @@ describe('in Chromium with script off', () => {
     }
   });
 });
+
+it('a manager settles a metric early from its page: a confirm box first, then every open book resolves at the value', async () => {
+  const created = await owner.browser.post('/api/metrics').set('X-Workspace-Id', slug).send({ name: 'Settled soon', value: 100 });
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+  const books = (await api(owner, `/predictions/markets?metricId=${id}`)).body;
+  expect(books.length).toBeGreaterThan(0);
+  const traded = await trader.browser.post('/api/predictions/trade').set('X-Workspace-Id', slug).set('Idempotency-Key', uniqueName('settle-trade')).send({ marketId: books[0].id, direction: 'higher', amount: 10 });
+  expect(traded.status).toBe(200);
+  const path = `/w/${slug}/metrics/${id}`;
+  // Drawn for manage only; a trader's forged post is the API's refusal.
+  expect(await page(trader, path)).not.toContain('id="settle-form"');
+  const forged = await post(trader, path, { form: 'settle', back: path, value: '130', reason: 'mine', confirm: 'yes' });
+  expect(forged.status).toBe(403);
+  // Without the box ticked: refused beside it, nothing settled, what was typed kept.
+  const unticked = await filled(owner, path, 'settle-form', { value: '130', reason: 'Quarter closed early' });
+  const refused = await post(owner, path, unticked);
+  expect(refused.status).toBe(400);
+  expect(refused.text).toContain('id="settle-confirm-err" role="alert"');
+  expect(refused.text).toContain('aria-invalid="true" aria-describedby="settle-confirm-err"');
+  expect(formOf(refused.text, 'settle-form').get('reason')).toBe('Quarter closed early');
+  expect((await api(owner, `/predictions/markets?metricId=${id}`)).body.every((b: { resolved: boolean }) => !b.resolved)).toBe(true);
+  // A blank reason is the API's sentence beside the reason.
+  const blank = await post(owner, path, await filled(owner, path, 'settle-form', { value: '130', reason: ' ', confirm: 'yes' }));
+  expect(blank.status).toBe(400);
+  expect(blank.text).toContain('id="settle-reason-err"');
+  // Ticked: 303 back with a Done note; every book resolved at the value.
+  const sent = await filled(owner, path, 'settle-form', { value: '130', reason: 'Quarter closed early', confirm: 'yes' });
+  const res = await post(owner, path, sent);
+  expect(res.status).toBe(303);
+  expect(res.headers.location).toBe(`${path}?done=settle#settle`);
+  expect(await page(owner, res.headers.location)).toContain('data-done="settle"');
+  // The list holds open books only: none is left; each book read by its id is resolved at the value (clamped to its range).
+  expect((await api(owner, `/predictions/markets?metricId=${id}`)).body).toEqual([]);
+  for (const b of books) {
+    expect((await api(owner, `/predictions/markets/${b.id}`)).body).toMatchObject({ resolved: true, status: 'resolved', resolvedValue: Math.min(Math.max(130, b.rangeMin), b.rangeMax) });
+  }
+  expect((await api(owner, `/metrics/${id}`)).body.total).toBe(130);
+  // The same form sent again (the back button): refused before the API files the reading again.
+  expect(await page(owner, path)).not.toContain('id="settle-form"'); // no open book left: no form
+  const again = await post(owner, path, sent);
+  expect(again.status).toBe(409);
+  expect(again.text).toContain('no open book left to settle');
+});

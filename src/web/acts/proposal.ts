@@ -74,11 +74,13 @@ ${['approve', 'decline', 'withdraw'].map((f) => wholeRefusal(state, f, []))}
 /** The comments and decision part of a proposal page for this visitor. */
 export async function proposalActs(deps: Deps, v: Visitor, p: ProposalLike, slug: string, state?: FormState): Promise<Html> {
   const back = `/w/${slug}/proposals/${p.id}`;
-  const comments = await apiGet<Comment[]>(deps, v, '/proposals/:id/comments', { params: { id: p.id }, query: { limit: '500' } });
   const signed = hasCredentials(v);
-  const [current, me] = signed
-    ? await Promise.all([apiGet<Current>(deps, v, '/workspaces/current'), apiGet<{ id: string }>(deps, v, '/agents/me')])
-    : [{ capabilities: [] }, null];
+  // The three reads at once (a signed-in proposal page was over its 50 ms render budget with them one after another).
+  const [comments, current, me] = await Promise.all([
+    apiGet<Comment[]>(deps, v, '/proposals/:id/comments', { params: { id: p.id }, query: { limit: '500' } }),
+    signed ? apiGet<Current>(deps, v, '/workspaces/current') : { capabilities: [] },
+    signed ? apiGet<{ id: string }>(deps, v, '/agents/me') : null,
+  ]);
   const caps = new Set(current.capabilities);
   const open = signed && caps.has('trade') && p.status === 'pending';
   const f = 'comment';

@@ -4,11 +4,12 @@ import type { Deps } from '../../deps';
 import { visitorOf, type Visitor } from '../api';
 import type { FormState } from '../forms';
 import type { PageParts } from '../layout';
-import { marketPage, proposalPage } from '../pages';
+import { marketPage, metricPage, proposalPage } from '../pages';
 import { doneOf, workspaceSlug } from './common';
 import { newMetricAct, newMetricPage, newProposalAct, newProposalPage, newWorkspaceAct, newWorkspacePage } from './create';
 import { marketAct } from './market';
 import { proposalAct } from './proposal';
+import { settleAct } from './settle';
 import { transferAct, transferPage } from './transfer';
 
 /** What index.ts lends the acting routes (passed in, so these files never import it back). */
@@ -38,6 +39,7 @@ export function actRoutes(router: Router, deps: Deps, kit: PageKit): void {
   router.get('/w/:ws/proposals/new', page(deps, (d, ctx) => newProposalPage(d, inWorkspace(ctx), doneOf(ctx))));
   router.post('/w/:ws/proposals/new', formPost(deps, inWorkspace, newProposalAct, (d, _ctx, v, s) => newProposalPage(d, v, s)));
   router.post('/w/:ws/markets/:id', formPost(deps, inWorkspace, marketAct, (d, ctx, v, s) => marketPage(d, v, String(ctx.params.id), s)));
+  router.post('/w/:ws/metrics/:id', formPost(deps, inWorkspace, settleAct, (d, ctx, v, s) => metricPage(d, v, String(ctx.params.id), s)));
   router.post('/w/:ws/proposals/:id', formPost(deps, inWorkspace, proposalAct, (d, ctx, v, s) => proposalPage(d, v, String(ctx.params.id), s)));
   router.get('/transfer', page(deps, (d, ctx) => transferPage(d, siteWide(ctx), doneOf(ctx))));
   router.post('/transfer', formPost(deps, siteWide, transferAct, (d, _ctx, v, s) => transferPage(d, v, s)));
