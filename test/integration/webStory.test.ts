@@ -10,9 +10,10 @@ import { standingsAdded } from '../helpers/markets';
  * Issue 59's story, as two people live it in Chromium (script on, as a person's browser): Ada and Ben
  * sign up on the pages; Ada creates a public workspace and a metric, its cost shown before she
  * confirms; Ben finds the workspace on the home page, joins it, proposes (the subsidy shown first)
- * and comments; Ada replies; both trade on both branches' books with a quote first; Ada approves;
- * the metric settles; the settlement shows on both profiles, with the figures the API gives. Each
- * step writes a screenshot to test-results/web-story/ (ignored by git). The ledger holds at the end.
+ * and comments; Ada replies; both trade on both branches' books with a quote first; Ada approves,
+ * then settles the metric early from its page; the settlement shows on both profiles, with the
+ * figures the API gives. Each step writes a screenshot to test-results/web-story/ (ignored by git).
+ * The ledger holds at the end.
  */
 let app: TestApp;
 useTestApp((a) => (app = a));
@@ -187,9 +188,13 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
   await hasText(ada.page.locator('main'), 'approved');
   await shot(ada.page, 'ada-approved');
 
-  // The metric settles (early, by its owner): every book of it resolves, the approved branch's too.
-  const settled = await ada.context.request.post(`${base}/api/metrics/${metricId}/settle`, { headers: { 'X-Workspace-Id': slug }, data: { value: 150, reason: 'the trial month ended' } });
-  expect(settled.status()).toBe(200);
+  // Ada settles the metric early from its page: every book of it resolves, the approved branch's too.
+  await ada.page.goto(`${base}/w/${slug}/metrics/${metricId}`);
+  await ada.page.locator('#settle-value').fill('150');
+  await ada.page.locator('#settle-reason').fill('the trial month ended');
+  await ada.page.locator('#settle-confirm').check();
+  await shot(ada.page, 'ada-settles-early');
+  await Promise.all([ada.page.waitForURL(/done=/), ada.page.locator('#settle-button').click()]);
   await standingsAdded(app);
   await ada.page.goto(`${base}${approvedBook}`);
   await hasText(ada.page.locator('main'), 'resolved');
