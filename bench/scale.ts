@@ -24,7 +24,7 @@ import { ensurePlatform } from '../src/services/identity';
 import { sweepPendingStandings } from '../src/services/standings';
 import { bootDeps, closeDeps } from '../src/runtime';
 import { catalogCalls, catalogIds, seedScale, sizesAt } from './scaleSeed';
-import { arg, dropDatabase, recreateDatabase, runBench } from './lib';
+import { arg, BENCH_RATE_LIMITS, dropDatabase, recreateDatabase, runBench } from './lib';
 
 const FACTOR = Number(arg('--factor') ?? 1);
 const REQUESTS = Number(arg('--requests') ?? 20);
@@ -64,7 +64,7 @@ async function atSize(factor: number, measureRoutes: boolean, failures: string[]
     if (explainMs) console.log(`  [log offset ${what}: ${statSync(process.env.PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log').size}]`);
   };
   const clock = new ManualClock(new Date('2026-11-21T12:00:00Z'));
-  const config = loadConfig({ ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn', SCHEDULER: 'false', RATE_LIMIT_KEY_PER_MINUTE: '100000000', QUEUE_PREFIX: `benchscale${Date.now()}` });
+  const config = loadConfig({ ...process.env, ...BENCH_RATE_LIMITS, DATABASE_URL: url, LOG_LEVEL: 'warn', SCHEDULER: 'false', QUEUE_PREFIX: `benchscale${Date.now()}` });
   const deps = await bootDeps(config, { migrate: true, clock, poolSize: 8 });
   const master = `master-${randomUUID()}`;
   await ensurePlatform(deps.ds, master);
@@ -176,6 +176,7 @@ async function atSize(factor: number, measureRoutes: boolean, failures: string[]
         const limit = page ? 100 : 50;
         console.log(`| ${call} | ${status} | ${st.p50.toFixed(1)} | ${st.p95.toFixed(1)} |${st.p95 >= limit ? ` over ${limit} ms` : ''}`);
         if (st.p95 >= limit) failures.push(`${call} p95 ${st.p95.toFixed(1)} ms >= ${limit} ms`);
+        if (status === 429) failures.push(`${call} answered 429: a rate limit measured, not the route`);
       }
     }
     return times;

@@ -153,7 +153,7 @@ export function catalogCalls(routes: readonly { method: string; path: string }[]
   const byArea: Record<string, string> = { agents: ids.agent, markets: ids.marketId, metrics: ids.metricId, proposals: ids.proposalId, workspaces: ids.workspaceId };
   const valueOf = (path: string, name: string) => {
     if (name === 'agentId') return ids.agent;
-    if (name === 'section') return 'trading';
+    if (name === 'section') return 'markets';
     const parts = path.split('/').filter(Boolean);
     const area = parts[0] === 'predictions' ? parts[1] : parts[0];
     return (name === 'id' && byArea[area]) || unknownId();
