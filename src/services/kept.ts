@@ -1,11 +1,15 @@
 import type { Deps } from '../deps';
+import { logger } from '../logger';
+import { outsideReadScope } from '../readScope';
 
 /**
  * Platform-wide figures kept per process (issue 60): a sum or a ranking over every public workspace
  * grows with the platform, too much for every request. `keptFor` computes one at most once per
  * PLATFORM_TOTALS_TTL_MS (one computation in flight at a time; a failure is not kept) and says when
- * it was computed, which the answer carries (`asOf`). Each area keeps its own figures under its own
- * names; the TTL is their only invalidation, by design: such figures may be a moment old.
+ * it was computed, which the answer carries (`asOf`). Past the TTL the kept value is still answered
+ * while the next one computes in the background (at 10,000 workspaces the ranking takes 1.3 s: no
+ * request should wait for it but the first). Each area keeps its own figures under its own names;
+ * the TTL is their only invalidation, by design: such figures may be a moment old.
  */
 export interface Kept<T> {
   value: T;
@@ -17,6 +21,7 @@ interface Held<T> extends Kept<T> {
 }
 
 const kept = new WeakMap<Deps, Map<string, Held<unknown> | Promise<Held<unknown>>>>();
+const refreshing = new WeakMap<Map<string, unknown>, Set<string>>();
 
 export async function keptFor<T>(deps: Deps, name: string, compute: () => Promise<T>): Promise<Kept<T>> {
   const ttl = deps.config.PLATFORM_TOTALS_TTL_MS;
@@ -26,10 +31,26 @@ export async function keptFor<T>(deps: Deps, name: string, compute: () => Promis
   const held = names.get(name);
   if (held instanceof Promise) return held as Promise<Held<T>>;
   if (held && performance.now() - held.at < ttl) return held as Held<T>;
-  const asOf = deps.clock.now();
-  const pending = compute().then(
-    (value) => {
-      const h: Held<T> = { value, asOf, at: performance.now() };
+  const run = (): Promise<Held<T>> => {
+    const asOf = deps.clock.now();
+    // Its own statements, on the primary: a refresh may outlive the request that started it.
+    return outsideReadScope(compute).then((value) => ({ value, asOf, at: performance.now() }));
+  };
+  if (held && ttl > 0) {
+    // Stale: answered as it is; one refresh at a time replaces it.
+    if (!refreshing.has(names)) refreshing.set(names, new Set());
+    const busy = refreshing.get(names)!;
+    if (!busy.has(name)) {
+      busy.add(name);
+      run()
+        .then((h) => names.set(name, h))
+        .catch((err: unknown) => logger.warn({ err, name }, 'a kept platform figure could not be refreshed; the previous one stays'))
+        .finally(() => busy.delete(name));
+    }
+    return held as Held<T>;
+  }
+  const pending = run().then(
+    (h) => {
       if (ttl > 0) names.set(name, h);
       else names.delete(name);
       return h;

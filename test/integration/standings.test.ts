@@ -4,6 +4,7 @@ import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { inTransaction } from '../../src/db/tx';
 import { lockMarket } from '../../src/services/books';
+import { cachedStanding, STANDINGS_STALE_AFTER_MS, STANDINGS_TTL_MS } from '../../src/services/standings/boardCache';
 import { resolveLockedMarket } from '../../src/services/lifecycle';
 import { createMetric, marketsOf, standingsAdded, trade, trader } from '../helpers/markets';
 
@@ -367,7 +368,31 @@ describe('leaderboard and seasons', () => {
 });
 
 describe('marketplace stats and benchmark', () => {
-  it('platform-wide totals are kept PLATFORM_TOTALS_TTL_MS and say when they were computed; pages stay live', async () => {
+  it('a board that was slow to compute is answered as it was past its TTL while the next one computes; a cheap one is computed again first', async () => {
+    const slow = (value: string) => async () => {
+      await new Promise((r) => setTimeout(r, STANDINGS_STALE_AFTER_MS + 50));
+      return value;
+    };
+    const key = `test-board-${Date.now()}`;
+    expect(await cachedStanding(app.deps.ds, key, slow('first'))).toBe('first');
+    await new Promise((r) => setTimeout(r, STANDINGS_TTL_MS + 50));
+    const started = performance.now();
+    expect(await cachedStanding(app.deps.ds, key, slow('second'))).toBe('first');
+    expect(performance.now() - started).toBeLessThan(STANDINGS_STALE_AFTER_MS);
+    let now = 'first';
+    for (let i = 0; i < 40 && now === 'first'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      now = await cachedStanding(app.deps.ds, key, slow('third'));
+    }
+    expect(now).toBe('second');
+    // A cheap board past its TTL is computed again before it is answered.
+    const cheap = `test-cheap-${Date.now()}`;
+    expect(await cachedStanding(app.deps.ds, cheap, async () => 'one')).toBe('one');
+    await new Promise((r) => setTimeout(r, STANDINGS_TTL_MS + 50));
+    expect(await cachedStanding(app.deps.ds, cheap, async () => 'two')).toBe('two');
+  }, 30_000);
+
+  it('platform-wide totals are kept PLATFORM_TOTALS_TTL_MS, then answered while they refresh in the background, and say when they were computed; pages stay live', async () => {
     const config = app.deps.config as { PLATFORM_TOTALS_TTL_MS: number };
     config.PLATFORM_TOTALS_TTL_MS = 60_000;
     try {
@@ -378,6 +403,18 @@ describe('marketplace stats and benchmark', () => {
       expect(again.overall.asOf).toBe(first.overall.asOf);
       expect(again.overall.workspaces).toBe(first.overall.workspaces);
       expect(again.workspaces.some((w: any) => w.id === ws.id)).toBe(true);
+      // Past the TTL the kept totals are still answered while the next ones compute in the background.
+      config.PLATFORM_TOTALS_TTL_MS = 1;
+      await new Promise((r) => setTimeout(r, 20));
+      const stale = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
+      expect(stale.overall.workspaces).toBe(first.overall.workspaces);
+      config.PLATFORM_TOTALS_TTL_MS = 60_000;
+      let refreshed = stale;
+      for (let i = 0; i < 100 && refreshed.overall.workspaces === first.overall.workspaces; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        refreshed = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
+      }
+      expect(refreshed.overall.workspaces).toBe(first.overall.workspaces + 1);
       config.PLATFORM_TOTALS_TTL_MS = 0;
       const fresh = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
       expect(fresh.overall.workspaces).toBe(first.overall.workspaces + 1);
