@@ -97,9 +97,9 @@ it('a port clash stops the first start with one sentence and no key; the next st
   runs.push(second);
   const [, key] = await second.waitFor(/MASTER_API_KEY=(\S+)/, 30_000);
   await second.waitFor(/"msg":"started"/, 30_000);
-  // The pool, the LISTEN client, the account system's 4 and the Postgres queues' 12 + 1.
-  await second.waitFor(/"msg":"this process opens at most 1018 connections to the primary"/, 1000);
-  await second.waitFor(/"msg":"This process may open 1018 connections to the primary, which already has \d+ open of max_connections \d+ \(\d+ reserved for superusers\): lower DATABASE_POOL_MAX/, 1000);
+  // The pool (the account system shares it), the LISTEN client and the Postgres queues' 12 + 1.
+  await second.waitFor(/"msg":"this process opens at most 1014 connections to the primary"/, 1000);
+  await second.waitFor(/"msg":"This process may open 1014 connections to the primary, which already has \d+ open of max_connections \d+ \(\d+ reserved for superusers\): lower DATABASE_POOL_MAX/, 1000);
   const base = `http://127.0.0.1:${port}/api`;
   const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${base}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
