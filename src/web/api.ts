@@ -81,11 +81,25 @@ async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
  * route's response schema; refusals throw the API's own errors.
  */
 export async function apiRead<P, Q, R>(deps: Deps, visitor: Visitor, def: RouteDef<unknown, Q, P, R>, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<R | undefined> {
+  return (await call(deps, visitor, def as unknown as RouteDef<unknown, unknown, unknown>, input)) as R | undefined;
+}
+
+/**
+ * One call of the visitor through callRoute: counted once per request against the rate limit, and
+ * timed for the page's Server-Timing.
+ */
+async function call(
+  deps: Deps,
+  visitor: Visitor,
+  def: RouteDef<unknown, unknown, unknown>,
+  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; idempotencyKey?: string | null },
+): Promise<unknown> {
   const limit = counts(visitor);
   const started = performance.now();
   try {
     const as = await actingOf(deps, visitor);
-    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: undefined, koa: inProcessContext(as) }, { limit });
+    const koa = inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined });
+    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa }, { limit });
     return result;
   } finally {
     visitor.calls?.push({ route: `${def.method} ${def.path}`, ms: performance.now() - started });
@@ -115,17 +129,8 @@ export async function apiAct<T>(
   path: string,
   input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; idempotencyKey?: string | null } = {},
 ): Promise<T> {
-  const limit = counts(visitor);
-  const def = routeNamed(method, path);
-  const started = performance.now();
-  try {
-    const as = await actingOf(deps, visitor);
-    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa: inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined }) }, { limit });
-    // A route named by its path has no type to give: the page's word stands, as for apiGet.
-    return result as T;
-  } finally {
-    visitor.calls?.push({ route: `${method} ${path}`, ms: performance.now() - started });
-  }
+  // A route named by its path has no type to give: the page's word stands, as for apiGet.
+  return (await call(deps, visitor, routeNamed(method, path), input)) as T;
 }
 
 /**
