@@ -21,7 +21,24 @@ interface Held<T> extends Kept<T> {
 }
 
 const kept = new WeakMap<Deps, Map<string, Held<unknown> | Promise<Held<unknown>>>>();
-const refreshing = new WeakMap<Map<string, unknown>, Set<string>>();
+const refreshing = new WeakMap<object, Set<string>>();
+
+/**
+ * Runs `refresh` for `key` of `cache` in the background unless one already runs: on the primary,
+ * outside the request's read scope (it may outlive the request that started it); a failure is logged
+ * and the kept value stays. The one stale-while-refresh step of every kept figure (here and the
+ * standings boards).
+ */
+export function refreshInBackground(cache: object, key: string, refresh: () => Promise<unknown>): void {
+  let busy = refreshing.get(cache);
+  if (!busy) refreshing.set(cache, (busy = new Set()));
+  if (busy.has(key)) return;
+  const running = busy;
+  running.add(key);
+  outsideReadScope(refresh)
+    .catch((err: unknown) => logger.warn({ err, key }, 'a kept figure could not be refreshed; the previous one stays'))
+    .finally(() => running.delete(key));
+}
 
 export async function keptFor<T>(deps: Deps, name: string, compute: () => Promise<T>): Promise<Kept<T>> {
   const ttl = deps.config.PLATFORM_TOTALS_TTL_MS;
@@ -33,20 +50,12 @@ export async function keptFor<T>(deps: Deps, name: string, compute: () => Promis
   if (held && performance.now() - held.at < ttl) return held as Held<T>;
   const run = (): Promise<Held<T>> => {
     const asOf = deps.clock.now();
-    // Its own statements, on the primary: a refresh may outlive the request that started it.
+    // On the primary: the computation is shared by every request waiting for it, whatever their scopes.
     return outsideReadScope(compute).then((value) => ({ value, asOf, at: performance.now() }));
   };
   if (held && ttl > 0) {
     // Stale: answered as it is; one refresh at a time replaces it.
-    if (!refreshing.has(names)) refreshing.set(names, new Set());
-    const busy = refreshing.get(names)!;
-    if (!busy.has(name)) {
-      busy.add(name);
-      run()
-        .then((h) => names.set(name, h))
-        .catch((err: unknown) => logger.warn({ err, name }, 'a kept platform figure could not be refreshed; the previous one stays'))
-        .finally(() => busy.delete(name));
-    }
+    refreshInBackground(names, name, () => run().then((h) => names.set(name, h)));
     return held as Held<T>;
   }
   const pending = run().then(

@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { logger } from '../../logger';
-import { outsideReadScope } from '../../readScope';
+import { refreshInBackground } from '../kept';
 
 type Q = DataSource | EntityManager;
 
@@ -30,7 +29,6 @@ interface Entry {
   /** How long it took to compute. */
   took: number;
 }
-const refreshing = new WeakMap<Map<string, Entry>, Set<string>>();
 const caches = new WeakMap<DataSource, Map<string, Entry>>();
 
 function cacheOf(q: Q): Map<string, Entry> {
@@ -59,15 +57,7 @@ export async function cachedStanding<T>(q: Q, key: string, compute: () => Promis
     return value;
   };
   if (hit && hit.took > STANDINGS_STALE_AFTER_MS) {
-    if (!refreshing.has(cache)) refreshing.set(cache, new Set());
-    const busy = refreshing.get(cache)!;
-    if (!busy.has(key)) {
-      busy.add(key);
-      // On the primary: the refresh may outlive the request (and its read scope) that started it.
-      outsideReadScope(run)
-        .catch((err: unknown) => logger.warn({ err, key }, 'a standings board could not be refreshed; the previous one stays'))
-        .finally(() => busy.delete(key));
-    }
+    refreshInBackground(cache, key, run);
     return hit.value as T;
   }
   return run();
