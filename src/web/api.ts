@@ -19,17 +19,14 @@ export interface Visitor {
   headers: IncomingHttpHeaders;
   /** The client address (the rate limit's bucket for an anonymous visitor). */
   ip: string;
-  /** A page view counts once against the visitor's rate limit, on its first API call. */
-  counted: boolean;
-  /** The visitor's principal, resolved on the page's first API call. */
-  caller?: Promise<Caller | null>;
   /** Each API call the page made and its time (the page's Server-Timing lists them: where a slow render went). */
   calls?: { route: string; ms: number }[];
   /**
    * What every visitor of one request shares (the page's and the header's): the principal is
-   * resolved once and the view counts once, however many visitors the page draws.
+   * resolved once, on the first API call, and the view counts once against the rate limit, however
+   * many visitors the page draws.
    */
-  request?: { counted: boolean; caller?: Promise<Caller | null> };
+  request: { counted: boolean; caller?: Promise<Caller | null> };
 }
 
 /** The signed-in participant the header names: who, and their balance in credits. */
@@ -56,23 +53,20 @@ export function visitorOf(ctx: Koa.Context, workspace: string | null): Visitor {
   const request = ((ctx.state as { webVisitor?: Visitor['request'] }).webVisitor ??= { counted: false });
   // One list per request, whichever visitor made the call: the response's Server-Timing reads it.
   ctx.state.webCalls ??= [];
-  return { workspace, viewToken: view, headers, ip: ctx.ip, counted: false, request, calls: ctx.state.webCalls as NonNullable<Visitor['calls']> };
+  return { workspace, viewToken: view, headers, ip: ctx.ip, request, calls: ctx.state.webCalls as NonNullable<Visitor['calls']> };
 }
 
 /** Whether this visit counts against the rate limit (the request's first API call does). */
 function counts(visitor: Visitor): boolean {
-  const shared = visitor.request ?? visitor;
-  const first = !shared.counted;
-  shared.counted = true;
-  visitor.counted = true;
+  const first = !visitor.request.counted;
+  visitor.request.counted = true;
   return first;
 }
 
 /** The visitor's principal, resolved from its credentials once per page (a refused credential refuses the page). */
 async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
   // The caller depends on the credentials only (a cookie or a key), the same for every visitor of the request.
-  const shared = visitor.request ?? visitor;
-  const caller = await (visitor.caller ??= shared.caller ??= resolveCaller(deps, visitor.headers));
+  const caller = await (visitor.request.caller ??= resolveCaller(deps, visitor.headers));
   return { caller, workspace: visitor.workspace, viewToken: visitor.viewToken, ip: visitor.ip };
 }
 

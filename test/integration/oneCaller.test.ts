@@ -47,7 +47,7 @@ describe('one caller: a page and an MCP tool refuse exactly what the API refuses
     await client?.close();
   });
 
-  const visitor = (workspace: string, headers: Record<string, string>): Visitor => ({ workspace, viewToken: null, headers, ip: '127.0.0.1', counted: false });
+  const visitor = (workspace: string, headers: Record<string, string>): Visitor => ({ workspace, viewToken: null, headers, ip: '127.0.0.1', request: { counted: false } });
 
   /** What the page's read (apiGet, which every page calls) throws, as the API's body would carry it. */
   async function pageRefusal(v: Visitor, path: string, params: Record<string, string> = {}) {
