@@ -24,6 +24,11 @@ const noEntities = {
   message: 'src/api shows plain rows: take the row type its service exports (e.g. WorkspaceRow), never a TypeORM entity.',
 };
 
+// An area is used through its index (src/services/<area>/index.ts): a file of another area is its own
+// business, and an import of it is an edge the area-level cycle check (check:cycles) would see late.
+const deepArea = { regex: '(^|/)services/[^/]+/(?!index$)[^/]+$', message: 'Import another area through its index (services/<area>), not one of its files.' };
+const deepSibling = { regex: '^\\.\\./[^/.]+/(?!index$)[^/]+$', message: 'Import another area through its index (../<area>), not one of its files.' };
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**', '*.config.js', '*.config.mjs'] },
   js.configs.recommended,
@@ -48,8 +53,12 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts', 'jobs/**/*.ts', 'workers/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [deepArea] }] },
+  },
+  {
     files: ['src/services/**/*.ts', 'jobs/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noApi, noEdge] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [noApi, noEdge, deepArea] }] },
   },
   {
     // domain/ is pure: no I/O libraries.
@@ -57,10 +66,14 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [pure, noApi] }] },
   },
   {
+    files: ['src/services/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noApi, noEdge, deepArea, deepSibling] }] },
+  },
+  {
     // Routes are recipes; workers are thin: no db/, no typeorm, no SQL, no transactions.
     files: ['src/api/**/*.ts', 'workers/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [noDb] }],
+      'no-restricted-imports': ['error', { patterns: [noDb, deepArea] }],
       'no-restricted-syntax': [
         'error',
         { selector: "CallExpression > MemberExpression.callee[property.name='query']", message: `No SQL here (.query). ${recipe}` },
@@ -74,11 +87,11 @@ export default tseslint.config(
   {
     // api/ sees no entities: presenters take the services' plain rows; it imports no other front door.
     files: ['src/api/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noEntities, noDoors] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noEntities, noDoors, deepArea] }] },
   },
   {
     files: ['workers/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noApi] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noApi, deepArea] }] },
   },
   {
     // web/ (the pages) reads only through the API's routes in process (src/api/dispatch): no db/,

@@ -1,8 +1,14 @@
 /**
- * Fails on any import cycle in src/, jobs/ and workers/ (run by .ci/run after lint). Areas call
- * back into an area that imports them only through services/wiring; see docs/architecture.md.
+ * Fails on any import cycle in src/, jobs/ and workers/ (run by .ci/run after lint), at two levels:
+ * - files: madge's cycles;
+ * - areas: every folder src/services/<area>/ is one node, every other file its own node, and a loop
+ *   between nodes (credits -> participants -> templates -> ... -> credits) fails even where no
+ *   file-level cycle closes it. Areas call back into an area that imports them only through
+ *   services/wiring; shared request helpers live in leaf areas (idempotency) or neutral files. See
+ *   docs/architecture.md.
  */
 import madge from 'madge';
+import { areaLoops } from './lib/areaGraph';
 
 /** Cycles that may stay, each with the reason. Keys are the cycle's files joined by " > ". */
 const ALLOWED: Record<string, string> = {
@@ -19,9 +25,18 @@ async function main(): Promise<void> {
   if (bad.length) {
     console.error(`${bad.length} import cycle(s): route the call back through services/wiring or move the shared part into one area both import.`);
     for (const c of bad) console.error(`  ${c}`);
-    process.exit(1);
   }
-  console.log(`no import cycles (${Object.keys(res.obj()).length} files)`);
+  // A loop of plain files is a file cycle, reported (or allowed) above.
+  const loops = areaLoops(res.obj()).filter((l) => l.nodes.some((n) => n.startsWith('services/')));
+  if (loops.length) {
+    console.error(`${loops.length} loop(s) between areas: route the call back through services/wiring, or move the shared part into a leaf area both import.`);
+    for (const l of loops) {
+      console.error(`  ${l.nodes.join(', ')}`);
+      for (const e of l.edges) console.error(`    ${e}`);
+    }
+  }
+  if (bad.length || loops.length) process.exit(1);
+  console.log(`no import cycles (${Object.keys(res.obj()).length} files), no loop between areas`);
 }
 
 main().catch((err: Error) => {

@@ -7,7 +7,7 @@ import { connectionBudget, overBudget, ROOM_SQL, type ServerRoom } from './db/co
 import { attachReplicas, detachReplicas, replicaName } from './db/replicas';
 import { systemClock, type Clock, type Deps } from './deps';
 import { wireAreas } from './services/wireAreas';
-import { closeCallerCache } from './services/access/callerCache';
+import { closeCallerCache } from './services/access';
 import { closeAccountSystem } from './services/accounts';
 import { closeNotices } from './db/notices';
 import { closeAll } from './closeAll';

@@ -18,8 +18,9 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   agent_wallets: 'credits',
   deposit_logs: 'credits',
   deposits: 'credits',
-  money_requests: 'credits',
   withdrawals: 'credits',
+  // idempotency: the Idempotency-Keys of money writes that have no row of their own (a leaf every area may call)
+  money_requests: 'idempotency',
   // books: markets and their order books
   markets: 'books',
   market_funders: 'books',

@@ -1,7 +1,7 @@
 import { formatUnits } from 'ethers';
 import { toCredits } from '../../domain/money';
 import type { CreditRecord, SpendRecord, Statement, TransferRecord, depositAddress, treasuryStatus } from '../../services/credits';
-import type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from '../../services/credits/rows';
+import type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from '../../services/credits';
 
 const replayFlag = (replay: boolean) => (replay ? { idempotentReplay: true as const } : {});
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

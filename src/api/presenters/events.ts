@@ -1,6 +1,6 @@
 import type { Switches } from '../../domain/webhooks';
 import type { FeedEvent } from '../../services/events';
-import type { HookDeliveryRow, HookRow } from '../../services/hooks/rows';
+import type { HookDeliveryRow, HookRow } from '../../services/hooks';
 
 export function presentEvent(e: FeedEvent) {
   return { id: e.id, type: e.type, workspaceId: e.workspaceId, timestamp: e.timestamp.toISOString(), data: e.data };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STATEMENT_KIND_LIST } from '../../services/credits/statement';
+import { STATEMENT_KIND_LIST } from '../../services/credits';
 
 /** Response schemas of the credit routes (as presented: credits as numbers, token amounts as decimal strings of units). */
 const instant = z.iso.datetime({ offset: true });

@@ -8,7 +8,7 @@ import { conflict, DomainError } from '../../errors';
 import { accountId, balanceOf, writeLedger } from '../ledger';
 import { emitEvent } from '../events';
 // The idempotency journal of money moves, by file: the credits area's index reaches lifecycle (and so books) through workspaces.
-import { onceByKey, type Once } from '../credits/idempotency';
+import { onceByKey, type Once } from '../idempotency';
 import { findMarket, lockMarket, recordFunders, requireMarket, type MarketRow, type OpenBookInput } from './books';
 
 /**

@@ -1,5 +1,4 @@
 export * from './accounts';
-export * from './idempotency';
 export * from './moveCredits';
 export * from './wallets';
 export * from './deposits';
@@ -8,3 +7,4 @@ export * from './treasury';
 export * from './recoverChainJobs';
 export { settlementEnabled, walletOf } from './chainAccess';
 export * from './statement';
+export type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from './rows';

@@ -12,7 +12,7 @@ import { getAgent } from '../participants';
 import { isMember } from '../workspaces';
 import { resolveOwnedAgent } from '../access';
 import { creditAccounts, type SpendType } from './accounts';
-import { onceByKey, type Once } from './idempotency';
+import { onceByKey, type Once } from '../idempotency';
 
 /** A positive amount of credits in nano-units, or 400. */
 export function nanoAmount(credits: number): bigint {

@@ -12,7 +12,7 @@ import { accountId, transfer } from '../ledger';
 import { resolveOwnedAgent } from '../access';
 import { creditAccounts } from './accounts';
 import { CHAIN_JOB_OPTS, chainDelay, requireChain, walletOf } from './chainAccess';
-import { onceByKey, type Once } from './idempotency';
+import { onceByKey, type Once } from '../idempotency';
 import { nanoAmount } from './moveCredits';
 
 /** Enqueue check number `check` of a withdrawal's job (the id carries the number, as for deposits). */

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
-import { onceByKey } from '../credits/idempotency';
+import { onceByKey } from '../idempotency';
 import { createMetric, deleteMetric, migrateLeafTypes, reorderMetrics, updateMetric } from './editMetrics';
 import { backfillMetric, purgeMetricLogs } from './metricHistory';
 import { writeWorkspaceMetrics } from './metricLock';

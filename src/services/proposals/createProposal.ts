@@ -2,7 +2,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
-import { onceByKey } from '../credits/idempotency';
+import { onceByKey } from '../idempotency';
 import { rolledBack } from '../../db/dryRun';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';

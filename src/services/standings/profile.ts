@@ -4,7 +4,7 @@ import type { Principal } from '../../domain/capabilities';
 import { consensusOf, probability } from '../../domain/lmsr';
 import { switchesOf } from '../../domain/webhooks';
 import { DomainError } from '../../errors';
-import { readPoliciesOf } from '../access/policy';
+import { readPoliciesOf } from '../access';
 import { displayStatus, marketLateral, rowToMarket } from '../books';
 import { earningsRank } from './leaderboard';
 import { publicTotals, type PublicTotals } from './totals';

@@ -99,6 +99,6 @@ export async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<Tra
   return outcome;
 }
 
-/** A keyed request's body hash and the one check of a held key: the Idempotency-Key rules of every money write (credits/idempotency). */
-export { requestHash as bodyHash, replayIfSameRequest } from '../credits/idempotency';
+/** A keyed request's body hash and the one check of a held key: the Idempotency-Key rules of every money write (services/idempotency). */
+export { requestHash as bodyHash, replayIfSameRequest } from '../idempotency';
 
