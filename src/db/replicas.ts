@@ -1,11 +1,12 @@
 import { Pool } from 'pg';
-import type { DataSource, QueryRunner, ReplicationMode } from 'typeorm';
+import type { DataSource, ReplicationMode } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { isConnectionLoss, pgCode } from '../failures';
 import { logger } from '../logger';
 import { currentReadScope, type ReadScope as Scope } from '../readScope';
 import { ListeningClient } from './listeningClient';
+import { adoptClient, dropClient, routeQueryRunners, runnerConnecting, setRunnerConnecting } from './typeormInternals';
 
 /**
  * Reads on streaming replicas (issue 60). A read scope (a GET route's handler, a page) sends its
@@ -239,13 +240,6 @@ function replicaFailed(err: unknown): 'lost' | 'refused' | null {
   return null;
 }
 
-interface RunnerInternals {
-  databaseConnection: unknown;
-  databaseConnectionPromise: Promise<unknown> | undefined;
-  releaseCallback?: (err?: unknown) => void;
-  driver: PostgresDriver;
-}
-
 /**
  * A query runner that, in a read scope and outside a transaction, connects to the scope's replica.
  * A transaction (a save, ds.transaction) starts on the primary, and the scope stays there after.
@@ -263,21 +257,14 @@ class RoutedQueryRunner extends PostgresQueryRunner {
     super(driver, mode);
   }
 
-  private get internals(): RunnerInternals {
-    return this as unknown as RunnerInternals;
-  }
-
   override connect(): Promise<unknown> {
-    const self = this.internals;
-    if (!this.routed || this.scope.primary || self.databaseConnection || self.databaseConnectionPromise) return super.connect();
+    if (!this.routed || this.scope.primary || runnerConnecting(this)) return super.connect();
     const connecting = (async () => {
       const replica = this.scope.primary ? null : await this.router.forScope(this.scope);
       if (replica && this.routed && !this.isReleased) {
         try {
           const client = await replica.pool.connect();
-          this.driver.connectedQueryRunners.push(this as unknown as QueryRunner);
-          self.databaseConnection = client;
-          self.releaseCallback = (err?: unknown) => client.release(err instanceof Error ? err : undefined);
+          adoptClient(this, client, (err?: unknown) => client.release(err instanceof Error ? err : undefined));
           this.replica = replica;
           replica.served += 1;
           return client;
@@ -287,24 +274,17 @@ class RoutedQueryRunner extends PostgresQueryRunner {
         }
       }
       this.routed = false;
-      self.databaseConnectionPromise = undefined;
+      setRunnerConnecting(this, undefined);
       this.router.primaryReads += 1;
       return super.connect();
     })();
-    self.databaseConnectionPromise = connecting;
+    setRunnerConnecting(this, connecting);
     return connecting;
   }
 
   /** Let go of the replica's connection: this runner's next statement connects to the primary. */
   private leaveReplica(err?: unknown): void {
-    const self = this.internals;
-    const release = self.releaseCallback;
-    self.releaseCallback = undefined;
-    release?.(err);
-    const i = this.driver.connectedQueryRunners.indexOf(this as unknown as QueryRunner);
-    if (i >= 0) this.driver.connectedQueryRunners.splice(i, 1);
-    self.databaseConnection = undefined;
-    self.databaseConnectionPromise = undefined;
+    dropClient(this, err);
     this.replica = undefined;
     this.routed = false;
   }
@@ -337,9 +317,7 @@ const routers = new WeakMap<DataSource, ReadRouter>();
 export async function attachReplicas(ds: DataSource, primaryUrl: string, opts: ReplicaOptions): Promise<ReadRouter> {
   const router = new ReadRouter(primaryUrl, opts);
   await router.start();
-  const driver = ds.driver as PostgresDriver;
-  const plain = driver.createQueryRunner.bind(driver);
-  driver.createQueryRunner = (mode: ReplicationMode) => {
+  routeQueryRunners(ds, (plain, mode, driver) => {
     const scope = currentReadScope();
     if (!scope) return plain(mode);
     if (scope.primary) {
@@ -347,7 +325,7 @@ export async function attachReplicas(ds: DataSource, primaryUrl: string, opts: R
       return plain(mode);
     }
     return new RoutedQueryRunner(driver, mode, router, scope);
-  };
+  });
   routers.set(ds, router);
   return router;
 }
