@@ -57,7 +57,10 @@ export function heldClient(r: PostgresQueryRunner): unknown {
 }
 
 /** Route every new query runner of ds through make (which may return TypeORM's own, `plain(mode)`). */
-export function routeQueryRunners(ds: DataSource, make: (plain: (mode: ReplicationMode) => QueryRunner, mode: ReplicationMode, driver: PostgresDriver) => QueryRunner): void {
+export function routeQueryRunners(
+  ds: DataSource,
+  make: (plain: (mode: ReplicationMode) => PostgresQueryRunner, mode: ReplicationMode, driver: PostgresDriver) => PostgresQueryRunner,
+): void {
   const driver = ds.driver as PostgresDriver;
   const plain = driver.createQueryRunner.bind(driver);
   driver.createQueryRunner = (mode: ReplicationMode) => make(plain, mode, driver);
