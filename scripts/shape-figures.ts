@@ -5,6 +5,10 @@
  * naming `markets` in SQL, hand `*Row` interfaces in src/services, hand row mappers (a function that
  * reads two or more snake_case fields of one of its parameters and builds an object), and entity
  * classes no code outside src/entities names. The owner map is this tree's src/services/tables.ts.
+ * Issue 67's figures follow: calls that name a route by its path string (pages, MCP tools, doors),
+ * authorization decided inside services (`not_authorized` refusals), untyped `.query(` results in
+ * src/services (the selector `scripts/lib/untypedQuery.ts` shares with lint), loops between areas
+ * (scripts/lib/areaGraph.ts), and the pairs the duplicates tool reports.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -12,6 +16,11 @@ import * as ts from 'typescript';
 import { TABLE_OWNERS } from '../src/services/tables';
 import { entityTables, scanWrites, stripComments } from './lib/tableWrites';
 import { walkTs } from './lib/walk';
+import { execFileSync } from 'node:child_process';
+import madge from 'madge';
+import { ESLint } from 'eslint';
+import { areaLoops } from './lib/areaGraph';
+import { UNTYPED_QUERY } from './lib/untypedQuery';
 
 const root = process.argv[2] ?? process.cwd();
 
@@ -77,7 +86,48 @@ const code = [...files, ...walk(join(root, 'jobs')), ...walk(join(root, 'workers
 const unused = [...entities.keys()].filter((c) => !new RegExp(`\\b${c}\\b`).test(code));
 const several = [...writers].filter(([, a]) => a.size > 1).map(([t, a]) => `${t} (${[...a].sort().join(', ')})`);
 
-console.log(
+/** Calls that reach a route by its path string: `apiGet(deps, v, '/metrics')`, a tool's `path: '/metrics'`. */
+function pathStrings(file: string, src: string): number {
+  const sf = ts.createSourceFile(file, src, ts.ScriptTarget.Latest, true);
+  let n = 0;
+  const isPath = (e: ts.Node) => ts.isStringLiteralLike(e) && /^\/[a-z]/.test(e.text);
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && node.arguments.some(isPath)) n++;
+    else if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name) && node.name.text === 'path' && isPath(node.initializer)) n++;
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return n;
+}
+
+async function shapeStep3() {
+  const doors = [...walk(join(root, 'src/web')), ...walk(join(root, 'src/api/mcp')), ...walk(join(root, 'src/doors'))];
+  const byPath = doors.map((f) => [f, pathStrings(f, read(f))] as const).filter(([, n]) => n > 0);
+  const authz = files
+    .filter((f) => f.startsWith('src/services/'))
+    .map((f) => [f, stripComments(read(f)).match(/not_authorized|notAuthorized\(/g)?.length ?? 0] as const)
+    .filter(([, n]) => n > 0);
+  const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: { files: ['**/*.ts'], languageOptions: { parser: (await import('typescript-eslint')).parser }, rules: { 'no-restricted-syntax': ['error', { selector: UNTYPED_QUERY, message: 'untyped' }] } } });
+  const results = await eslint.lintFiles([join(root, 'src/services')]);
+  const untyped = results.reduce((n, r) => n + r.messages.filter((m) => m.message === 'untyped').length, 0);
+  const graph = await madge([join(root, 'src'), join(root, 'jobs'), join(root, 'workers')].filter((d) => walk(d).length), { fileExtensions: ['ts'], baseDir: root });
+  const loops = areaLoops(graph.obj()).filter((l) => l.nodes.some((n) => n.startsWith('services/')));
+  let duplicates = 'not run (the duplicates tool is not on this machine)';
+  try {
+    duplicates = execFileSync('duplicates', ['--repo', root, '--most', '1', '--seconds', '120'], { encoding: 'utf8' }).split('\n')[0];
+  } catch {
+    /* the tool is optional */
+  }
+  return {
+    routesNamedByPath: { count: byPath.reduce((n, [, c]) => n + c, 0), files: byPath.length },
+    authorizationInServices: { sites: authz.reduce((n, [, c]) => n + c, 0), files: authz.map(([f]) => f) },
+    untypedQueryResults: untyped,
+    areaLoops: loops.map((l) => l.nodes.join(' ')),
+    duplicates,
+  };
+}
+
+void shapeStep3().then((step3) => console.log(
   JSON.stringify(
     {
       tablesWithSeveralWriters: { count: several.length, tables: several },
@@ -87,8 +137,9 @@ console.log(
       handRowMappers: { count: mappers.length, at: mappers },
       entities: entities.size,
       unusedEntities: { count: unused.length, classes: unused },
+      issue67: step3,
     },
     null,
     1,
   ),
-);
+));
