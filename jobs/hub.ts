@@ -7,6 +7,7 @@ import { ListeningClient } from '../src/db/listeningClient';
 import { logger } from '../src/logger';
 import { parseRedisUrl } from '../src/redisUrl';
 import { signalWithin } from '../src/signals';
+import { listenClientOf, prepareListenClients, relistenWhenInvalidated, type ListenClient } from './bullmqInternals';
 import { queueFamilies, queueSchema, resultSchema, type JobName, type JobPayload, type JobResult, type QueueFamilyName } from './definitions';
 
 /**
@@ -97,17 +98,10 @@ export function queueConnection(url: string, schema: string): PostgresConnection
   conn.on('error', (err) => logger.warn({ err }, 'queue database connection error'));
   // Every queue, worker and event reader listens on this one connection and its LISTEN client.
   conn.setMaxListeners(0);
-  const listenClient = conn.getListenClient.bind(conn);
-  const serialized = new WeakSet<object>();
-  conn.getListenClient = async () => {
-    const client = await listenClient();
-    (client as unknown as { setMaxListeners(n: number): void }).setMaxListeners(0);
-    if (!serialized.has(client)) {
-      serialized.add(client);
-      oneQueryAtATime(client as unknown as { query: (...args: unknown[]) => Promise<unknown> });
-    }
-    return client;
-  };
+  prepareListenClients(conn, (client) => {
+    client.setMaxListeners(0);
+    oneQueryAtATime(client);
+  });
   return conn;
 }
 
@@ -116,11 +110,11 @@ export function queueConnection(url: string, schema: string): PostgresConnection
  * another runs, and warns (DeprecationWarning, at every start) that pg 9 will refuse it. So the
  * client's queries run one after the other here.
  */
-function oneQueryAtATime(client: { query: (...args: unknown[]) => Promise<unknown> }): void {
+function oneQueryAtATime(client: { query: (sql: string) => Promise<unknown> }): void {
   const query = client.query.bind(client);
   let tail: Promise<unknown> = Promise.resolve();
-  client.query = (...args: unknown[]) => {
-    const run = tail.then(() => query(...args));
+  client.query = (sql: string) => {
+    const run = tail.then(() => query(sql));
     tail = run.catch(() => undefined);
     return run;
   };
@@ -143,14 +137,7 @@ function sharedPostgresFactory(url: string, schema: string): {
     // Not owning the connection, a backend does not re-LISTEN after the LISTEN client is rebuilt
     // (BullMQ wires that only for owners): do it here, as its owner would.
     const b = new PostgresQueueBackend(c, name, opts as never, false);
-    const state = b as unknown as { listening: boolean; listeningEvents: boolean; cancelWait?: () => void; cancelEventWait?: () => void };
-    const onInvalidated = () => {
-      state.listening = false;
-      state.listeningEvents = false;
-      state.cancelWait?.();
-      state.cancelEventWait?.();
-    };
-    c.on('listenerinvalidated', onInvalidated);
+    relistenWhenInvalidated(c, b);
     return b;
   };
   const completions = new PgCompletions(connection, `mpps_done_${schema}`);
@@ -167,7 +154,6 @@ function sharedPostgresFactory(url: string, schema: string): {
 }
 
 type Notification = { channel: string; payload?: string };
-type ListenClient = { query(sql: string): Promise<unknown>; on(e: 'notification', f: (m: Notification) => void): void; off(e: 'notification', f: (m: Notification) => void): void };
 
 /**
  * The completion wait on Postgres. BullMQ's Postgres event reader (QueueEvents) can miss an event:
@@ -192,7 +178,7 @@ class PgCompletions {
     if (!this.listening) {
       const c = this.conn();
       const p = (async () => {
-        const client = (await c.getListenClient()) as unknown as ListenClient;
+        const client = await listenClientOf(c);
         await client.query(`LISTEN "${this.channel}"`);
         client.on('notification', this.onNotice);
         return client;
