@@ -15,7 +15,11 @@ const BY_STATUS: Record<number, ErrorCode> = {
   429: 'rate_limited',
 };
 
-const codeFor = (status: number): ErrorCode => BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'account_refused');
+/** The account system's own codes that are ours too (raised by our hooks in services/accounts/auth.ts). */
+const BY_REASON: Record<string, ErrorCode> = { RESET_MAIL_NOT_CONFIGURED: 'reset_mail_not_configured' };
+
+const codeFor = (status: number, reason: unknown): ErrorCode =>
+  (typeof reason === 'string' ? BY_REASON[reason] : undefined) ?? BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'account_refused');
 
 export async function refusalInOurShape(res: Response): Promise<Response> {
   if (res.status < 400) return res;
@@ -27,8 +31,8 @@ export async function refusalInOurShape(res: Response): Promise<Response> {
   } catch {
     // not JSON: the sentence below says what happened
   }
-  const code = codeFor(res.status);
   const { message, code: reason, ...rest } = body;
+  const code = codeFor(res.status, reason);
   const shaped =
     typeof body.error === 'string'
       ? { ...body, code: typeof reason === 'string' ? reason : code, doc_url: docUrl(code) }

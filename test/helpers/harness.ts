@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { createApp } from '../../src/doors';
 import { loadConfig } from '../../src/config';
+import { keepAuthSecret } from '../../src/boot/authSecret';
 import { ManualClock, type Deps } from '../../src/deps';
 import { queueSchema } from '../../jobs/definitions';
 import { bootDeps, closeDeps } from '../../src/runtime';
@@ -39,7 +40,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   const masterKey = `master-${randomBytes(12).toString('hex')}`;
   // Rate limits are high by default so suites that register many participants from one address
   // are not throttled; a suite testing the limits lowers them through `env`.
-  const config = loadConfig({
+  // As main does (src/boot/localServices.ts): AUTH_SECRET, the test runs' fixed one, or one generated once and kept.
+  const config = keepAuthSecret(loadConfig({
     ...process.env,
     QUEUE_PREFIX: prefix,
     MASTER_API_KEY: masterKey,
@@ -59,7 +61,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     // Suites read platform-wide figures right after changing them; the one that tests keeping them raises it.
     PLATFORM_TOTALS_TTL_MS: '0',
     ...env,
-  });
+  })).config;
   const clock = new ManualClock();
   const deps = await bootDeps(config, { migrate: opts.migrate ?? false, clock, poolSize: 10 });
   await ensurePlatform(deps.ds, masterKey);
