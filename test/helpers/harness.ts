@@ -35,7 +35,7 @@ export interface TestApp {
  * The real app on a real port, real workers, a queue prefix of its own. The database is migrated
  * already (test/helpers/globalSetup.ts) unless `migrate` (a bench's own database).
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean; migrate?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean; migrate?: boolean; port?: number } = {}): Promise<TestApp> {
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const masterKey = `master-${randomBytes(12).toString('hex')}`;
   // Rate limits are high by default so suites that register many participants from one address
@@ -67,7 +67,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
   await ensurePlatform(deps.ds, masterKey);
   let workers: WorkerSet | undefined = opts.workers === false ? undefined : await startWorkers(deps);
   const contract = new ContractRecorder();
-  const server = createApp(deps, { onResponse: contract.observe }).listen(0, '127.0.0.1');
+  // `port`: the same address again (a restart test: issuer and token audience name it).
+  const server = createApp(deps, { onResponse: contract.observe }).listen(opts.port ?? 0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
   // PUBLIC_BASE_URL 'listening': the address this server got (OAuth issuer, resource and redirects must match it).
   if (env.PUBLIC_BASE_URL === 'listening') Object.assign(deps.config, { PUBLIC_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
