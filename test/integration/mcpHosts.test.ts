@@ -2,12 +2,15 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { connectorTools } from '../../src/api/mcp/tools';
 import { signUp, type TestPerson } from '../helpers/accounts';
-import { mint } from '../helpers/factories';
+import { createServer } from 'node:http';
+import { buildWorkspace, mint } from '../helpers/factories';
+import { launchChromium } from '../helpers/browser';
+import { freshBookId } from '../helpers/markets';
 import { expectLedgerSound, useTestApp, type TestApp } from '../helpers/harness';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { connectThroughOAuth, mcpUrl, resultBody, TestOAuthProvider } from '../helpers/mcp';
+import { connectThroughOAuth, mcpUrl, newClient, resultBody, TestOAuthProvider, type Confirmations } from '../helpers/mcp';
 
 /**
  * Issue 55 end to end with the unchanged MCP SDK client over Streamable HTTP: a desktop host whose
@@ -283,6 +286,79 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
     const back = new URL(denied.headers.location);
     expect([`${back.origin}${back.pathname}`, back.searchParams.get('error'), back.searchParams.get('code')]).toEqual([loopback, 'access_denied', null]);
     expect(await app.deps.ds.query(`SELECT 1 FROM connections WHERE agent_id = $1`, [person.agentId])).toEqual([]);
+  });
+
+  it('the walk from no session (issue 64): authorize URL, sign-up and sign-in from the page it shows, consent with one grant unticked, the code to a loopback listener, a token, tools, one confirmed trade', async () => {
+    const ws = await buildWorkspace(app, { public: true, ownerCredits: 100_000 });
+    const marketId = await freshBookId(app, ws);
+    // The host's loopback listener: it takes the code the browser brings back.
+    let gotCode!: (code: string) => void;
+    const code = new Promise<string>((r) => (gotCode = r));
+    const listener = createServer((req, res) => {
+      const u = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (u.searchParams.get('code')) gotCode(u.searchParams.get('code')!);
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Connected: you can close this window.</h1>');
+    });
+    await new Promise<void>((r) => listener.listen(0, '127.0.0.1', () => r()));
+    const provider = new TestOAuthProvider(`http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`);
+    const confirmations: Confirmations = { answers: [], asked: [] };
+    await newClient(confirmations)
+      .connect(new StreamableHTTPClientTransport(mcpUrl(app), { authProvider: provider }))
+      .then(
+        () => Promise.reject(new Error('connected without authorization')),
+        (err) => expect(err).toBeInstanceOf(UnauthorizedError),
+      );
+    const browser = await launchChromium();
+    const email = `walker-${Date.now()}@example.com`;
+    const password = 'a-walk-from-nothing';
+    try {
+      const page = await browser.newPage();
+      await page.goto(provider.authorizationUrl!.toString());
+      expect(new URL(page.url()).pathname).toBe('/oauth/sign-in');
+      await page.click('text=Create one');
+      expect(new URL(page.url()).pathname).toBe('/sign-up');
+      await page.fill('form input[name="name"]', 'Walker Nobody');
+      await page.fill('form input[name="email"]', email);
+      await page.fill('form input[name="password"]', password);
+      await Promise.all([page.waitForURL(/\/sign-in\?/), page.click('form button[type="submit"]')]);
+      await page.fill('form input[name="email"]', email);
+      await page.fill('form input[name="password"]', password);
+      await Promise.all([page.waitForURL(/\/oauth\/consent\?/), page.click('form button[type="submit"]')]);
+      expect(await page.textContent('h1')).toContain('Test Assistant');
+      await page.uncheck('input[name="grant"][value="account:wallet"]');
+      await Promise.all([page.waitForURL(/\/callback\?code=/), page.click('button[name="accept"][value="yes"]')]);
+      expect(await page.textContent('h1')).toContain('Connected');
+    } finally {
+      await browser.close();
+      listener.close();
+    }
+    await new StreamableHTTPClientTransport(mcpUrl(app), { authProvider: provider }).finishAuth(await code);
+    expect(provider.tokens()?.refresh_token).toBeTruthy();
+    const client = newClient(confirmations);
+    await client.connect(new StreamableHTTPClientTransport(mcpUrl(app), { authProvider: provider }));
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('trade');
+      expect(names).not.toContain('transfer'); // the unticked grant
+      const me = resultBody(await client.callTool({ name: 'whoami', arguments: {} }));
+      const [conn] = await app.deps.ds.query(`SELECT k.scopes FROM connections c JOIN api_keys k ON k.id = c.key_id WHERE c.agent_id = $1 AND c.revoked_at IS NULL`, [me.id]);
+      expect(conn.scopes).toEqual(expect.arrayContaining(['workspace:trade', 'workspace:manage']));
+      expect(conn.scopes).not.toContain('account:wallet');
+      await mint(app, me.id, 100);
+      confirmations.answers.push({ action: 'accept', content: { confirm: true } });
+      expect(resultBody(await client.callTool({ name: 'join_workspace', arguments: { workspaceId: ws.id } })).workspaceId ?? ws.id).toBe(ws.id);
+      confirmations.answers.length = 0;
+      confirmations.asked.length = 0;
+      confirmations.answers.push({ action: 'accept', content: { confirm: true } });
+      const traded = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'higher', amount: 10 } } });
+      expect(traded.isError).toBeFalsy();
+      expect(confirmations.asked).toHaveLength(1);
+      expect(confirmations.asked[0]).toMatch(/^Test Assistant wants to trade in .*: higher on .*: cost 10 credits for [\d.]+ shares/);
+      expect(resultBody(await client.callTool({ name: 'my_balance', arguments: {} })).balance).toBe(90);
+    } finally {
+      await client.close();
+    }
+    await expectLedgerSound(app.deps);
   });
 
   it('annotations: every tool against one table of effects', () => {
