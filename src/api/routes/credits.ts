@@ -12,6 +12,7 @@ import {
   SPEND_TYPES,
   spendCredits,
   submitDeposit,
+  quoteTransfer,
   transferCredits,
   treasuryStatus,
   withdrawalsOf,
@@ -25,6 +26,7 @@ import {
   presentSpend,
   presentStatement,
   presentTransfer,
+  presentTransferQuote,
   presentTransferResult,
   presentTreasury,
   presentWallet,
@@ -39,6 +41,7 @@ import {
   depositSchema,
   ledgerStatementSchema,
   spendSchema,
+  transferQuoteSchema,
   transferResultSchema,
   transferRowSchema,
   treasurySchema,
@@ -55,12 +58,20 @@ defineRoute({
   path: '/agents/transfer',
   idempotent: true,
   auth: auth.identity('account:wallet'),
-  summary: 'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.',
-  body: z.strictObject({ toAgent: z.string().min(1).max(200), amount: positiveCredits, memo: z.string().max(200, 'must be at most 200 characters').optional() }),
+  summary:
+    'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds. dryRun: true answers who would receive it (toNickname), your balance and the balance after, and writes nothing.',
+  body: z.strictObject({
+    toAgent: z.string().min(1).max(200),
+    amount: positiveCredits,
+    memo: z.string().max(200, 'must be at most 200 characters').optional(),
+    dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  }),
   errorStatus: { insufficient_balance: 409 },
   response: transferResultSchema,
+  dryRunResponse: transferQuoteSchema,
   errors: [...moneyErrors, 'funds_move_forbidden'],
   handler: async (c) => {
+    if (c.body.dryRun) return presentTransferQuote(await quoteTransfer(c.deps, c.identity(), c.body));
     const { value, replay } = await transferCredits(c.deps, c.identity(), { ...c.body, idempotencyKey: idempotencyKey(c) });
     return presentTransferResult(value, replay);
   },
