@@ -2,7 +2,9 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { connectorTools } from '../../src/api/mcp/tools';
 import { signUp, type TestPerson } from '../helpers/accounts';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { MONEY_TOOLS } from '../../src/api/mcp/confirm';
 import { buildWorkspace, mint } from '../helpers/factories';
 import { launchChromium } from '../helpers/browser';
 import { freshBookId } from '../helpers/markets';
@@ -137,6 +139,76 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
         ['propose', 'declined', 0],
         ['propose', 'timed_out', 0],
       ]);
+    } finally {
+      await client.close();
+    }
+    await expectLedgerSound(app.deps);
+  });
+
+  it('every money tool asks only about what can run, in a person\'s words: what moves, what is held, the balance after, names not ids (issue 64)', async () => {
+    const person = await signUp(app);
+    await mint(app, person.agentId, 1000);
+    const ws = await ownWorkspace(person);
+    expect((await person.browser.patch(`/api/workspaces/${ws}`).send({ public: true })).status).toBe(200);
+    const friend = await signUp(app);
+    expect((await friend.browser.post(`/api/marketplace/${ws}/join`).send({})).status).toBe(200);
+    const friendName = (await friend.browser.get('/api/agents/me')).body.nickname as string;
+    const metric = await person.browser.post('/api/metrics').set('X-Workspace-Id', ws).send({ name: 'Weekly signups', value: 500 });
+    expect(metric.status).toBe(201);
+    const [book] = (await person.browser.get('/api/predictions/markets').set('X-Workspace-Id', ws).query({ metricId: metric.body.id })).body;
+    const { client, confirmations } = await connectThroughOAuth(app, person, { redirectUrl: loopback });
+    const balance = async () => (await person.browser.get('/api/agents/me/balance')).body.balance as number;
+    const before = await balance();
+    const asked: Record<string, string> = {};
+    const ask = async (name: string, args: Record<string, unknown>) => {
+      const n = confirmations.asked.length;
+      confirmations.answers.push({ action: 'decline' });
+      const res = await client.callTool({ name, arguments: args });
+      expect([name, confirmations.asked.length, resultBody(res)]).toEqual([name, n + 1, expect.stringMatching(/declined.*nothing was sent/)]);
+      asked[name] = confirmations.asked.at(-1)!;
+      return asked[name];
+    };
+    const refused = async (name: string, args: Record<string, unknown>) => {
+      const n = confirmations.asked.length;
+      const res = await client.callTool({ name, arguments: args });
+      expect(res.isError).toBe(true);
+      expect(confirmations.asked.length).toBe(n); // never asked
+      return resultBody(res);
+    };
+    try {
+      const noIds = (q: string) => expect(q).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+      // Orders: the price, the reserve and the balance after.
+      const order = await ask('place_order', { workspace: ws, body: { marketId: book.id, direction: 'higher', limit: 400, amount: 10 } });
+      expect(order).toMatch(/^Test Assistant wants to place order in “Acme [^”]+” \(asked because of “trade”\): a limit order to buy higher on “Weekly signups” for [\d-]+ at 400 \([\d.]+ credits a share\), up to [\d.,]+ shares; 10 credits reserved from your balance now .*; your balance after: [\d,.]+ credits\. Go ahead\?$/);
+      noIds(order);
+      const byShares = await ask('place_order', { workspace: ws, body: { marketId: book.id, direction: 'lower', limit: 400, shares: 10 } });
+      expect(byShares).toMatch(/at 400 \(0\.6 credits a share\), up to 10 shares; 6 credits reserved/);
+      expect((await refused('place_order', { workspace: ws, body: { marketId: book.id, direction: 'higher', limit: 400 } })).code).toBe('validation_failed');
+      expect(await refused('place_order', { workspace: ws, body: { marketId: book.id, direction: 'higher', limit: 400, amount: 1_000_000 } })).toMatchObject({ code: 'insufficient_balance' });
+      // Opening a book: its cost and the balance after.
+      const open = await ask('open_market', { workspace: ws, body: { metricId: metric.body.id, targetDate: '2031-06', liquidity: 25 } });
+      expect(open).toMatch(/^Test Assistant wants to open market in “Acme [^”]+” \(asked because of “fund”\): open a book on “Weekly signups” for 2031-06; it costs 25 credits of subsidy from your balance; your balance after: [\d,.]+ credits\. Go ahead\?$/);
+      noIds(open);
+      expect((await refused('open_market', { workspace: ws, body: { metricId: 'not-a-uuid', targetDate: '2031-06' } })).code).toBe('validation_failed');
+      expect((await refused('open_market', { workspace: ws, body: { metricId: metric.body.id, targetDate: '2031-07', liquidity: 1_000_000 } })).code).toBe('insufficient_balance');
+      // Transfers: the recipient by nickname, no workspace; a wrong field is refused, not asked.
+      const transfer = await ask('transfer', { body: { toAgent: friend.agentId, amount: 5, memo: 'thanks' } });
+      expect(transfer).toBe(`Test Assistant wants to transfer 5 credits from your balance to “${friendName}” with the memo “thanks” (asked because of “money”); your balance after: ${(before - 5).toLocaleString('en-US')} credits. Go ahead?`);
+      expect((await refused('transfer', { body: { to: friend.agentId, amount: 5 } })).code).toBe('validation_failed');
+      expect((await refused('transfer', { body: { toAgent: 'nobody-by-that-name', amount: 5 } })).code).toBe('not_found');
+      expect((await refused('transfer', { body: { toAgent: friend.agentId, amount: 5000 } })).code).toBe('insufficient_balance');
+      const credit = await ask('credit_member', { workspace: ws, id: friend.agentId, body: { amount: 3, reason: 'welcome' } });
+      expect(credit).toMatch(new RegExp(`^Test Assistant wants to credit member in “Acme [^”]+” \\(asked because of “fund”\\): move 3 credits from your balance to “${friendName}” for “welcome”; your balance after: [\\d,.]+ credits\\. Go ahead\\?$`));
+      await ask('withdraw', { body: { amount: 2 } });
+      expect(asked.withdraw).toMatch(/^Test Assistant wants to withdraw 2 credits from your balance to your registered wallet \(asked because of “money”\); your balance after: [\d,.]+ credits\. Go ahead\?$/);
+      await ask('trade', { workspace: ws, body: { marketId: book.id, direction: 'higher', amount: 10 } });
+      await ask('create_metric', { workspace: ws, body: { name: 'Churn', value: 5 } });
+      await ask('propose', { workspace: ws, body: { title: 'Launch a referral scheme', liquidity: 5 } });
+      expect(Object.keys(asked).sort()).toEqual([...MONEY_TOOLS].sort());
+      for (const q of Object.values(asked)) noIds(q);
+      expect(await balance()).toBe(before);
+      // The closing note of issue 64 lists these questions as the running code asks them.
+      if (process.env.MPPS_MONEY_QUESTIONS) writeFileSync(process.env.MPPS_MONEY_QUESTIONS, [...MONEY_TOOLS].map((t) => `- \`${t}\`: ${asked[t]}`).join('\n') + '\n');
     } finally {
       await client.close();
     }
