@@ -266,6 +266,7 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     await expect(client.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow();
     const refresh = await request(app.server).post('/api/auth/oauth2/token').type('form').send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInformation()!.client_id, resource: `${base()}/mcp` });
     expect(refresh.status).toBe(400);
+    expect(refresh.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/^This connection was removed/) });
     const [key] = await app.deps.ds.query(`SELECT revoked_at FROM api_keys WHERE id = $1`, [keyId]);
     expect(key.revoked_at).not.toBeNull();
     expect((await person.browser.get('/api/connections')).body).toEqual([]);
