@@ -140,7 +140,7 @@ const schema = z.object({
   NODE_ENV: z.string().optional(),
   /** Signs session cookies and tokens of the account system (Better Auth); required with NODE_ENV=production. */
   AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters').optional(),
-  /** Where an instance without AUTH_SECRET keeps the one it generated (default: beside the embedded data, else .data/auth-secret). */
+  /** Where an instance without AUTH_SECRET keeps the one it generated (default: auth-secret beside EMBEDDED_PG_DIR, so .data/auth-secret). */
   AUTH_SECRET_FILE: z.string().optional(),
 });
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config';
 
-/** Where the generated secret lives when AUTH_SECRET_FILE names no place: with the data (zero-setup's .data/pg). */
-const DEFAULT_SECRET_FILE = '.data/auth-secret';
+/** Where the generated secret lives when AUTH_SECRET_FILE names no place: beside the embedded data (.data/auth-secret by default). */
+export const secretFileOf = (cfg: Pick<Config, 'AUTH_SECRET_FILE' | 'EMBEDDED_PG_DIR'>) => resolve(cfg.AUTH_SECRET_FILE ?? join(dirname(cfg.EMBEDDED_PG_DIR), 'auth-secret'));
 
 export interface KeptSecret {
   config: Config;
@@ -20,7 +20,7 @@ export interface KeptSecret {
 export function keepAuthSecret(cfg: Config): KeptSecret {
   if (cfg.AUTH_SECRET) return { config: cfg, said: 'AUTH_SECRET' };
   if (cfg.authSecret) return { config: cfg, said: "the test runs' fixed secret" };
-  const file = resolve(cfg.AUTH_SECRET_FILE ?? DEFAULT_SECRET_FILE);
+  const file = secretFileOf(cfg);
   let secret = readSecret(file);
   let said = `generated earlier, kept in ${file}`;
   if (!secret) {
