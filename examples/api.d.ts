@@ -437,7 +437,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw { amount } credits
-         * @description Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header.
+         * @description Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header. dryRun: true answers 200 with where it would go, the token amount, whether it would wait for review and the balance after, and writes nothing.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
          */
@@ -6518,10 +6518,32 @@ export interface operations {
             content: {
                 "application/json": {
                     amount: number;
+                    dryRun?: boolean;
                 };
             };
         };
         responses: {
+            /** @description Dry run: what it would do and cost; nothing written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        affordable: boolean;
+                        amount: number;
+                        balance: number;
+                        balanceAfter: number;
+                        /** @constant */
+                        dryRun: true;
+                        /** @description Above WITHDRAW_REVIEW_CREDITS: it would wait for the operator. */
+                        review: boolean;
+                        toAddress: string;
+                        /** @description Token units (USDC_DECIMALS) that would be sent. */
+                        tokenAmount: string;
+                    };
+                };
+            };
             /** @description Success. */
             202: {
                 headers: {

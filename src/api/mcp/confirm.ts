@@ -121,10 +121,14 @@ export async function confirmationText(
     return { message: `${who} wants to transfer ${cr(ok.amount)} from your balance to ${q(ok.toNickname)}${body.memo ? ` with the memo ${q(body.memo)}` : ''} ${because}; your balance after: ${cr(ok.balanceAfter)}. Go ahead?` };
   }
   if (tool.name === 'withdraw') {
-    const balance = await myBalance(read, null);
-    const amount = Number(body.amount);
-    if (balance !== null && amount > balance) return { message: '', refusal: shortOf(amount, balance, 'this withdrawal') };
-    return { message: `${who} wants to withdraw ${cr(amount)} from your balance to your registered wallet ${because}${balance === null ? '' : `; your balance after: ${cr(balance - amount)}`}. Go ahead?` };
+    const quote = await read(tool.route.path, { id: 'me' }, null, { ...body, dryRun: true }).catch(() => null);
+    if (refusedBy(quote) || !quote) return { message: '', refusal: refusedBy(quote) ?? refusal('validation_failed', 'The withdrawal could not be checked: nothing was asked or sent.') };
+    const ok = quote.body;
+    if (ok.affordable === false) return { message: '', refusal: shortOf(ok.amount, ok.balance, 'this withdrawal') };
+    const wallet = String(ok.toAddress);
+    return {
+      message: `${who} wants to withdraw ${cr(ok.amount)} from your balance to your registered wallet ${wallet.slice(0, 6)}…${wallet.slice(-4)}${ok.review ? ' (it waits for the operator to approve it first)' : ''} ${because}; your balance after: ${cr(ok.balanceAfter)}. Go ahead?`,
+    };
   }
   const where = await workspaceName(read, call.workspace);
   const head = `${who} wants to ${tool.title} in ${where} ${because}`;

@@ -1,6 +1,6 @@
 import { formatUnits } from 'ethers';
 import { toCredits } from '../../domain/money';
-import type { CreditRecord, SpendRecord, Statement, TransferQuote, TransferRecord, depositAddress, treasuryStatus } from '../../services/credits';
+import type { CreditRecord, SpendRecord, Statement, TransferQuote, TransferRecord, WithdrawalQuote, depositAddress, treasuryStatus } from '../../services/credits';
 import type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from '../../services/credits/rows';
 
 const replayFlag = (replay: boolean) => (replay ? { idempotentReplay: true as const } : {});
@@ -14,6 +14,10 @@ export function presentTransfer(t: TransferRow) {
 
 export function presentTransferQuote(q: TransferQuote) {
   return { dryRun: true as const, toAgent: q.toAgent, toNickname: q.toNickname, amount: toCredits(q.amount), balance: toCredits(q.balance), balanceAfter: toCredits(q.balance - q.amount), affordable: q.affordable };
+}
+
+export function presentWithdrawalQuote(q: WithdrawalQuote) {
+  return { dryRun: true as const, amount: toCredits(q.amount), tokenAmount: q.units.toString(), toAddress: q.toAddress, review: q.review, balance: toCredits(q.balance), balanceAfter: toCredits(q.balance - q.amount), affordable: q.affordable };
 }
 
 export function presentTransferResult(t: TransferRecord, replay: boolean) {

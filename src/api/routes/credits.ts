@@ -13,6 +13,7 @@ import {
   spendCredits,
   submitDeposit,
   quoteTransfer,
+  quoteWithdrawal,
   transferCredits,
   treasuryStatus,
   withdrawalsOf,
@@ -28,6 +29,7 @@ import {
   presentTransfer,
   presentTransferQuote,
   presentTransferResult,
+  presentWithdrawalQuote,
   presentTreasury,
   presentWallet,
   presentWithdrawal,
@@ -43,6 +45,7 @@ import {
   spendSchema,
   transferQuoteSchema,
   transferResultSchema,
+  withdrawalQuoteSchema,
   transferRowSchema,
   treasurySchema,
   walletSchema,
@@ -243,13 +246,15 @@ defineRoute({
   auth: auth.selfOwner('account:wallet'),
   errorStatus: { insufficient_balance: 409 },
   summary:
-    'Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header.',
+    'Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header. dryRun: true answers 200 with where it would go, the token amount, whether it would wait for review and the balance after, and writes nothing.',
   params: agentParam,
-  body: z.strictObject({ amount: positiveCredits }),
+  body: z.strictObject({ amount: positiveCredits, dryRun: z.boolean({ error: 'must be true or false' }).optional() }),
   successStatus: 202,
   response: withdrawalSchema,
+  dryRunResponse: withdrawalQuoteSchema,
   errors: [...moneyErrors, 'wallet_required', 'treasury_not_configured', 'not_authorized'],
   handler: async (c) => {
+    if (c.body.dryRun) return presentWithdrawalQuote(await quoteWithdrawal(c.deps, c.identity(), { idParam: c.params.id, amount: c.body.amount }));
     const { value, replay } = await requestWithdrawal(c.deps, c.identity(), { idParam: c.params.id, amount: c.body.amount, idempotencyKey: idempotencyKey(c) });
     c.status(202);
     return presentWithdrawal(value, replay);
