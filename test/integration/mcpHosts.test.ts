@@ -158,7 +158,6 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
     const [book] = (await person.browser.get('/api/predictions/markets').set('X-Workspace-Id', ws).query({ metricId: metric.body.id })).body;
     const { client, confirmations } = await connectThroughOAuth(app, person, { redirectUrl: loopback });
     const balance = async () => (await person.browser.get('/api/agents/me/balance')).body.balance as number;
-    const before = await balance();
     const asked: Record<string, string> = {};
     const ask = async (name: string, args: Record<string, unknown>) => {
       const n = confirmations.asked.length;
@@ -191,6 +190,11 @@ describe('desktop and command-line hosts on the connector (issue 55)', () => {
       noIds(open);
       expect((await refused('open_market', { workspace: ws, body: { metricId: 'not-a-uuid', targetDate: '2031-06' } })).code).toBe('validation_failed');
       expect((await refused('open_market', { workspace: ws, body: { metricId: metric.body.id, targetDate: '2031-07', liquidity: 1_000_000 } })).code).toBe('insufficient_balance');
+      // A book with no liquidity: the trade's own dry run refuses it, so the person is not asked.
+      const unfunded = await person.browser.post('/api/predictions/markets').set('X-Workspace-Id', ws).send({ metricId: metric.body.id, targetDate: '2032-01', liquidity: 0 });
+      expect(unfunded.status).toBe(201);
+      expect((await refused('trade', { workspace: ws, body: { marketId: unfunded.body.id, direction: 'higher', amount: 10 } })).code).toBe('market_unfunded');
+      const before = await balance();
       // Transfers: the recipient by nickname, no workspace; a wrong field is refused, not asked.
       const transfer = await ask('transfer', { body: { toAgent: friend.agentId, amount: 5, memo: 'thanks' } });
       expect(transfer).toBe(`Test Assistant wants to transfer 5 credits from your balance to “${friendName}” with the memo “thanks” (asked because of “money”); your balance after: ${(before - 5).toLocaleString('en-US')} credits. Go ahead?`);
