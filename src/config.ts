@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { feeBasisPoints, unitsPerCredit } from './domain/credits';
 import { TRADE_BATCH_LIMIT } from '../jobs/definitions';
@@ -139,8 +138,10 @@ const schema = z.object({
   CHAIN_FAULT_AFTER_BROADCAST: boolish.default(false),
   /** development and test serve the session cookie without Secure (plain http on localhost); anything else sets it. */
   NODE_ENV: z.string().optional(),
-  /** Signs session cookies and tokens of the account system (Better Auth). Set it outside development and tests. */
+  /** Signs session cookies and tokens of the account system (Better Auth); required with NODE_ENV=production. */
   AUTH_SECRET: z.string().min(32, 'AUTH_SECRET must be at least 32 characters').optional(),
+  /** Where an instance without AUTH_SECRET keeps the one it generated (default: auth-secret beside EMBEDDED_PG_DIR, so .data/auth-secret). */
+  AUTH_SECRET_FILE: z.string().optional(),
 });
 
 export type Config = z.infer<typeof schema> & {
@@ -150,13 +151,18 @@ export type Config = z.infer<typeof schema> & {
   redisUrl: string;
   explicitServices: boolean;
   queueBackend: 'redis' | 'postgres';
-  /** NODE_ENV is development or test: cookies without Secure, the dev secret allowed, emails written to the log. */
+  /** NODE_ENV is development or test: account mail without SMTP_URL is written to the log. */
   development: boolean;
+  /** PUBLIC_BASE_URL is https: the session cookie is Secure with the __Secure- prefix; plain http gets a plain cookie. */
+  secureCookies: boolean;
+  /** The embedded Postgres runs (src/boot/localServices.ts): account mail without SMTP_URL goes to the log. */
+  zeroSetup: boolean;
+  /** AUTH_SECRET, the tests' fixed one, or '' until boot/authSecret.ts fills in the kept one. */
   authSecret: string;
 };
 
-/** Used only in development and tests, where no AUTH_SECRET is set. */
-const DEV_AUTH_SECRET = 'development-only-auth-secret-do-not-use-in-production';
+/** Used only by test runs (NODE_ENV=test), which share one database and so one signing key. */
+const TEST_AUTH_SECRET = 'test-only-auth-secret-do-not-use-anywhere-else';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/proposals';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -178,12 +184,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new Error(`Invalid configuration:\n  ${(err as Error).message}`);
     }
   }
+  if (!c.AUTH_SECRET && c.NODE_ENV === 'production') {
+    throw new Error('AUTH_SECRET is not set: with NODE_ENV=production set it to 32 or more random characters (openssl rand -base64 32) and keep it across restarts.');
+  }
   const development = c.NODE_ENV === 'development' || c.NODE_ENV === 'test';
   return {
     ...c,
     development,
-    // Outside development a missing secret is drawn at random: sessions then end with the process (a warning is logged).
-    authSecret: c.AUTH_SECRET ?? (development ? DEV_AUTH_SECRET : randomBytes(32).toString('base64url')),
+    secureCookies: /^https:/i.test(c.PUBLIC_BASE_URL),
+    zeroSetup: false,
+    // Elsewhere a missing secret is generated once and kept (src/boot/authSecret.ts).
+    authSecret: c.AUTH_SECRET ?? (c.NODE_ENV === 'test' ? TEST_AUTH_SECRET : ''),
     databaseUrl: c.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     replicaUrls: c.DATABASE_REPLICA_URL ? c.DATABASE_REPLICA_URL.split(',') : [],
     redisUrl: c.REDIS_URL ?? DEFAULT_REDIS_URL,

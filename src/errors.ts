@@ -50,6 +50,7 @@ export const ERROR_CATALOG = {
   rate_limited: { status: 429, text: 'Too many requests; wait for Retry-After seconds.', retryable: true },
   onboarding_paused: { status: 403, text: 'Onboarding is paused; the body carries the waitlist address.' },
   treasury_not_configured: { status: 503, text: 'The treasury is not configured on this instance.' },
+  reset_mail_not_configured: { status: 503, text: 'This instance sends no mail (no SMTP_URL), so it cannot send a password reset link; ask its operator.' },
   deposit_duplicate: { status: 409, text: 'This transaction was already submitted as a deposit; the body carries the first record when the caller may see it (its participant, that participant\'s owner, the operator).' },
   wallet_required: { status: 400, text: 'Register a wallet first (PUT /agents/{id}/wallet): deposits must come from it and withdrawals go to it.' },
   funds_move_forbidden: { status: 403, text: 'The master key cannot move funds: transfers and spending are by the participant itself.' },

@@ -8,7 +8,7 @@ import { attachReplicas, detachReplicas, replicaName } from './db/replicas';
 import { systemClock, type Clock, type Deps } from './deps';
 import { wireAreas } from './services/wireAreas';
 import { closeCallerCache } from './services/access';
-import { closeAccountSystem } from './services/accounts';
+import { closeAccountSystem, dropUnreadableSigningKeys } from './services/accounts';
 import { closeNotices } from './db/notices';
 import { closeAll } from './closeAll';
 
@@ -38,6 +38,8 @@ export async function bootDeps(config: Config, opts: { migrate?: boolean; clock?
   }
   const hub = new JobHub({ backend, prefix: config.QUEUE_PREFIX, lanes: config.TRADE_LANES });
   const deps = { config, ds, redis, hub, clock: opts.clock ?? systemClock };
+  // A changed AUTH_SECRET rotates the signing key here, before any request needs it (a script with no secret leaves it).
+  if (config.authSecret) await dropUnreadableSigningKeys(deps);
   return deps;
 }
 

@@ -12,12 +12,12 @@ import { accountSystem, COOKIE_PREFIX, type SignedInAccount } from '../services/
 
 /** The session cookie's name (the __Secure- prefix comes with the Secure attribute). */
 export function sessionCookieName(config: Config): string {
-  return `${config.development ? '' : '__Secure-'}${COOKIE_PREFIX}.session_token`;
+  return `${config.secureCookies ? '__Secure-' : ''}${COOKIE_PREFIX}.session_token`;
 }
 
 /** The Set-Cookie that ends the session cookie in the browser (account deletion, a session found ended). */
 export function endedSessionCookie(config: Config): string {
-  return `${sessionCookieName(config)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${config.development ? '' : '; Secure'}`;
+  return `${sessionCookieName(config)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${config.secureCookies ? '; Secure' : ''}`;
 }
 
 /** Whether the request carries this service's session cookie at all (cheap: no database). */

@@ -61,12 +61,18 @@ async function refuseAnonymous(deps: Deps, def: RouteDef<unknown, unknown, unkno
   throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
 }
 
+/** `limit` false: not counted against the caller's rate limit; `checkOnly`: everything but the handler (a tool's check before it asks). */
+export interface RunOptions {
+  limit?: boolean;
+  checkOnly?: boolean;
+}
+
 /**
  * One route, end to end: caller, rate limit (unless `limit` is false: a page counts once, not per
  * call it makes), scope, validation, workspace access and capability, then the handler. The router
  * and the web pages both go through here, so a page can never show what the API would refuse.
  */
-export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest, opts: { limit?: boolean } = {}): Promise<RouteAnswer> {
+export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unknown>, req: RouteRequest, opts: RunOptions = {}): Promise<RouteAnswer> {
   const caller = req.as.caller;
   if (opts.limit !== false) await outsideReadScope(() => limitRequest(deps, caller, req.koa));
   if (def.auth.identity && !caller) await outsideReadScope(() => refuseAnonymous(deps, def, req));
@@ -86,6 +92,7 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
   const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;
   const access = def.auth.capability || def.auth.workspaceOptional ? await outsideReadScope(() => resolveAccess(deps, caller, req.as, def.auth, pathWorkspace)) : null;
   if (def.auth.capability && access) requireCapability(caller, access, def.auth.capability);
+  if (opts.checkOnly) return { status: 0, result: undefined, warnings: [] };
   let status = 0;
   const warnings: string[] = [];
   const call: Call<unknown, unknown, unknown> = {
@@ -161,10 +168,10 @@ export async function callRoute<B, Q, P, R>(
   deps: Deps,
   def: RouteDef<B, Q, P, R>,
   req: RouteRequest,
-  opts: { limit?: boolean } = {},
+  opts: RunOptions = {},
 ): Promise<Answer<R>> {
-  // Trades and orders change no access.
-  const mayChangeAccess = def.method !== 'GET' && !def.path.startsWith('/predictions/');
+  // Trades and orders change no access, nor does a check that runs no handler.
+  const mayChangeAccess = def.method !== 'GET' && !def.path.startsWith('/predictions/') && !opts.checkOnly;
   try {
     const answer = await runRoute(deps, def as unknown as RouteDef<unknown, unknown, unknown>, req, opts);
     return withWarnings<R>(answer);

@@ -181,7 +181,12 @@ function operationOf(r: AnyRoute, sink: SchemaSink): Json {
     ? { description: 'Success.', content: { [r.responseType ?? 'application/json']: { schema: sink.convert(r.response, 'output') } } }
     : { description: 'Done; no body.' };
   if (r.conditional) responses['304'] = { description: 'Not modified: the ETag sent in If-None-Match is still current; no body.' };
-  if (r.dryRunResponse) responses['200'] = { description: 'Dry run: what it would do and cost; nothing written.', content: { 'application/json': { schema: sink.convert(r.dryRunResponse, 'output') } } };
+  if (r.dryRunResponse) {
+    // A route whose real answer is a 200 too (a transfer) answers either body there.
+    const dry = sink.convert(r.dryRunResponse, 'output');
+    const schema = success === 200 && r.response ? { oneOf: [sink.convert(r.response, 'output'), dry] } : dry;
+    responses['200'] = { description: success === 200 ? 'Success, or with dryRun: what it would do and cost; nothing written.' : 'Dry run: what it would do and cost; nothing written.', content: { 'application/json': { schema } } };
+  }
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(r)) {
     const s = statusOf(r, code);

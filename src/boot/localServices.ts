@@ -5,6 +5,8 @@ import { dirname, join, resolve } from 'node:path';
 import { queueSchema } from '../../jobs/definitions';
 import type { Config } from '../config';
 import { logger } from '../logger';
+import { cookieSaid, mailSaid } from '../services/accounts';
+import { keepAuthSecret } from './authSecret';
 
 export function isListening(host: string, port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((res) => {
@@ -132,7 +134,10 @@ export function redact(url: string): string {
  * - neither set, nothing answers: embedded Postgres under EMBEDDED_PG_DIR, queues on Postgres.
  * One log line says which.
  */
-export async function ensureLocalServices(cfg: Config): Promise<LocalServices> {
+export async function ensureLocalServices(given: Config): Promise<LocalServices> {
+  // First: a secret that cannot be kept stops the start before a database starts.
+  const secret = keepAuthSecret(given);
+  const cfg = secret.config;
   const [pgPort, redisPort] = cfg.PROBE_PORTS.split(',').map(Number);
   let config = cfg;
   let stop = async () => undefined;
@@ -154,7 +159,7 @@ export async function ensureLocalServices(cfg: Config): Promise<LocalServices> {
       mode = useRedis ? 'local Postgres and Redis' : 'local Postgres';
     } else {
       const pg = await startEmbeddedPostgres(cfg.EMBEDDED_PG_DIR, database);
-      config = { ...cfg, databaseUrl: pg.url, queueBackend: cfg.QUEUE_BACKEND === 'redis' ? 'redis' : 'postgres' };
+      config = { ...cfg, databaseUrl: pg.url, queueBackend: cfg.QUEUE_BACKEND === 'redis' ? 'redis' : 'postgres', zeroSetup: true };
       stop = async () => {
         await pg.stop();
         logger.info({ data: pg.dir }, 'embedded Postgres stopped');
@@ -177,5 +182,7 @@ export async function ensureLocalServices(cfg: Config): Promise<LocalServices> {
     },
     `services: ${mode}; queues on ${config.queueBackend === 'redis' ? 'Redis' : 'Postgres'}${data ? `; data in ${data}` : ''}`,
   );
+  // The secret is never printed: only where it comes from.
+  logger.info(`accounts: secret from ${secret.said}; session cookie ${cookieSaid(config)}; ${mailSaid(config)}`);
   return { config, stop };
 }

@@ -15,6 +15,7 @@ import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../domain/con
 import { brakeSignIn } from '../api/middleware/accountGuard';
 import { escapeHtml, Html } from '../web/html';
 import { layout } from '../web/layout';
+import { SIGN_UP_PAGE } from './accountPages';
 import { readForm, refuseCrossSite } from '../web/forms';
 
 /**
@@ -64,10 +65,23 @@ function grantBoxes(asked: string[]): string {
   return grants.map((g: GrantScope) => `<label><input type="checkbox" name="grant" value="${g}" checked> ${esc(GRANT_DESCRIPTIONS[g])} <code>${g}</code></label>`).join('\n');
 }
 
+/**
+ * The authorization request again, unsigned: the web's sign-up and sign-in pages send the browser
+ * there once the person has an account and a session, and the account system goes on to consent.
+ */
+function authorizeAgain(query: string): string {
+  const params = new URLSearchParams(query);
+  params.delete('sig');
+  params.delete('exp');
+  return `${AUTH_BASE_PATH}/oauth2/authorize?${params.toString()}`;
+}
+
 function signInPage(query: string, error?: string): string {
+  const signUp = `${SIGN_UP_PAGE}?next=${encodeURIComponent(authorizeAgain(query))}`;
   return page(
     'Sign in',
     `<h1>Sign in</h1><p>An assistant asks to connect to your account. Sign in to continue.</p>${error ? `<p class="err">${esc(error)}</p>` : ''}
+<p>No account yet? <a href="${esc(signUp)}">Create one</a>, then sign in: you come back here to connect the assistant.</p>
 <form method="post" action="${OAUTH_LOGIN_PAGE}"><input type="hidden" name="oauth_query" value="${esc(query)}">
 <label>Email <input name="email" type="email" autocomplete="username" required></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>

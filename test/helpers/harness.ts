@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { createApp } from '../../src/doors';
 import { loadConfig } from '../../src/config';
+import { keepAuthSecret } from '../../src/boot/authSecret';
 import { ManualClock, type Deps } from '../../src/deps';
 import { queueSchema } from '../../jobs/definitions';
 import { bootDeps, closeDeps } from '../../src/runtime';
@@ -34,12 +35,13 @@ export interface TestApp {
  * The real app on a real port, real workers, a queue prefix of its own. The database is migrated
  * already (test/helpers/globalSetup.ts) unless `migrate` (a bench's own database).
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean; migrate?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { workers?: boolean; migrate?: boolean; port?: number } = {}): Promise<TestApp> {
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const masterKey = `master-${randomBytes(12).toString('hex')}`;
   // Rate limits are high by default so suites that register many participants from one address
   // are not throttled; a suite testing the limits lowers them through `env`.
-  const config = loadConfig({
+  // As main does (src/boot/localServices.ts): AUTH_SECRET, the test runs' fixed one, or one generated once and kept.
+  const config = keepAuthSecret(loadConfig({
     ...process.env,
     QUEUE_PREFIX: prefix,
     MASTER_API_KEY: masterKey,
@@ -59,13 +61,14 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { wor
     // Suites read platform-wide figures right after changing them; the one that tests keeping them raises it.
     PLATFORM_TOTALS_TTL_MS: '0',
     ...env,
-  });
+  })).config;
   const clock = new ManualClock();
   const deps = await bootDeps(config, { migrate: opts.migrate ?? false, clock, poolSize: 10 });
   await ensurePlatform(deps.ds, masterKey);
   let workers: WorkerSet | undefined = opts.workers === false ? undefined : await startWorkers(deps);
   const contract = new ContractRecorder();
-  const server = createApp(deps, { onResponse: contract.observe }).listen(0, '127.0.0.1');
+  // `port`: the same address again (a restart test: issuer and token audience name it).
+  const server = createApp(deps, { onResponse: contract.observe }).listen(opts.port ?? 0, '127.0.0.1');
   await new Promise<void>((r) => server.once('listening', () => r()));
   // PUBLIC_BASE_URL 'listening': the address this server got (OAuth issuer, resource and redirects must match it).
   if (env.PUBLIC_BASE_URL === 'listening') Object.assign(deps.config, { PUBLIC_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });

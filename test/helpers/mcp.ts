@@ -60,7 +60,7 @@ export interface Confirmations {
   asked: string[];
 }
 
-function newClient(confirmations: Confirmations): Client {
+export function newClient(confirmations: Confirmations): Client {
   const client = new Client({ name: 'test-assistant', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     confirmations.asked.push(String(req.params.message));

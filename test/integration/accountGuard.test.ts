@@ -7,6 +7,7 @@ import { mailerFor, useMailer } from '../../src/services/accounts';
 import { signUp } from '../helpers/accounts';
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { connectThroughOAuth, mcpUrl } from '../helpers/mcp';
+import { registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
 
 /** Issue 55: the account system's routes are limited like the rest of the API, and its mail is sent. */
 describe('the account system: limits, brakes and mail (issue 55)', () => {
@@ -68,8 +69,20 @@ describe('the account system: limits, brakes and mail (issue 55)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
     });
     expect(refused.status).toBe(401);
-    // Production without SMTP_URL has no sender at all (reset links never go to a log there).
+    // Production without SMTP_URL has no sender at all (reset links never go to a log there); zero-setup writes them to the log.
     expect(mailerFor({ SMTP_URL: undefined, MAIL_FROM: 'x@y', development: false })).toBeNull();
+    expect(mailerFor({ SMTP_URL: undefined, MAIL_FROM: 'x@y', development: false, zeroSetup: true })).not.toBeNull();
+    // With no sender, asking for a reset says mail is off here (issue 64), instead of "check your email".
+    const before = useMailer(null);
+    try {
+      const off = await request(app.server).post('/api/auth/request-password-reset').send({ email: person.email });
+      expect(off.status).toBe(503);
+      expect(off.body).toMatchObject({ code: 'reset_mail_not_configured', error: expect.stringMatching(/^Password reset mail is not configured on this instance/) });
+      const page = await request(app.server).post('/reset-password').set('Origin', app.deps.config.PUBLIC_BASE_URL).type('form').send({ form: 'reset-request', email: person.email });
+      expect(page.text).toContain('Password reset mail is not configured on this instance');
+    } finally {
+      useMailer(before);
+    }
   });
 
   it('a registration flood from one address is answered 429 with Retry-After', async () => {
@@ -84,7 +97,14 @@ describe('the account system: limits, brakes and mail (issue 55)', () => {
     // The limit is 3 an hour; the connection above registered one.
     expect(statuses).toEqual([201, 201, 429, 429, 429]);
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
-    expect(last!.body).toMatchObject({ code: 'rate_limited', error: expect.stringMatching(/3 client registrations an hour/) });
+    // In OAuth's shape (issue 64): a host shows error_description; the SDK's own registration says the sentence.
+    expect(last!.body).toMatchObject({ code: 'rate_limited', error: 'too_many_requests', error_description: expect.stringMatching(/3 client registrations an hour/) });
+    const base = new URL(app.deps.config.PUBLIC_BASE_URL);
+    await expect(
+      registerClient(new URL('/api/auth', base), {
+        metadata: (await request(app.server).get('/.well-known/oauth-authorization-server/api/auth')).body,
+        clientMetadata: { client_name: 'Flood SDK', redirect_uris: ['http://127.0.0.1:3000/cb'], token_endpoint_auth_method: 'none' } }),
+    ).rejects.toThrow(/3 client registrations an hour/);
   });
 
   it('a sign-in flood is braked per email, even for the right password, and the brake lives in the shared store', async () => {

@@ -23,7 +23,7 @@ describe('accounts: email and password sessions (spec §5.1)', () => {
     const cookie = (first.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('mpps.session_token='));
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
-    expect(cookie).not.toMatch(/Secure/i); // NODE_ENV=test is development: plain http
+    expect(cookie).not.toMatch(/Secure/i); // PUBLIC_BASE_URL is plain http: a plain cookie (issue 64), kept by every client
     const me = await browser.get('/api/agents/me');
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ nickname: 'Ada-Lovelace', balance: 0 });
@@ -133,11 +133,12 @@ describe('accounts: email and password sessions (spec §5.1)', () => {
   });
 });
 
-describe('accounts outside development', () => {
+describe('accounts behind https', () => {
   let app: TestApp;
-  useTestApp((a) => (app = a), { NODE_ENV: 'production', AUTH_SECRET: 'a-production-like-secret-of-enough-length-0123' });
+  // The test runs' own secret: another one would rotate the signing key the other suites share (restart.test.ts tests that).
+  useTestApp((a) => (app = a), { PUBLIC_BASE_URL: 'https://mpps.example' });
 
-  it('the session cookie (set at sign-in) is Secure (with the __Secure- prefix), HttpOnly and SameSite=Lax', async () => {
+  it('the session cookie (set at sign-in) is Secure (with the __Secure- prefix), HttpOnly and SameSite=Lax when PUBLIC_BASE_URL is https', async () => {
     expect((await request(app.server).post('/api/auth/sign-up/email').send({ email: 'secure@example.com', password: 'correct horse battery', name: 'Secure One' })).status).toBe(200);
     const res = await request(app.server).post('/api/auth/sign-in/email').send({ email: 'secure@example.com', password: 'correct horse battery' });
     expect(res.status).toBe(200);

@@ -1,7 +1,10 @@
 import type { Contract, Wallet } from 'ethers';
 import { closeChains } from '../../src/chain/client';
 import { startChain, type TestChain } from '../helpers/chain';
-import { registerAgent, type TestAgent } from '../helpers/factories';
+import { appendFileSync } from 'node:fs';
+import { mint, registerAgent, type TestAgent } from '../helpers/factories';
+import { signUp } from '../helpers/accounts';
+import { connectThroughOAuth, resultBody } from '../helpers/mcp';
 import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
 import { waitFor } from '../helpers/services';
 
@@ -14,6 +17,8 @@ let chain: TestChain;
 let app: TestApp;
 const CONFIRMATIONS = 3;
 const env = () => ({
+  // The OAuth issuer and the /mcp audience name the address the app gets (an assistant withdraws below).
+  PUBLIC_BASE_URL: 'listening',
   CHAIN_RPC_URL: chain.url,
   CHAIN_ID: String(chain.chainId),
   USDC_ADDRESS: chain.usdc.target as string,
@@ -222,6 +227,34 @@ describe('withdrawals', () => {
     const bare = await registerAgent(app);
     const nw = await app.http.post(`/api/agents/${bare.id}/withdraw`).set('X-Agent-Key', bare.key).send({ amount: 1 });
     expect([nw.status, nw.body.code]).toEqual([400, 'wallet_required']);
+    await expectBooksMatchChain();
+  });
+
+  it('an assistant\'s withdrawal is asked about with the wallet and the balance after, from its dry run; one that cannot run is not asked (issue 64)', async () => {
+    const person = await signUp(app);
+    const wallet = await chain.wallet();
+    expect((await person.browser.put(`/api/agents/${person.agentId}/wallet`).send({ walletAddress: wallet.address })).status).toBe(200);
+    await mint(app, person.agentId, 100);
+    // The dry run over REST: where it would go, the token amount, the balance after; nothing moves.
+    const dry = await person.browser.post(`/api/agents/${person.agentId}/withdraw`).send({ amount: 40, dryRun: true });
+    expect(dry.body).toEqual({ dryRun: true, amount: 40, tokenAmount: '400000', toAddress: wallet.address, review: false, balance: 100, balanceAfter: 60, affordable: true });
+    const { client, confirmations } = await connectThroughOAuth(app, person, { redirectUrl: 'http://127.0.0.1:8123/callback' });
+    try {
+      confirmations.answers.push({ action: 'decline' });
+      const declined = await client.callTool({ name: 'withdraw', arguments: { body: { amount: 40 } } });
+      expect(declined.isError).toBe(true);
+      const question = confirmations.asked.at(-1)!;
+      expect(question).toBe(`Test Assistant wants to withdraw 40 credits from your balance to your registered wallet ${wallet.address.slice(0, 6)}…${wallet.address.slice(-4)} (asked because of “money”); your balance after: 60 credits. Go ahead?`);
+      const tooMuch = await client.callTool({ name: 'withdraw', arguments: { body: { amount: 1000 } } });
+      expect(resultBody(tooMuch)).toMatchObject({ code: 'insufficient_balance' });
+      const dust = await client.callTool({ name: 'withdraw', arguments: { body: { amount: 0.0000001 } } });
+      expect(resultBody(dust)).toMatchObject({ code: 'validation_failed' });
+      expect(confirmations.asked).toHaveLength(1);
+      if (process.env.MPPS_MONEY_QUESTIONS) appendFileSync(process.env.MPPS_MONEY_QUESTIONS, `- \`withdraw\`: ${question}\n`);
+    } finally {
+      await client.close();
+    }
+    expect((await person.browser.get('/api/agents/me/balance')).body.balance).toBe(100);
     await expectBooksMatchChain();
   });
 

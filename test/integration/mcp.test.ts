@@ -93,11 +93,15 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     expect(resultBody(declined)).toMatch(/declined.*nothing was sent/);
     expect(await balance()).toBeCloseTo(before - 10, 6);
 
-    // A refusal by the API itself is a tool error carrying the API's sentence and code.
-    confirmations.answers.push({ action: 'accept', content: { confirm: true } });
+    // A trade its own dry run says cannot be paid is never asked about (issue 64): the refusal is the answer, with the API's code.
+    const asked = confirmations.asked.length;
     const tooMuch = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'higher', amount: 1_000_000 } } });
     expect(tooMuch.isError).toBe(true);
-    expect(resultBody(tooMuch).code).toBe('insufficient_balance');
+    expect(resultBody(tooMuch)).toMatchObject({ code: 'insufficient_balance', error: expect.stringMatching(/^Not enough credits: this trade on “.+” for [\d-]+ needs 1,000,000 credits and your balance is [\d,.]+ credits/) });
+    // Input the route refuses is not asked about either: the route's own validation answers.
+    const bad = await client.callTool({ name: 'trade', arguments: { workspace: ws.id, body: { marketId, direction: 'sideways', amount: 10 } } });
+    expect(resultBody(bad)).toMatchObject({ code: 'validation_failed' });
+    expect(confirmations.asked.length).toBe(asked);
 
     const rows = await calls();
     expect(rows.map((r: any) => [r.tool, r.confirmation, r.status])).toEqual([
@@ -105,7 +109,8 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
       ['quote', 'not_asked', 200],
       ['trade', 'accepted', 200],
       ['trade', 'declined', 0],
-      ['trade', 'accepted', 400],
+      ['trade', 'not_asked', 0],
+      ['trade', 'not_asked', 0],
     ]);
     expect(rows[2]).toMatchObject({ method: 'POST', path: '/api/predictions/trade', workspace: ws.id });
     expect(JSON.parse(rows[2].body)).toEqual({ marketId, direction: 'higher', amount: 10 });
@@ -202,7 +207,7 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     expect(callsRes.body.length).toBeGreaterThanOrEqual(6);
     const ats = callsRes.body.map((r: any) => Date.parse(r.at));
     expect([...ats].sort((a, b) => b - a)).toEqual(ats);
-    expect(callsRes.body.find((r: any) => r.status === 0)).toMatchObject({ tool: 'trade', confirmation: 'declined', method: 'POST', path: '/api/predictions/trade' });
+    expect(callsRes.body.find((r: any) => r.confirmation === 'declined')).toMatchObject({ tool: 'trade', status: 0, method: 'POST', path: '/api/predictions/trade' });
     const older = await person.browser.get(`/api/connections/${id}/calls`).query({ before: callsRes.body[1].at });
     expect(older.body.every((r: any) => Date.parse(r.at) < Date.parse(callsRes.body[1].at))).toBe(true);
     const stranger = await signUp(app);
@@ -233,7 +238,9 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     confirmations.answers.push({ action: 'decline' });
     const t = await client.callTool({ name: 'transfer', arguments: { body: { toAgent: ws.owner.id, amount: 1 } } });
     expect(t.isError).toBe(true);
-    expect(confirmations.asked.at(-1)).toMatch(/move 1 credit from your balance to/);
+    // Credits are the account's: the question names the recipient by nickname and no workspace.
+    expect(confirmations.asked.at(-1)).toMatch(/^Test Assistant wants to transfer 1 credit from your balance to “[^”]+” \(asked because of “money”\); your balance after: [\d,.]+ credits\. Go ahead\?$/);
+    expect(confirmations.asked.at(-1)).not.toContain(ws.owner.id);
     expect((await calls()).at(-1)).toMatchObject({ tool: 'transfer', confirmation: 'declined', status: 0 });
     // Only turning money off explicitly lets the assistant trade without asking.
     expect((await person.browser.put(`/api/connections/${id}/ask`).send({ ask: { money: false } })).body.ask).toMatchObject({ trade: false, money: false });
@@ -259,6 +266,7 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
     await expect(client.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow();
     const refresh = await request(app.server).post('/api/auth/oauth2/token').type('form').send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInformation()!.client_id, resource: `${base()}/mcp` });
     expect(refresh.status).toBe(400);
+    expect(refresh.body).toMatchObject({ error: 'invalid_grant', error_description: expect.stringMatching(/^This connection was removed/) });
     const [key] = await app.deps.ds.query(`SELECT revoked_at FROM api_keys WHERE id = $1`, [keyId]);
     expect(key.revoked_at).not.toBeNull();
     expect((await person.browser.get('/api/connections')).body).toEqual([]);

@@ -11,7 +11,7 @@ import { logger } from '../../logger';
 import { oauthClientSummary, revokeClientGrants, verifyMcpToken } from '../../services/accounts';
 import { touchKeyUsed } from '../../services/access';
 import { connectionForGrant, logCall, type ActiveConnection } from '../../services/connections';
-import { callRoute, inProcessContext, routeNamed, toApiError, type Acting } from '../dispatch';
+import { callRoute, inProcessContext, routeNamed, toApiError, type Acting, type RunOptions } from '../dispatch';
 import type { Method, RouteDef } from '../registry';
 import { confirmationText, MONEY_TOOLS, type Read } from './confirm';
 import { connectorTools, scopeCovers, toolNamed, type Tool } from './tools';
@@ -82,10 +82,10 @@ async function actAs(
   as: Acting,
   route: RouteDef<unknown, unknown, unknown>,
   req: { params: Record<string, string>; query: Record<string, unknown>; body: unknown; idempotencyKey?: string | null },
-  limit: boolean,
+  opts: RunOptions,
 ): Promise<ToolAnswer> {
   try {
-    const answer = await callRoute(deps, route, { as, params: req.params, query: req.query, body: req.body, koa: inProcessContext(as, { idempotencyKey: req.idempotencyKey }) }, { limit });
+    const answer = await callRoute(deps, route, { as, params: req.params, query: req.query, body: req.body, koa: inProcessContext(as, { idempotencyKey: req.idempotencyKey }) }, opts);
     return { status: answer.status, body: answer.result };
   } catch (err) {
     const refusal = toApiError(err);
@@ -144,7 +144,7 @@ function buildServer(deps: Deps, session: () => Session): Server {
     // The confirmation's reads are the connector's own: they count nothing against the person's rate limit.
     const read: Read = async (path, params, workspace, body) => {
       const method: Method = body === undefined ? 'GET' : 'POST';
-      return actAs(deps, acting(workspace), routeNamed(method, path), { params, query: {}, body }, false);
+      return actAs(deps, acting(workspace), routeNamed(method, path), { params, query: {}, body }, { limit: false });
     };
     // Money asks whatever its family's switch says, unless the person turned money off explicitly.
     const askType = conn.ask[tool.ask] ? tool.ask : MONEY_TOOLS.has(tool.name) && conn.ask.money ? 'money' : null;
@@ -154,7 +154,14 @@ function buildServer(deps: Deps, session: () => Session): Server {
         await record(0, 'unsupported');
         return text(`This connection asks before ${askType} acts, and this client cannot ask (no elicitation support): nothing was sent. The person can turn asking off for ${askType} (PUT /api/connections/${conn.id}/ask).`, true);
       }
-      const asked = await confirmationText(conn.clientName || 'Your assistant', tool, askType, { path: call.path, body: call.body, workspace: call.headerWorkspace, params: call.params, self: conn.agentId }, read);
+      // Only what can run is asked about: the request's own checks (scope, input, workspace, capability)
+      // first, then its dry run; a refusal is the answer, as the request itself would get it.
+      const checked = await actAs(deps, acting(call.headerWorkspace), tool.route, { params: call.params, query: call.query, body: call.body }, { limit: false, checkOnly: true });
+      const asked = checked.status >= 400 ? { message: '', refusal: checked.body } : await confirmationText(conn.clientName || 'Your assistant', tool, askType, { path: call.path, body: call.body, workspace: call.headerWorkspace, params: call.params, self: conn.agentId }, read);
+      if (asked.refusal) {
+        await record(0, 'not_asked');
+        return text(JSON.stringify(asked.refusal), true);
+      }
       let answer: { action: string; content?: Record<string, unknown> };
       try {
         answer = await extra.sendRequest(
@@ -183,7 +190,7 @@ function buildServer(deps: Deps, session: () => Session): Server {
     }
     const key = idempotencyKeyOf(tool, args, s.transport.sessionId, extra.requestId);
     if (conn.principal.keyId) touchKeyUsed(deps, conn.principal.keyId);
-    const answer = await actAs(deps, acting(call.headerWorkspace), tool.route, { params: call.params, query: call.query, body: call.body, idempotencyKey: key }, true);
+    const answer = await actAs(deps, acting(call.headerWorkspace), tool.route, { params: call.params, query: call.query, body: call.body, idempotencyKey: key }, { limit: true });
     await record(answer.status, confirmation);
     const out = answer.body === undefined ? `${answer.status}` : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
     // The same body as structured content, described by the tool's outputSchema (the route's schema).

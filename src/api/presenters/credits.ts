@@ -1,6 +1,6 @@
 import { formatUnits } from 'ethers';
 import { toCredits } from '../../domain/money';
-import type { CreditRecord, SpendRecord, Statement, TransferRecord, depositAddress, treasuryStatus } from '../../services/credits';
+import type { CreditRecord, SpendRecord, Statement, TransferQuote, TransferRecord, WithdrawalQuote, depositAddress, treasuryStatus } from '../../services/credits';
 import type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from '../../services/credits';
 
 const replayFlag = (replay: boolean) => (replay ? { idempotentReplay: true as const } : {});
@@ -10,6 +10,14 @@ const credits = (n: bigint | null) => (n === null ? null : toCredits(n));
 /** Spec §2.12 transfer row. */
 export function presentTransfer(t: TransferRow) {
   return { id: t.id, fromAgent: t.fromAgent, toAgent: t.toAgent, amount: toCredits(t.amount), memo: t.memo, createdAt: t.createdAt.toISOString() };
+}
+
+export function presentTransferQuote(q: TransferQuote) {
+  return { dryRun: true as const, toAgent: q.toAgent, toNickname: q.toNickname, amount: toCredits(q.amount), balance: toCredits(q.balance), balanceAfter: toCredits(q.balance - q.amount), affordable: q.affordable };
+}
+
+export function presentWithdrawalQuote(q: WithdrawalQuote) {
+  return { dryRun: true as const, amount: toCredits(q.amount), tokenAmount: q.units.toString(), toAddress: q.toAddress, review: q.review, balance: toCredits(q.balance), balanceAfter: toCredits(q.balance - q.amount), affordable: q.affordable };
 }
 
 export function presentTransferResult(t: TransferRecord, replay: boolean) {

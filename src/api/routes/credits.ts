@@ -12,6 +12,8 @@ import {
   SPEND_TYPES,
   spendCredits,
   submitDeposit,
+  quoteTransfer,
+  quoteWithdrawal,
   transferCredits,
   treasuryStatus,
   withdrawalsOf,
@@ -25,7 +27,9 @@ import {
   presentSpend,
   presentStatement,
   presentTransfer,
+  presentTransferQuote,
   presentTransferResult,
+  presentWithdrawalQuote,
   presentTreasury,
   presentWallet,
   presentWithdrawal,
@@ -39,7 +43,9 @@ import {
   depositSchema,
   ledgerStatementSchema,
   spendSchema,
+  transferQuoteSchema,
   transferResultSchema,
+  withdrawalQuoteSchema,
   transferRowSchema,
   treasurySchema,
   walletSchema,
@@ -55,12 +61,20 @@ defineRoute({
   path: '/agents/transfer',
   idempotent: true,
   auth: auth.identity('account:wallet'),
-  summary: 'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.',
-  body: z.strictObject({ toAgent: z.string().min(1).max(200), amount: positiveCredits, memo: z.string().max(200, 'must be at most 200 characters').optional() }),
+  summary:
+    'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds. dryRun: true answers who would receive it (toNickname), your balance and the balance after, and writes nothing.',
+  body: z.strictObject({
+    toAgent: z.string().min(1).max(200),
+    amount: positiveCredits,
+    memo: z.string().max(200, 'must be at most 200 characters').optional(),
+    dryRun: z.boolean({ error: 'must be true or false' }).optional(),
+  }),
   errorStatus: { insufficient_balance: 409 },
   response: transferResultSchema,
+  dryRunResponse: transferQuoteSchema,
   errors: [...moneyErrors, 'funds_move_forbidden'],
   handler: async (c) => {
+    if (c.body.dryRun) return presentTransferQuote(await quoteTransfer(c.deps, c.identity(), c.body));
     const { value, replay } = await transferCredits(c.deps, c.identity(), { ...c.body, idempotencyKey: idempotencyKey(c) });
     return presentTransferResult(value, replay);
   },
@@ -232,13 +246,15 @@ defineRoute({
   auth: auth.selfOwner('account:wallet'),
   errorStatus: { insufficient_balance: 409 },
   summary:
-    'Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header.',
+    'Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header. dryRun: true answers 200 with where it would go, the token amount, whether it would wait for review and the balance after, and writes nothing.',
   params: agentParam,
-  body: z.strictObject({ amount: positiveCredits }),
+  body: z.strictObject({ amount: positiveCredits, dryRun: z.boolean({ error: 'must be true or false' }).optional() }),
   successStatus: 202,
   response: withdrawalSchema,
+  dryRunResponse: withdrawalQuoteSchema,
   errors: [...moneyErrors, 'wallet_required', 'treasury_not_configured', 'not_authorized'],
   handler: async (c) => {
+    if (c.body.dryRun) return presentWithdrawalQuote(await quoteWithdrawal(c.deps, c.identity(), { idParam: c.params.id, amount: c.body.amount }));
     const { value, replay } = await requestWithdrawal(c.deps, c.identity(), { idParam: c.params.id, amount: c.body.amount, idempotencyKey: idempotencyKey(c) });
     c.status(202);
     return presentWithdrawal(value, replay);

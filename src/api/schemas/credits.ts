@@ -8,6 +8,25 @@ const creditAmount = z.number();
 const replay = z.literal(true).optional();
 export const transferRowSchema = z.object({ id: z.string(), fromAgent: z.string(), toAgent: z.string(), amount: creditAmount, memo: z.string().nullable(), createdAt: instant });
 export const transferResultSchema = transferRowSchema.extend({ balance: creditAmount, idempotentReplay: replay });
+export const withdrawalQuoteSchema = z.object({
+  dryRun: z.literal(true),
+  amount: creditAmount,
+  tokenAmount: z.string().describe('Token units (USDC_DECIMALS) that would be sent.'),
+  toAddress: z.string(),
+  review: z.boolean().describe('Above WITHDRAW_REVIEW_CREDITS: it would wait for the operator.'),
+  balance: creditAmount,
+  balanceAfter: creditAmount,
+  affordable: z.boolean(),
+});
+export const transferQuoteSchema = z.object({
+  dryRun: z.literal(true),
+  toAgent: z.string(),
+  toNickname: z.string(),
+  amount: creditAmount,
+  balance: creditAmount,
+  balanceAfter: creditAmount,
+  affordable: z.boolean(),
+});
 export const spendSchema = z.object({
   id: z.string(),
   agentId: z.string(),

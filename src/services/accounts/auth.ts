@@ -1,6 +1,7 @@
 import { oauthProvider } from '@better-auth/oauth-provider';
 import { createHash } from 'node:crypto';
 import { betterAuth, type BetterAuthOptions } from 'better-auth';
+import { symmetricDecrypt } from 'better-auth/crypto';
 import { APIError, createAuthMiddleware } from 'better-auth/api';
 import { jwt } from 'better-auth/plugins';
 import type { Pool } from 'pg';
@@ -8,7 +9,7 @@ import type { Config } from '../../config';
 import type { Deps } from '../../deps';
 import { GRANT_SCOPES } from '../../domain/connections';
 import { logger } from '../../logger';
-import { sendAccountMail } from './mailer';
+import { mailerReady, sendAccountMail } from './mailer';
 import { endConnectionsOfGrant } from '../connections';
 import { revokeClientGrants } from './grants';
 import { ensureAccountParticipant } from './participant';
@@ -71,6 +72,35 @@ const storedCodeId = (code: string) => createHash('sha256').update(code).digest(
 /** Cookie names start with it: mpps.session_token (__Secure-mpps.session_token when Secure). */
 export const COOKIE_PREFIX = 'mpps';
 
+/** The session cookie as the start-up line says it. */
+export const cookieSaid = (config: Pick<Config, 'secureCookies'>) =>
+  config.secureCookies ? `Secure __Secure-${COOKIE_PREFIX}.session_token (PUBLIC_BASE_URL is https)` : `plain ${COOKIE_PREFIX}.session_token, not Secure (PUBLIC_BASE_URL is http)`;
+
+/**
+ * The signing key (auth_jwks) is stored encrypted with the secret. Rows the current secret cannot
+ * open were made under another one (AUTH_SECRET changed): they go, so the library mints a new key on
+ * its next signature; tokens they signed stop verifying, and sign-in works instead of failing.
+ */
+export async function dropUnreadableSigningKeys(deps: Deps): Promise<number> {
+  const pool = primaryPool(deps);
+  const secret = deps.config.authSecret;
+  const rows = (await pool.query(`SELECT id, "privateKey" FROM auth_jwks`)).rows as Array<{ id: string; privateKey: string }>;
+  const unreadable: string[] = [];
+  for (const r of rows) {
+    const ok = await symmetricDecrypt({ key: secret, data: JSON.parse(r.privateKey) as string }).then(
+      () => true,
+      () => false,
+    );
+    if (!ok) unreadable.push(r.id);
+  }
+  if (unreadable.length) {
+    await pool.query(`UPDATE auth_oauth_resources SET "signingKeyId" = NULL WHERE "signingKeyId" = ANY($1)`, [unreadable]);
+    await pool.query(`DELETE FROM auth_jwks WHERE id = ANY($1)`, [unreadable]);
+    logger.warn({ keys: unreadable.length }, 'the account secret changed: the signing keys made under the old one were removed (access tokens they signed end; people sign in again)');
+  }
+  return unreadable.length;
+}
+
 /**
  * The account system's options for this configuration (shared with the schema check, which asks
  * the library whether our migration gives it every table and column it needs).
@@ -119,15 +149,20 @@ export function authOptions(config: Config, pool: Pool, hooks: AccountHooks = {}
     },
     advanced: {
       cookiePrefix: COOKIE_PREFIX,
-      // Secure outside development and tests (plain http on localhost there); HttpOnly and SameSite=Lax always.
-      useSecureCookies: !config.development,
-      defaultCookieAttributes: { httpOnly: true, sameSite: 'lax', secure: !config.development },
+      // Secure (and __Secure-) only when the public address is https: a client that keeps cookies to
+      // the letter drops a Secure cookie on plain http, and the person loops between sign-in and consent.
+      useSecureCookies: config.secureCookies,
+      defaultCookieAttributes: { httpOnly: true, sameSite: 'lax', secure: config.secureCookies },
     },
     hooks: {
       before: createAuthMiddleware(async (ctx) => {
         const body = (ctx.body ?? {}) as Record<string, unknown>;
         if (ctx.path === '/oauth2/register') return { context: { body: registrationMetadata(body) } };
         if (ctx.path === '/reset-password' && body.endConnections === true && ctx.request) endConnectionsAsked.add(ctx.request);
+        // No sender: say so, instead of "check your email" for mail that never comes (the same for every address).
+        if (ctx.path === '/request-password-reset' && !mailerReady()) {
+          throw new APIError('SERVICE_UNAVAILABLE', { code: 'RESET_MAIL_NOT_CONFIGURED', message: 'Password reset mail is not configured on this instance (it has no SMTP_URL), so no reset link can be sent: ask its operator.' });
+        }
         if ((ctx.path === '/sign-up/email' || ctx.path === '/update-user') && typeof body.name === 'string' && body.name.length > ACCOUNT_NAME_MAX) {
           throw new APIError('BAD_REQUEST', { code: 'NAME_TOO_LONG', message: `The name must be at most ${ACCOUNT_NAME_MAX} characters.` });
         }
@@ -185,9 +220,8 @@ export function authOptions(config: Config, pool: Pool, hooks: AccountHooks = {}
 }
 
 function build(deps: Deps) {
-  if (!deps.config.AUTH_SECRET && !deps.config.development) {
-    logger.warn('AUTH_SECRET is not set: a random one signs sessions and OAuth tokens, so sign-ins and MCP connections end with this process (set AUTH_SECRET, 32+ characters)');
-  }
+  // A missing wiring fails at start-up: the secret is AUTH_SECRET or the kept one (src/boot/authSecret.ts).
+  if (!deps.config.authSecret) throw new Error('The account system has no secret: AUTH_SECRET is unset and none was kept (boot/authSecret.ts keepAuthSecret was not called).');
   // One database pool (issue 58): the account system's adapter (Kysely on pg) takes the app's primary pool.
   const pool = primaryPool(deps);
   const auth = betterAuth(

@@ -26,13 +26,23 @@ export function smtpMailer(url: string, from: string): Mailer {
   };
 }
 
+type MailConfig = Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'development'> & Partial<Pick<Config, 'zeroSetup'>>;
+
 /**
- * The sender a configuration gives: SMTP when SMTP_URL is set; otherwise the log in development,
- * and nothing in production (a reset link in a production log is a credential in the log): null.
+ * The sender a configuration gives: SMTP when SMTP_URL is set; otherwise the log (at info) in
+ * development and zero-setup, where the operator reads it; elsewhere nothing (a reset link in a
+ * production log is a credential in the log): null, and the reset request says mail is off.
  */
-export function mailerFor(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'development'>): Mailer | null {
+export function mailerFor(config: MailConfig): Mailer | null {
   if (config.SMTP_URL) return smtpMailer(config.SMTP_URL, config.MAIL_FROM);
-  return config.development ? logMailer : null;
+  return config.development || config.zeroSetup ? logMailer : null;
+}
+
+/** Where account mail goes, as the start-up line says it. */
+export function mailSaid(config: MailConfig): string {
+  if (config.SMTP_URL) return `account mail over SMTP to ${new URL(config.SMTP_URL).host}`;
+  if (config.development || config.zeroSetup) return 'account mail (reset links) written to this log at info, no SMTP_URL';
+  return 'no account mail (no SMTP_URL): password reset answers that mail is not configured';
 }
 
 let current: Mailer | null | undefined;
@@ -50,10 +60,9 @@ export function mailerReady(): boolean {
 }
 
 /** Sets the configured sender unless one was set already; says in one sentence when password reset is off. */
-export function configureMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM' | 'development'>): void {
+export function configureMailer(config: MailConfig): void {
   if (current !== undefined) return;
   current = mailerFor(config);
-  if (!current) logger.warn('No SMTP_URL is set: password reset is disabled (no reset mail can be sent); set SMTP_URL=smtp://user:pass@host:587 to enable it.');
 }
 
 /** Sends through the sender in place; with none, the message is dropped (the answer stays the same, so nothing is revealed). */

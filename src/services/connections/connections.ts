@@ -201,3 +201,12 @@ export async function removeConnectionsOf(m: EntityManager, agentId: string): Pr
   const keys = (rows as Array<{ key_id: string | null }>).map((r) => r.key_id).filter((k): k is string => !!k);
   await revokeKeysById(m, keys);
 }
+
+/**
+ * Whether an OAuth client's connections were all removed (none left live): its refresh tokens went
+ * with them, so a refresh it sends is refused, and the refusal can say why.
+ */
+export async function clientConnectionsRemoved(deps: Deps, clientId: string): Promise<boolean> {
+  const [row] = await deps.ds.query(`SELECT count(*) FILTER (WHERE revoked_at IS NULL)::int AS live, count(*)::int AS all FROM connections WHERE client_id = $1`, [clientId]);
+  return row.all > 0 && row.live === 0;
+}

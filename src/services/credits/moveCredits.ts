@@ -7,7 +7,7 @@ import type { Principal } from '../../domain/capabilities';
 import { toNano } from '../../domain/money';
 import { CreditTransfer } from '../../entities/credits';
 import { DomainError } from '../../errors';
-import { accountId, transfer } from '../ledger';
+import { accountId, balanceOf, transfer } from '../ledger';
 import { getAgent } from '../participants';
 import { isMember } from '../workspaces';
 import { resolveOwnedAgent } from '../access';
@@ -42,6 +42,31 @@ export interface TransferRecord extends TransferRow {
   balance: bigint;
 }
 
+/** The participant a transfer names (id or nickname): someone else, who exists. */
+async function recipientOf(m: EntityManager | Deps['ds'], actor: Principal, toAgent: string) {
+  const to = await getAgent(m, toAgent);
+  if (!to) throw new DomainError('not_found', `Participant "${toAgent}" was not found.`);
+  if (to.id === actor.agentId) throw new DomainError('validation_failed', 'You cannot transfer credits to yourself.');
+  return to;
+}
+
+/** A transfer's dry run (POST /agents/transfer with dryRun): who receives it, by nickname, and the sender's balance; nothing is written. */
+export interface TransferQuote {
+  toAgent: string;
+  toNickname: string;
+  amount: bigint;
+  balance: bigint;
+  affordable: boolean;
+}
+
+export async function quoteTransfer(deps: Deps, actor: Principal, p: { toAgent: string; amount: number }): Promise<TransferQuote> {
+  refuseMaster(actor, 'move funds');
+  const amount = nanoAmount(p.amount);
+  const to = await recipientOf(deps.ds, actor, p.toAgent);
+  const balance = (await balanceOf(deps.ds, accountId.agent(actor.agentId))) ?? 0n;
+  return { toAgent: to.id, toNickname: to.nickname, amount, balance, affordable: balance >= amount };
+}
+
 /** POST /agents/transfer: the caller's credits to another participant (id or nickname), atomically. */
 export async function transferCredits(
   deps: Deps,
@@ -53,9 +78,7 @@ export async function transferCredits(
   const memo = p.memo ?? null;
   return inTransaction(deps.ds, (m) =>
     onceByKey(m, { participantId: actor.agentId, scope: '-', key: p.idempotencyKey, request: ['transfer', p.toAgent, amount, memo] }, async () => {
-      const to = await getAgent(m, p.toAgent);
-      if (!to) throw new DomainError('not_found', `Participant "${p.toAgent}" was not found.`);
-      if (to.id === actor.agentId) throw new DomainError('validation_failed', 'You cannot transfer credits to yourself.');
+      const to = await recipientOf(m, actor, p.toAgent);
       const id = randomUUID();
       const { fromBalance } = await moving(amount, () =>
         transfer(m, { from: accountId.agent(actor.agentId), to: accountId.agent(to.id), amount, kind: 'transfer', ref: id, memo }),

@@ -8,7 +8,7 @@ import { formatCredits, toNano } from '../../domain/money';
 import { Withdrawal } from '../../entities/credits';
 import { DomainError } from '../../errors';
 import { logger } from '../../logger';
-import { accountId, transfer } from '../ledger';
+import { accountId, balanceOf, transfer } from '../ledger';
 import { resolveOwnedAgent } from '../access';
 import { creditAccounts } from './accounts';
 import { CHAIN_JOB_OPTS, chainDelay, requireChain, walletOf } from './chainAccess';
@@ -25,19 +25,45 @@ export async function enqueueSend(deps: Deps, withdrawalId: string, check: numbe
  * amount x creditValueUsd of the token to the registered wallet. Above WITHDRAW_REVIEW_CREDITS the
  * withdrawal waits for the platform operator's approval.
  */
-export async function requestWithdrawal(deps: Deps, actor: Principal, p: { idParam: string; amount: number; idempotencyKey?: string }): Promise<Once<Withdrawal>> {
+/** What a withdrawal needs before anything moves: a chain, an amount of whole token units. */
+function withdrawalTerms(deps: Deps, credits: number) {
   const chain = requireChain(deps);
-  const amount = nanoAmount(p.amount);
+  const amount = nanoAmount(credits);
   const units = withdrawalUnits(amount, chain.settings.unitsPerCredit);
   if (units === null) {
     throw new DomainError('validation_failed', `The amount must be a whole number of token units: a multiple of ${formatCredits(1_000_000_000n / chain.settings.unitsPerCredit)} credits.`);
   }
-  const review = amount > toNano(deps.config.WITHDRAW_REVIEW_CREDITS);
+  return { amount, units, review: amount > toNano(deps.config.WITHDRAW_REVIEW_CREDITS) };
+}
+
+/** A withdrawal's dry run (POST /agents/{id}/withdraw with dryRun): where it would go, how much, whether it waits for review; nothing is written. */
+export interface WithdrawalQuote {
+  amount: bigint;
+  units: bigint;
+  toAddress: string;
+  review: boolean;
+  balance: bigint;
+  affordable: boolean;
+}
+
+export async function quoteWithdrawal(deps: Deps, actor: Principal, p: { idParam: string; amount: number }): Promise<WithdrawalQuote> {
+  const { amount, units, review } = withdrawalTerms(deps, p.amount);
+  const agentId = await resolveOwnedAgent(deps.ds.manager, actor, p.idParam, 'withdraw its credits');
+  const wallet = await walletOf(deps.ds.manager, agentId);
+  if (!wallet) throw new DomainError('wallet_required', WALLET_REQUIRED);
+  const balance = (await balanceOf(deps.ds, accountId.agent(agentId))) ?? 0n;
+  return { amount, units, toAddress: wallet, review, balance, affordable: balance >= amount };
+}
+
+const WALLET_REQUIRED = 'Register a wallet first (PUT /agents/{id}/wallet): withdrawals are sent to it.';
+
+export async function requestWithdrawal(deps: Deps, actor: Principal, p: { idParam: string; amount: number; idempotencyKey?: string }): Promise<Once<Withdrawal>> {
+  const { amount, units, review } = withdrawalTerms(deps, p.amount);
   const out = await inTransaction(deps.ds, async (m) => {
     const agentId = await resolveOwnedAgent(m, actor, p.idParam, 'withdraw its credits');
     return onceByKey(m, { participantId: actor.agentId, scope: '-', key: p.idempotencyKey, request: ['withdraw', agentId, amount] }, async () => {
       const wallet = await walletOf(m, agentId);
-      if (!wallet) throw new DomainError('wallet_required', 'Register a wallet first (PUT /agents/{id}/wallet): withdrawals are sent to it.');
+      if (!wallet) throw new DomainError('wallet_required', WALLET_REQUIRED);
       const id = randomUUID();
       await transfer(m, { from: accountId.agent(agentId), to: creditAccounts.withdrawalsPending, amount, kind: 'withdrawal', ref: id });
       await m.getRepository(Withdrawal).insert({ id, agentId, amount, units, toAddress: wallet, status: review ? 'review' : 'queued' });
