@@ -3019,7 +3019,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "refresh_pending" | "order_pending" | "void_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -15966,7 +15966,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `void_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -16098,7 +16098,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `refresh_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -16394,7 +16394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `order_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -16662,7 +16662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `order_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
