@@ -8,7 +8,9 @@
  * (bench/cpu.ts), the idle service's burn taken off. pgbench runs at both ends and the run is judged
  * against the mean; the load average is printed beside the figures (the machine is shared).
  * One process (npm start), queues on a private Redis and then on BullMQ's Postgres backend
- * (BENCH_LAYOUTS=redis or postgres for one). Figures go to bench/results/trade-targets-latest.json.
+ * (BENCH_LAYOUTS=redis or postgres for one). BENCH_APPLY_AT_ONCE=true,false runs each backend twice,
+ * with TRADE_APPLY_AT_ONCE on and off, back to back: on a machine whose load moves, the two sit
+ * side by side in one run. Figures go to bench/results/trade-targets-latest.json.
  *   npx tsx bench/trade-targets.ts [--seconds 6]
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -45,12 +47,12 @@ async function references() {
   return { hot, simple, one };
 }
 
-async function runBackend(backend: 'redis' | 'postgres') {
+async function runBackend(backend: 'redis' | 'postgres', atOnce?: string) {
   const dbName = `mpps_bench_targets${DB_SUFFIX}`;
   const dbUrl = await recreateDatabase(dbName);
   const redis = backend === 'redis' ? await startPrivateRedis(REDIS_PORT) : null;
   const queues: Record<string, string> = redis ? { REDIS_URL: benchRedisUrl(REDIS_PORT), QUEUE_BACKEND: 'redis' } : { QUEUE_BACKEND: 'postgres' };
-  const env = { DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `tt${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
+  const env = { DATABASE_URL: dbUrl, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `tt${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS, ...(atOnce ? { TRADE_APPLY_AT_ONCE: atOnce } : {}) };
   const server = await startServer(env, PORT);
   try {
     const { markets, traders } = await seedTradingWorkspace(base, MASTER, 16);
@@ -72,11 +74,12 @@ async function runBackend(backend: 'redis' | 'postgres') {
     const sixteen = await measured(16, spread);
     const hot16 = await measured(16, hot);
     const cpuText = (c: Record<string, number>) => `server ${fmt(c.server, 2)}, postgres ${fmt(c.postgres, 2)}${c.redis !== undefined ? `, redis ${fmt(c.redis, 2)}` : ''}, total ${fmt(c.serverTotal, 2)}`;
-    console.log(`\n## queues on ${backend} (load average ${loadavg()})`);
+    const name = `queues on ${backend}${atOnce ? `, TRADE_APPLY_AT_ONCE=${atOnce}` : ''}`;
+    console.log(`\n## ${name} (load average ${loadavg()})`);
     console.log(`1 trader, 1 market: ${fmt(one.tps)}/s, p50 ${fmt(one.p50, 2)} ms, p99 ${fmt(one.p99, 2)} ms; CPU-ms a trade ${cpuText(one.cpu)}; failed ${one.failed}`);
     console.log(`16 traders, 20 markets: ${fmt(sixteen.tps)}/s, p50 ${fmt(sixteen.p50, 2)} ms; CPU-ms a trade ${cpuText(sixteen.cpu)}; failed ${sixteen.failed}`);
     console.log(`16 traders, 1 market: ${fmt(hot16.tps)}/s, p50 ${fmt(hot16.p50, 2)} ms; CPU-ms a trade ${cpuText(hot16.cpu)}; failed ${hot16.failed}`);
-    return { backend, loadAverage: loadavg(), one, sixteen, hot16 };
+    return { backend: name, loadAverage: loadavg(), one, sixteen, hot16 };
   } finally {
     await stopServer(server);
     if (redis) await stopServer(redis);
@@ -89,7 +92,8 @@ async function main() {
   const before = await references();
   const backends = (process.env.BENCH_LAYOUTS ?? 'redis,postgres').split(',') as Array<'redis' | 'postgres'>;
   const runs = [];
-  for (const b of backends) runs.push(await runBackend(b));
+  const variants = process.env.BENCH_APPLY_AT_ONCE?.split(',') ?? [undefined];
+  for (const b of backends) for (const v of variants) runs.push(await runBackend(b, v));
   console.log('');
   const after = await references();
   const { mean: pg, drift } = bothEnds(before, after);
@@ -101,7 +105,7 @@ async function main() {
       ['16 traders, 1 market / pgbench hot row', r.hot16.tps / pg.hot, 0.8, 'min'],
       ['service CPU-ms a trade, 16 traders, 20 markets', r.sixteen.cpu.serverTotal, 1.0, 'max'],
     ] as const;
-    console.log(`\n### queues on ${r.backend}\n| target | figure | wanted | met |\n|---|---|---|---|`);
+    console.log(`\n### ${r.backend}\n| target | figure | wanted | met |\n|---|---|---|---|`);
     for (const [name, v, t, kind] of rows) console.log(`| ${name} | ${fmt(v, 3)} | ${kind === 'min' ? '>=' : '<='} ${t} | ${(kind === 'min' ? v >= t : v <= t) ? 'yes' : `no (x${fmt(kind === 'min' ? t / v : v / t, 2)} short)`} |`);
     console.log(`(1 trader: p50 ${fmt(r.one.p50, 2)} ms, ${fmt(r.one.cpu.serverTotal, 2)} service CPU-ms a trade)`);
     return { ...r, targets: Object.fromEntries(rows.map(([n, v]) => [n, v])) };

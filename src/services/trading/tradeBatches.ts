@@ -243,11 +243,10 @@ class LaneBatches {
     markBatch(first.requestId, 'answered');
     if (waited.finished) {
       const outcomes = waited.result.outcomes;
-      batch.forEach((w, i) => w.resolve(isKeyTaken(outcomes[i]) ? { kind: 'taken' } : { kind: 'outcome', outcome: outcomes[i] }));
+      answerWith(batch, outcomes);
       return;
     }
-    const held = await this.journal(batch.map((w) => w.job));
-    batch.forEach((w) => w.resolve(held.has(w.job.requestId) ? { kind: 'unknown', requestId: w.job.requestId } : { kind: 'taken' }));
+    await this.answerUnheard(batch);
     // The queue's connection dropped or came back: the batch's job may be gone with Redis. Once
     // Redis answers, its still-pending requests go on the lane again (the callers meanwhile read
     // their outcomes from Postgres), rather than at the watchdog's next pass.
@@ -282,14 +281,18 @@ class LaneBatches {
       // Held up past the caller's deadline (a lock another transaction keeps): journalled pending with
       // its jobs, as a batch not heard in time is; the transaction's own write, if it commits, settles them.
       applying.catch(() => undefined);
-      const held = await this.journal(jobs);
-      batch.forEach((w) => w.resolve(held.has(w.job.requestId) ? { kind: 'unknown', requestId: w.job.requestId } : { kind: 'taken' }));
+      await this.answerUnheard(batch);
       return true;
     }
-    const got = outcomes;
     markBatch(jobs[0].requestId, 'answered');
-    batch.forEach((w, i) => w.resolve(isKeyTaken(got[i]) ? { kind: 'taken' } : { kind: 'outcome', outcome: got[i] }));
+    answerWith(batch, outcomes);
     return true;
+  }
+
+  /** A batch whose outcomes did not come back in time: journalled pending (journal), each answered unknown, or taken when another request holds its key. */
+  private async answerUnheard(batch: Waiting[]): Promise<void> {
+    const held = await this.journal(batch.map((w) => w.job));
+    batch.forEach((w) => w.resolve(held.has(w.job.requestId) ? { kind: 'unknown', requestId: w.job.requestId } : { kind: 'taken' }));
   }
 
   /**
@@ -339,6 +342,11 @@ class LaneBatches {
     await this.deps.hub.enqueue('trade', 'trade', { trades }, { jobId: trades[0].requestId, laneKey: trades[0].marketId, ...TRADE_JOB_OPTS });
     logger.info({ requests: trades.length, jobId: trades[0].requestId }, 'trade batch enqueued again after the queue connection came back');
   }
+}
+
+/** Each request of a batch answered with its outcome, in order (a key another request holds: taken). */
+function answerWith(batch: Waiting[], outcomes: readonly TradeOutcome[]): void {
+  batch.forEach((w, i) => w.resolve(isKeyTaken(outcomes[i]) ? { kind: 'taken' } : { kind: 'outcome', outcome: outcomes[i] }));
 }
 
 const batches = new WeakMap<Deps, LaneBatches>();
