@@ -84,8 +84,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cycle-'));
   const file = join(dir, 'timeline.jsonl');
   const url = await recreateDatabase(DB);
-  const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: url, REDIS_URL: benchRedisUrl(REDIS_PORT), QUEUE_BACKEND: 'redis', MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cycle${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS, TRADE_BATCH_INFLIGHT: '1', TIMELINE_FILE: file };
+  // BENCH_QUEUES=postgres: the queues on BullMQ's Postgres backend instead (issue 66's profile of both).
+  const onPg = process.env.BENCH_QUEUES === 'postgres';
+  const redis = onPg ? null : await startPrivateRedis(REDIS_PORT);
+  const queues: Record<string, string> = onPg ? { QUEUE_BACKEND: 'postgres' } : { REDIS_URL: benchRedisUrl(REDIS_PORT), QUEUE_BACKEND: 'redis' };
+  const env = { DATABASE_URL: url, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `cycle${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS, TRADE_BATCH_INFLIGHT: '1', TIMELINE_FILE: file };
   const server = await startServer(env, PORT, undefined, ['--require', resolve('bench/timelineprobe.cjs')]);
   const loads: Array<{ name: string; closed: boolean; from: number; to: number; r: LoadResult }> = [];
   try {
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await stopServer(server); // the probe writes its last marks at exit
-    await stopServer(redis);
+    if (redis) await stopServer(redis);
     await dropDatabase(DB);
   }
   const marks = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as BatchMark);

@@ -20,8 +20,11 @@ const DB = 'mpps_bench_floor';
 
 async function main() {
   const url = await recreateDatabase(DB);
-  const redis = await startPrivateRedis(REDIS_PORT);
-  const env = { DATABASE_URL: url, REDIS_URL: benchRedisUrl(REDIS_PORT), MASTER_API_KEY: MASTER, QUEUE_PREFIX: `floor${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
+  // BENCH_QUEUES=postgres: the queues (and the rate-limit counters) on Postgres instead (issue 66's profile of both).
+  const redis = process.env.BENCH_QUEUES === 'postgres' ? null : await startPrivateRedis(REDIS_PORT);
+  const queues: Record<string, string> = redis ? { REDIS_URL: benchRedisUrl(REDIS_PORT), QUEUE_BACKEND: 'redis' } : { QUEUE_BACKEND: 'postgres' };
+  const env = { DATABASE_URL: url, ...queues, MASTER_API_KEY: MASTER, QUEUE_PREFIX: `floor${Date.now()}`, SCHEDULER: 'false', ...BENCH_RATE_LIMITS };
+  const startedAt = Date.now();
   const server = await startServer(env, PORT);
   try {
     const seeded = await seedTradingWorkspace(base, MASTER, 16);
@@ -33,20 +36,23 @@ async function main() {
       ['trade refused by validation (400)', rawSender(base, (i) => post(i, JSON.stringify({ marketId: markets[i % markets.length], direction: 'sideways', amount: 1 })), (s) => s === 400)],
       ['trade (200)', tradeSender(base, seeded.traders, (i) => markets[i % markets.length])],
     ];
-    const snap = () => cpuSnapshot({ servers: { server: server.pid! }, db: DB, redisPid: redis.pid });
+    const snap = () => cpuSnapshot({ servers: { server: server.pid! }, db: DB, redisPid: redis?.pid });
     let floor = NaN;
     console.log(`server CPU-ms a request at ${CLIENTS} clients (Postgres and Redis beside it):`);
     for (const [name, send] of kinds) {
       await closedLoop(CLIENTS, 1, send); // warm-up
       const before = snap();
+      const from = (Date.now() - startedAt) / 1000;
       const r = await closedLoop(CLIENTS, SECONDS, send);
+      // Where the step sits in a server profile (BENCH_NODE_ARGS=--cpu-prof): bench/cpu-top.ts --window FROM,TO.
+      console.log(`  (${name}: ${fmt(from, 1)} to ${fmt((Date.now() - startedAt) / 1000, 1)} s after the server was spawned)`);
       const cpu = cpuPerTrade(before, snap(), r.ok);
       if (Number.isNaN(floor)) floor = cpu.server;
-      console.log(`  ${name.padEnd(36)} ${fmt(cpu.server, 3)} (${fmt(cpu.server / floor, 2)}x the floor)  postgres ${fmt(cpu.postgres, 3)}  redis ${fmt(cpu.redis, 3)}  ${fmt(r.tps, 0)}/s, failed ${r.failed}`);
+      console.log(`  ${name.padEnd(36)} ${fmt(cpu.server, 3)} (${fmt(cpu.server / floor, 2)}x the floor)  postgres ${fmt(cpu.postgres, 3)}  redis ${fmt(cpu.redis ?? 0, 3)}  ${fmt(r.tps, 0)}/s, failed ${r.failed}`);
     }
   } finally {
     await stopServer(server);
-    await stopServer(redis);
+    if (redis) await stopServer(redis);
     await dropDatabase(DB);
   }
 }

@@ -437,7 +437,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw { amount } credits
-         * @description Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header. dryRun: true answers 200 with where it would go, the token amount, whether it would wait for review and the balance after, and writes nothing.
+         * @description Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
          */
@@ -569,7 +569,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller
-         * @description Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds. dryRun: true answers who would receive it (toNickname), your balance and the balance after, and writes nothing.
+         * @description Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:wallet.
          */
@@ -3019,7 +3019,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "reset_mail_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "refresh_pending" | "order_pending" | "void_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -6518,32 +6518,10 @@ export interface operations {
             content: {
                 "application/json": {
                     amount: number;
-                    dryRun?: boolean;
                 };
             };
         };
         responses: {
-            /** @description Dry run: what it would do and cost; nothing written. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        affordable: boolean;
-                        amount: number;
-                        balance: number;
-                        balanceAfter: number;
-                        /** @constant */
-                        dryRun: true;
-                        /** @description Above WITHDRAW_REVIEW_CREDITS: it would wait for the operator. */
-                        review: boolean;
-                        toAddress: string;
-                        /** @description Token units (USDC_DECIMALS) that would be sent. */
-                        tokenAmount: string;
-                    };
-                };
-            };
             /** @description Success. */
             202: {
                 headers: {
@@ -7258,14 +7236,13 @@ export interface operations {
             content: {
                 "application/json": {
                     amount: number;
-                    dryRun?: boolean;
                     memo?: string;
                     toAgent: string;
                 };
             };
         };
         responses: {
-            /** @description Success, or with dryRun: what it would do and cost; nothing written. */
+            /** @description Success. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7282,15 +7259,6 @@ export interface operations {
                         idempotentReplay?: true;
                         memo: string | null;
                         toAgent: string;
-                    } | {
-                        affordable: boolean;
-                        amount: number;
-                        balance: number;
-                        balanceAfter: number;
-                        /** @constant */
-                        dryRun: true;
-                        toAgent: string;
-                        toNickname: string;
                     };
                 };
             };
@@ -15998,7 +15966,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `void_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -16130,7 +16098,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `refresh_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -16426,7 +16394,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `order_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -16694,7 +16662,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `service_unavailable` (retryable), `trade_pending` (retryable) */
+            /** @description `service_unavailable` (retryable), `order_pending` (retryable) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */

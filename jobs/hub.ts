@@ -347,6 +347,14 @@ export class JobHub {
           };
           for (const ev of ['close', 'end', 'reconnecting']) (c as ConnectionEvents).on(ev, () => change(false));
           (c as ConnectionEvents).on('ready', () => change(true));
+          // A Redis Cluster stays up as a whole when one of its nodes goes (a master killed, failing
+          // over to its replica): that node's jobs and events may be gone with it, so the waits give
+          // up as on a dropped connection (issue 66), and the cluster is at once usable for the rest.
+          if ((c as { isCluster?: boolean }).isCluster)
+            (c as ConnectionEvents).on('-node', () => {
+              change(false);
+              change(true);
+            });
         },
         () => undefined,
       );

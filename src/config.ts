@@ -52,6 +52,9 @@ const schema = z.object({
   TRADE_BATCH_INFLIGHT: z.coerce.number().int().min(1).max(64).default(1),
   TRADE_BATCH_MAX: z.coerce.number().int().min(1).max(TRADE_BATCH_LIMIT).default(64),
   TRADE_BATCH_LINGER_MS: z.coerce.number().int().min(0).max(1000).default(10),
+  // A batch whose lanes this API process has nothing else in flight on applies here, at once, not through
+  // the lane's queue (issue 66); false sends every batch through the queue (tests of the queue path).
+  TRADE_APPLY_AT_ONCE: boolish.default(true),
   // Lanes run one job at a time (global concurrency 1). false is for the fault harness only: it
   // proves the trade transaction alone keeps the money right when a lane runs jobs at once.
   TRADE_LANES_SERIAL: boolish.default(true),

@@ -69,6 +69,13 @@ interface RequestRow {
 
 const big = (s: string | number | null | undefined) => BigInt(s ?? 0);
 
+/** The 503 codes each kind of request may answer while the infrastructure blips (a kind not listed is not checked). */
+const OWN_503: Partial<Record<RequestRecord['kind'], string[]>> = {
+  trade: ['trade_pending', 'trade_not_applied', 'service_unavailable'],
+  condensed: ['trade_pending', 'trade_not_applied', 'service_unavailable'],
+  refresh: ['refresh_pending', 'service_unavailable'],
+};
+
 /** Client-side records: what each request ended with, against what the database holds. */
 function checkRecords(v: Violations, records: RequestRecord[], requests: RequestRow[], trades: TradeRow[]): void {
   const byKey = new Map<string, RequestRow>();
@@ -81,6 +88,12 @@ function checkRecords(v: Violations, records: RequestRecord[], requests: Request
     // An infrastructure blip answers 503 (retryable) or nothing at all, never another 5xx.
     const bad5xx = Object.entries(rec.indefinite).filter(([why]) => /^5\d\d /.test(why) && !why.startsWith('503 '));
     if (bad5xx.length) v.add('server_errors', `${rec.method} ${rec.path} key=${rec.idempotencyKey ?? '-'} saw=${JSON.stringify(Object.fromEntries(bad5xx))}`);
+    // Each retryable answer says when to come back (issue 66), and in its own route's words: a horizon pass is not a trade.
+    const unpaced = Object.keys(rec.indefinite).filter((why) => /^503 /.test(why) && why.endsWith('(no Retry-After)'));
+    if (unpaced.length) v.add('no_retry_after', `${rec.method} ${rec.path} saw=${JSON.stringify(rec.indefinite)}`);
+    const own = OWN_503[rec.kind];
+    const foreign = own ? Object.keys(rec.indefinite).filter((why) => /^503 /.test(why) && !own.includes(why.split(' ')[1])) : [];
+    if (foreign.length) v.add('foreign_code', `${rec.method} ${rec.path} saw=${JSON.stringify(rec.indefinite)}`);
     if (rec.definiteAt === undefined) {
       v.add(rec.kind === 'trade' || rec.kind === 'condensed' ? 'stuck_keys' : 'stuck_requests', `${rec.method} ${rec.path} key=${rec.idempotencyKey ?? '-'} attempts=${rec.attempts} saw=${JSON.stringify(rec.indefinite)}`);
       continue;
@@ -88,6 +101,10 @@ function checkRecords(v: Violations, records: RequestRecord[], requests: Request
     if (rec.kind === 'decision') {
       // A retried decision may find it already taken by its own earlier attempt (409).
       if (rec.status !== 200 && !(rec.status === 409 && rec.attempts > 1)) v.add('decision_refused', `${rec.path} ${rec.status} ${JSON.stringify(rec.response)}`);
+      continue;
+    }
+    if (rec.kind === 'refresh') {
+      if (rec.status !== 200) v.add('refresh_refused', `${rec.path} ${rec.status} ${JSON.stringify(rec.response)}`);
       continue;
     }
     if (rec.kind === 'settle') {

@@ -11,9 +11,11 @@ import { sleep } from './cluster';
 export interface Answer {
   status: number;
   body: any;
+  /** The Retry-After header, if any. */
+  retryAfter?: string;
 }
 
-export type RequestKind = 'trade' | 'condensed' | 'decision' | 'settle' | 'setup';
+export type RequestKind = 'trade' | 'condensed' | 'decision' | 'settle' | 'setup' | 'refresh';
 
 export interface RequestRecord {
   kind: RequestKind;
@@ -76,7 +78,8 @@ export class HarnessClient {
             } catch {
               // keep the text
             }
-            res({ status: r.statusCode ?? 0, body: parsed });
+            const retryAfter = r.headers['retry-after'];
+            res({ status: r.statusCode ?? 0, body: parsed, ...(retryAfter !== undefined ? { retryAfter: String(retryAfter) } : {}) });
           });
         },
       );
@@ -122,7 +125,8 @@ export class HarnessClient {
           rec.code = a.status >= 400 ? String(a.body?.code ?? a.status) : undefined;
           return rec;
         }
-        why = `${a.status} ${a.body?.code ?? ''}`.trim();
+        // A retryable answer says when to come back: one without Retry-After is counted as such.
+        why = `${a.status} ${a.body?.code ?? ''}${a.retryAfter === undefined ? ' (no Retry-After)' : ''}`.trim();
       } catch (err) {
         why = String((err as { code?: string }).code ?? (err as Error).message);
       }

@@ -98,6 +98,8 @@ export interface ClusterOptions {
   workers?: number;
   /** `cluster`: a Redis Cluster of this many masters (redis-server --cluster-enabled) instead of one Redis. */
   redisClusterNodes?: number;
+  /** Replicas per master of the Redis Cluster (default 0): with 1, a master killed fails over to its replica. */
+  redisClusterReplicas?: number;
 }
 
 const execFileP = promisify(execFile);
@@ -186,7 +188,7 @@ export class Cluster {
     for (let i = 0; i < apis; i++) this.apiPorts.push(await this.pickPort());
     let redisEnv: Record<string, string>;
     if (this.opts.redisClusterNodes) {
-      await this.startRedisCluster(this.opts.redisClusterNodes);
+      await this.startRedisCluster(this.opts.redisClusterNodes, this.opts.redisClusterReplicas ?? 0);
       redisEnv = { REDIS_CLUSTER_NODES: this.clusterPorts.map((p) => `127.0.0.1:${p}`).join(','), QUEUE_BACKEND: 'redis' };
     } else {
       this.redisPort = await this.pickPort();
@@ -285,11 +287,11 @@ export class Cluster {
   }
 
   /**
-   * A Redis Cluster of `n` masters and no replicas: Debian's redis-server in cluster mode, each node
-   * with its own directory under this cluster's, the slots assigned by `redis-cli --cluster create`.
+   * A Redis Cluster of `n` masters, each with `replicas` replicas: Debian's redis-server in cluster
+   * mode, each node with its own directory under this cluster's, the slots assigned by `redis-cli --cluster create`.
    */
-  private async startRedisCluster(n: number): Promise<void> {
-    for (let i = 0; i < n; i++) this.clusterPorts.push(await this.pickPort());
+  private async startRedisCluster(n: number, replicas: number): Promise<void> {
+    for (let i = 0; i < n * (1 + replicas); i++) this.clusterPorts.push(await this.pickPort());
     for (const port of this.clusterPorts) {
       const dir = join(this.dir, `redis-${port}`);
       mkdirSync(dir);
@@ -308,7 +310,7 @@ export class Cluster {
         await sleep(50);
       }
     }
-    await execFileP('redis-cli', ['--cluster', 'create', ...this.clusterPorts.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+    await execFileP('redis-cli', ['--cluster', 'create', ...this.clusterPorts.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 });
     // Every node must see every slot assigned before a client's first CLUSTER SLOTS.
     const until = Date.now() + 30_000;
     for (const port of this.clusterPorts) {
@@ -319,6 +321,23 @@ export class Cluster {
         await sleep(100);
       }
     }
+  }
+
+  /** The cluster's masters that answer now, by port (CLUSTER NODES as one live node sees it). */
+  async clusterMasters(): Promise<number[]> {
+    for (const port of this.clusterPorts) {
+      if (!(await redisPing(port))) continue;
+      const lines = (await this.redisCli(port, 'cluster', 'nodes')).split('\n');
+      return lines.filter((l) => / master /.test(` ${l.split(' ')[2]?.replace(/,/g, ' ')} `) && !/fail/.test(l.split(' ')[2] ?? '')).map((l) => Number(/:(\d+)@/.exec(l)?.[1]));
+    }
+    return [];
+  }
+
+  /** SIGKILL one Redis Cluster node (a master: its replica takes over after the node timeout). */
+  async killClusterNode(port: number): Promise<void> {
+    const i = this.clusterPorts.indexOf(port);
+    if (i < 0) throw new Error(`no cluster node on port ${port}`);
+    await killGroup(this.clusterNodes[i]);
   }
 
   /** Run a redis-cli command against one cluster node (or the single Redis); its output trimmed. */

@@ -10,8 +10,12 @@ import { buildFloor } from './setup';
  * every request to both APIs in turn (a retry may land on the other one), so each market's lane gets
  * jobs from both; afterwards every acknowledged trade must be applied exactly once, the ledger
  * sound, books and positions equal to a replay, and each market's trades chained in seq order
- * through the LMSR (checkOrder). On the cluster, the lanes' keys must sit on at least two nodes,
- * each queue's keys on one node. No faults here: test/faults/moneyPath.test.ts has them.
+ * through the LMSR (checkOrder). On the cluster, the lanes' keys must sit on at least two masters,
+ * each queue's keys on one. The cluster has a replica per master, and under the load the master
+ * holding the horizon queue is SIGKILLed (issue 66): its replica takes over, the owner's
+ * POST /predictions/markets/refresh, sent all along, answers 200 or 503 in its own words
+ * (refresh_pending, service_unavailable; never trade_pending) with Retry-After, as every retryable
+ * answer must (checks.ts), and the money checks hold. Other faults: test/faults/moneyPath.test.ts.
  *
  * Knobs: SCALE_LOAD_SECONDS (default 15 per layout), SCALE_TRADERS (16), SCALE_LAYOUTS ("single,cluster"), KEEP_FAULT_LOGS=1.
  */
@@ -36,7 +40,8 @@ function defineLayout(layout: 'single' | 'cluster', title: string): void {
     it(
       'both APIs serve the same markets; every acknowledged trade applies once, in order per market; the ledger sound',
       async () => {
-        cluster = new Cluster({ label: `scale-${layout}`, apis: 2, workers: 2, redisClusterNodes: layout === 'cluster' ? 3 : undefined, env: { TRADE_LANES: String(LANES) } });
+        const onCluster = layout === 'cluster' ? { redisClusterNodes: 3, redisClusterReplicas: 1 } : {};
+        cluster = new Cluster({ label: `scale-${layout}`, apis: 2, workers: 2, ...onCluster, env: { TRADE_LANES: String(LANES) } });
         const c = cluster;
         try {
           await c.start();
@@ -48,8 +53,23 @@ function defineLayout(layout: 'single' | 'cluster', title: string): void {
 
           deadline.at = Date.now() + LOAD_SECONDS * 1000 + 60_000;
           const load = new Load(client, floor, c.masterKey);
+          const asOwner = { 'X-Agent-Key': floor.ownerKey, 'X-Workspace-Id': floor.workspaceId };
+          const refresh = () => client!.send('refresh', 'POST', '/api/predictions/markets/refresh', asOwner, { force: true });
+          // On the cluster: the master that holds the horizon queue (one pass first, so it has keys) dies under the load.
+          const victim = layout === 'cluster' ? (await refresh(), await horizonMaster(c)) : undefined;
           const startedAt = Date.now();
-          await load.run(LOAD_SECONDS, []);
+          let failover: { killedAt: number; promotedAt: number } | undefined;
+          let loading = true;
+          const refreshes = (async () => {
+            while (loading) {
+              await refresh();
+              await new Promise((r) => setTimeout(r, 300));
+            }
+          })();
+          const killing = victim === undefined ? Promise.resolve() : killMaster(c, victim, LOAD_SECONDS * 400).then((f) => void (failover = f));
+          await load.run(LOAD_SECONDS, [], killing);
+          loading = false;
+          await refreshes;
           await load.drain();
           const seconds = (Date.now() - startedAt) / 1000;
 
@@ -82,11 +102,20 @@ function defineLayout(layout: 'single' | 'cluster', title: string): void {
           let lanes: Array<[string, Set<number>]> = [];
           let nodesByQueue = new Map<string, Set<number>>();
           if (layout === 'cluster') {
-            nodesByQueue = await queueNodes(c);
+            nodesByQueue = await queueNodes(c, await c.clusterMasters());
             lanes = [...nodesByQueue.entries()].filter(([q]) => q.startsWith('trade-'));
             spread = ` lanes over nodes: ${c.clusterPorts.map((p) => `${p}=${lanes.filter(([, ns]) => ns.has(p)).map(([q]) => q).join(' ')}`).join('; ')}`;
             // Each queue's keys on one node (its hash tag).
             for (const [q, ns] of nodesByQueue) if (q.includes('{') && ns.size !== 1) checks.violations.add('queue_split_over_nodes', `${q} on ${[...ns].join(', ')}`);
+          }
+          const refreshed = client.records.filter((r) => r.kind === 'refresh' && failover && r.firstSentAt <= failover.promotedAt && (r.definiteAt ?? Infinity) >= failover.killedAt);
+          if (failover) {
+            const seen: Record<string, number> = {};
+            for (const r of refreshed) for (const [k, n] of Object.entries(r.indefinite)) seen[k] = (seen[k] ?? 0) + n;
+            console.log(
+              `failover: master ${victim} (horizon queue) killed ${((failover.killedAt - startedAt) / 1000).toFixed(1)} s into the load, its replica master ${((failover.promotedAt - failover.killedAt) / 1000).toFixed(1)} s later; ` +
+                `${refreshed.length} refreshes spanned it (answers before the last: ${JSON.stringify(seen)}; slowest ${Math.max(0, ...refreshed.map((r) => (r.definiteAt ?? 0) - r.firstSentAt))} ms)`,
+            );
           }
           console.log(
             `scale-out ${layout}: 2 APIs + 2 workers, ${LANES} lanes, ${TRADERS} traders, ${floor.markets.length} markets, ${trades.length} trade requests, ${acked.length} acknowledged ` +
@@ -101,6 +130,8 @@ function defineLayout(layout: 'single' | 'cluster', title: string): void {
           expect(probe.counts.market_order_broken).toBeGreaterThan(0);
           checks.violations.expectNone();
           if (layout === 'cluster') {
+            expect(failover).toBeDefined();
+            expect(refreshed.length).toBeGreaterThan(0);
             expect(lanes.length).toBe(LANES);
             expect(new Set(lanes.flatMap(([, ns]) => [...ns])).size).toBeGreaterThanOrEqual(2);
             // The rate limiter and the key-use debounce ran on the cluster too.
@@ -132,10 +163,10 @@ function swapTwo(trades: TradeRow[]): TradeRow[] | undefined {
   return undefined;
 }
 
-/** Per queue (the key's second part, `<prefix>:<queue>:...`), the cluster nodes holding its keys. */
-async function queueNodes(c: Cluster): Promise<Map<string, Set<number>>> {
+/** Per queue (the key's second part, `<prefix>:<queue>:...`), the cluster nodes (of `ports`) holding its keys. */
+async function queueNodes(c: Cluster, ports: number[]): Promise<Map<string, Set<number>>> {
   const out = new Map<string, Set<number>>();
-  for (const port of c.clusterPorts) {
+  for (const port of ports) {
     const keys = (await c.redisCli(port, '--scan', '--pattern', `${c.queuePrefix}:*`)).split('\n').filter(Boolean);
     for (const k of keys) {
       const q = k.split(':')[1];
@@ -147,3 +178,24 @@ async function queueNodes(c: Cluster): Promise<Map<string, Set<number>>> {
 
 defineLayout('single', 'two APIs and two workers on one Redis');
 defineLayout('cluster', 'two APIs and two workers on a 3-node Redis Cluster');
+
+/** The master holding the horizon queue's keys. */
+async function horizonMaster(c: Cluster): Promise<number> {
+  for (const [q, ports] of await queueNodes(c, await c.clusterMasters())) if (q.includes('horizons')) return [...ports][0];
+  throw new Error('no master holds the horizon queue');
+}
+
+/** After `afterMs`, SIGKILL master `port`; resolves once another node reports its slots' new master (the replica promoted). */
+async function killMaster(c: Cluster, port: number, afterMs: number): Promise<{ killedAt: number; promotedAt: number }> {
+  await new Promise((r) => setTimeout(r, afterMs));
+  const before = await c.clusterMasters();
+  await c.killClusterNode(port);
+  const killedAt = Date.now();
+  const until = killedAt + 60_000;
+  for (;;) {
+    const masters = await c.clusterMasters();
+    if (masters.length === before.length && !masters.includes(port)) return { killedAt, promotedAt: Date.now() };
+    if (Date.now() > until) throw new Error(`no replica took over from master ${port} within 60 s (masters now ${masters.join(', ')})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -11,7 +11,7 @@ import { freshBookId, gathered, trade, trader } from '../helpers/markets';
 let app: TestApp;
 let ws: TestWorkspace;
 
-useTestApp((a) => (app = a), { TRADE_BATCH_INFLIGHT: '1' });
+useTestApp((a) => (app = a), { TRADE_BATCH_INFLIGHT: '1', TRADE_APPLY_AT_ONCE: 'false' }); // the lane's queue path (issue 66: a batch applies at once otherwise)
 beforeAll(async () => {
   ws = await buildWorkspace(app, { public: true, ownerCredits: 100_000 });
 });

@@ -132,7 +132,8 @@ describe('the trade transaction on its own (item 1)', () => {
 
 describe('no key stuck (item 3)', () => {
   let app: TestApp;
-  useTestApp((a) => (app = a), { TRADE_WAIT_MS: '400', TRADE_RECOVERY_AFTER_MS: '0' });
+  // The lane's queue path: a batch that applies at once (issue 66) has no job to lose.
+  useTestApp((a) => (app = a), { TRADE_WAIT_MS: '400', TRADE_RECOVERY_AFTER_MS: '0', TRADE_APPLY_AT_ONCE: 'false' });
 
   /** A keyed trade whose job is lost before it runs (as with a SIGKILL after the insert, or Redis erased). */
   async function lostTrade(s: Awaited<ReturnType<typeof bookSetup>>, key: string): Promise<string> {
@@ -180,6 +181,51 @@ describe('no key stuck (item 3)', () => {
     const replay = await trade(app, s.ws, { id: s.traderId, key: s.traderKey, nickname: '' }, { marketId: s.marketId, direction: 'higher', amount: 2 }, key);
     expect(replay.status).toBe(200);
     expect(replay.body.idempotentReplay).toBe(true);
+  });
+});
+
+describe('a trade applied at once, in the API process (issue 66)', () => {
+  let app: TestApp;
+  useTestApp((a) => (app = a), { TRADE_WAIT_MS: '400' });
+
+  it('a lone trade applies without its lane queue: with the lane paused it is answered 200 and no job waits there', async () => {
+    const s = await bookSetup(app);
+    const q = app.deps.hub.queue(app.deps.hub.queueFor('trade', s.marketId));
+    await q.pause();
+    try {
+      const res = await trade(app, s.ws, { id: s.traderId, key: s.traderKey, nickname: '' }, { marketId: s.marketId, direction: 'higher', amount: 2 }, `k-${randomUUID()}`);
+      expect(res.status).toBe(200);
+      expect(await q.getWaitingCount()).toBe(0);
+    } finally {
+      await q.resume();
+    }
+  });
+
+  it('held up past TRADE_WAIT_MS by a lock, it answers trade_pending, is journalled pending, and applies once when the lock goes', async () => {
+    const s = await bookSetup(app);
+    const who = { id: s.traderId, key: s.traderKey, nickname: '' };
+    const key = `k-${randomUUID()}`;
+    const holder = await pgClient();
+    let requestId: string;
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM markets WHERE id = $1 FOR UPDATE', [s.marketId]);
+      const first = await trade(app, s.ws, who, { marketId: s.marketId, direction: 'higher', amount: 2 }, key);
+      expect(first.status).toBe(503);
+      expect(first.body.code).toBe('trade_pending');
+      expect(first.headers['retry-after']).toBe('1');
+      requestId = first.body.requestId as string;
+      const [row] = await app.deps.ds.query(`SELECT status, job IS NOT NULL AS has_job FROM trade_requests WHERE request_id = $1`, [requestId]);
+      expect(row).toEqual({ status: 'pending', has_job: true });
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+    await waitFor('the held transaction to commit', async () => (await app.deps.ds.query(`SELECT status FROM trade_requests WHERE request_id = $1`, [requestId]))[0].status === 'done');
+    const retry = await trade(app, s.ws, who, { marketId: s.marketId, direction: 'higher', amount: 2 }, key);
+    expect(retry.status).toBe(200);
+    expect(retry.body.idempotentReplay).toBe(true);
+    expect(await tradeRows(app, requestId)).toBe(1);
   });
 });
 
@@ -250,7 +296,7 @@ describe('retryable answers for infrastructure blips (item 5)', () => {
   let app: TestApp;
   beforeAll(async () => {
     redis = await PrivateRedis.start();
-    app = await startTestApp({ REDIS_URL: redis.url, WATCHDOG_INTERVAL_MS: '500' });
+    app = await startTestApp({ REDIS_URL: redis.url, WATCHDOG_INTERVAL_MS: '500', TRADE_APPLY_AT_ONCE: 'false' }); // the queue path's jobs (issue 66)
   });
   afterAll(async () => {
     await expectLedgerSound(app.deps);

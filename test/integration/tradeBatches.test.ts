@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/services';
 let app: TestApp;
 let ws: TestWorkspace;
 
-useTestApp((a) => (app = a), { TRADE_BATCH_INFLIGHT: '1' });
+useTestApp((a) => (app = a), { TRADE_BATCH_INFLIGHT: '1', TRADE_APPLY_AT_ONCE: 'false' }); // the lane's queue path (issue 66: a batch applies at once otherwise)
 beforeAll(async () => {
   ws = await buildWorkspace(app, { public: true, ownerCredits: 100_000 });
 });

@@ -16,7 +16,7 @@ let app: TestApp;
 let ws: TestWorkspace;
 
 const LINGER_MS = 1000;
-useTestApp((a) => (app = a), { TRADE_BATCH_INFLIGHT: '1', TRADE_BATCH_LINGER_MS: String(LINGER_MS), TRADE_LANES: '4' });
+useTestApp((a) => (app = a), { TRADE_BATCH_INFLIGHT: '1', TRADE_BATCH_LINGER_MS: String(LINGER_MS), TRADE_LANES: '4', TRADE_APPLY_AT_ONCE: 'false' }); // the lane's queue path (issue 66)
 beforeAll(async () => {
   ws = await buildWorkspace(app, { public: true, ownerCredits: 100_000 });
 });

@@ -37,7 +37,7 @@ defineRoute({
   method: 'POST',
   path: '/predictions/markets/refresh',
   response: refreshSchema.extend(refreshFunding),
-  errors: ['trade_pending', 'rate_limited', 'not_found'],
+  errors: ['refresh_pending', 'rate_limited', 'not_found'],
   auth: auth.manage(),
   summary:
     "Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }. Without force it runs at most once a minute per workspace (429 rate_limited with Retry-After); minute floors call it every minute with force, which always runs.",
@@ -49,7 +49,7 @@ defineRoute({
       throw new DomainError('not_found', `No metric "${c.body.metricId}" exists in this workspace.`);
     }
     const summary = await refreshNow(c.deps, { workspaceId: access.workspace.id, metricId: c.body.metricId }, { force: c.body.force });
-    if (!summary) throw new DomainError('trade_pending', 'The horizon pass is queued but did not finish in time; it still runs.');
+    if (!summary) throw new DomainError('refresh_pending', 'The horizon pass is queued but did not finish in time; it still runs.');
     return presentRefresh(summary);
   },
 });

@@ -312,7 +312,7 @@ defineRoute({
   method: 'POST',
   path: '/predictions/markets/:id/void',
   response: voidResultSchema,
-  errors: ['market_not_found', 'market_resolved', 'market_voided', 'conflict', 'trade_pending'],
+  errors: ['market_not_found', 'market_resolved', 'market_voided', 'conflict', 'void_pending'],
   auth: auth.manage(),
   summary:
     "Void a book { reason (required, at most 500 characters) } on its lane: every position's net cost is refunded, the pool's remainder goes back to its funders, resting orders are cancelled; the reason is published in the data room. A proposal branch is voided by declining or withdrawing the proposal instead (409). Returns { market, refunded }.",

@@ -41,7 +41,7 @@ defineRoute({
   summary: 'Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.',
   body: placeBody,
   response: placed,
-  errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'trade_pending', 'not_authorized'],
+  errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'order_pending', 'not_authorized'],
   handler: async (c) => {
     const caller = c.identity();
     const access = c.workspace();
@@ -98,7 +98,7 @@ defineRoute({
   summary: 'Cancel one of your open limit orders; its unused reserve comes back.',
   params: orderIdParam,
   response: orderSchema.extend({ returned: z.number() }),
-  errors: ['order_not_found', 'order_not_open', 'trade_pending'],
+  errors: ['order_not_found', 'order_not_open', 'order_pending'],
   handler: async (c) => {
     const o = await submitCancelOrder(c.deps, { agentId: c.identity().agentId, workspaceId: c.workspace().workspace.id, orderId: c.params.id });
     if (!o.ok) throw DomainError.fromBody(o.body);

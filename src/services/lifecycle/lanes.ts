@@ -54,6 +54,9 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
   return out;
 }
 
+/** How long the refresh endpoint waits for its horizon pass, a failover included. */
+const REFRESH_WAIT_MS = 60_000;
+
 /**
  * Enqueue a horizon pass and wait for it (the API's refresh endpoint), then the owner funds the
  * unfunded baseline books in scope that it can pay for (an explicit act: the scheduled pass never spends).
@@ -61,8 +64,15 @@ export async function resolveDueNow(deps: Deps, workspaceId: string | null): Pro
 export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metricId?: string }, opts: { force?: boolean } = {}): Promise<(RefreshSummary & OwnerFunding) | null> {
   // Unforced: at most once a minute per workspace (429 rate_limited otherwise).
   if (scope.workspaceId) await claimRefreshSlot(deps, scope.workspaceId, opts.force ?? false);
-  // A fresh id per call: a reused id would hand back an earlier pass's result. The pass is idempotent.
-  const r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: 60_000 });
+  // A fresh id per call: a reused id would hand back an earlier pass's result. The pass is idempotent,
+  // so a wait its queue's connection cut (a Redis failover: the job may be gone with its master) waits
+  // for the queue to answer again and enqueues the pass anew, within the one deadline (issue 66).
+  const deadline = Date.now() + REFRESH_WAIT_MS;
+  const queue = deps.hub.queueFor('horizons');
+  let r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: REFRESH_WAIT_MS });
+  while (!r.finished && r.interrupted && Date.now() < deadline && (await deps.hub.whenConnected(queue, deadline - Date.now()))) {
+    r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: Math.max(1, deadline - Date.now()) });
+  }
   if (!r.finished) return null;
   const funding = await inTransaction(deps.ds, (m) => fundOwnerBooks(m, scope, deps.clock.now()));
   return { ...r.result, ...funding };

@@ -91,7 +91,7 @@ export async function voidMarketByHand(deps: Deps, input: { workspaceId: string;
   }
   refuseEnded(mk);
   const r = await runOnLane(deps, 'void', { marketId: mk.id, reason: input.reason }, mk.id, `void-${mk.id}-${randomUUID()}`);
-  if (!r) throw new DomainError('trade_pending', 'The void is queued on the market’s lane but did not finish in time; it still runs.');
+  if (!r) throw new DomainError('void_pending', 'The void is queued on the market’s lane but did not finish in time; it still runs.');
   const after = requireMarket(await findMarket(deps.ds, input.workspaceId, mk.id), mk.id);
   if (!r.voided) refuseEnded(after);
   return { market: after, refunded: r.refunded };

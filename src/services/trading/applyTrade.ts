@@ -32,7 +32,7 @@ import { markBatch } from './batchTimeline';
  * arrival order). No deadlock by construction: the locks are taken before any write, in one
  * global order. Business refusals are outcomes, not job failures. Outcomes come back in the order of `jobs`.
  */
-export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise<TradeOutcome[]> {
+export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[], opts: { announce?: boolean } = {}): Promise<TradeOutcome[]> {
   const order = jobs.map((_, i) => i).sort((a, b) => (jobs[a].marketId < jobs[b].marketId ? -1 : jobs[a].marketId > jobs[b].marketId ? 1 : a - b));
   const requestIds = jobs.map((j) => j.requestId);
   const id = requestIds[0]; // the batch's job id (tradeBatches' send)
@@ -50,7 +50,8 @@ export async function applyTradeBatch(deps: Deps, jobs: TradeJobData[]): Promise
       }
     }
     // The outcomes are announced by the write itself (delivered at commit): the API hears them there.
-    const notices = outcomeNotices(requestIds, out);
+    // Unless the caller is this process's lane itself (tradeBatches' applyHere), which has them in hand.
+    const notices = opts.announce === false ? [] : outcomeNotices(requestIds, out);
     markBatch(id, 'priced');
     await batch.write(m, notices, { commit: true });
     return out;

@@ -126,7 +126,7 @@ export async function expireDueOrders(deps: Deps, limit = 500): Promise<number> 
 }
 
 function outcomeOf<T>(waited: { finished: true; result: Outcome<T> } | { finished: false }, what: string): Outcome<T> {
-  if (!waited.finished) throw new DomainError('trade_pending', `The ${what} is queued but its outcome is not known yet; retry (with the same Idempotency-Key) to get it.`);
+  if (!waited.finished) throw new DomainError('order_pending', `The ${what} is queued but its outcome is not known yet; retry (with the same Idempotency-Key) to get it.`);
   return waited.result;
 }
 

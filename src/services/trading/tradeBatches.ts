@@ -6,6 +6,7 @@ import { isKeyTaken, type TradeJobData } from './tradeRequests';
 import type { TradeOutcome } from '../../domain/outcomes';
 import { outcomeEar } from './outcomeNotices';
 import { markBatch, timelineNow, timelineOn } from './batchTimeline';
+import { applyTradeBatch } from './applyTrade';
 
 /**
  * Job options of every trade job. A job's id is its first request's id, so enqueueing it again while
@@ -140,7 +141,8 @@ class LaneBatches {
       const { lanes, batch } = this.take(lane);
       const flight = { lanes, callers: batch.length, sentAt: this.count };
       this.flying.add(flight);
-      this.send(batch)
+      // Nothing else of this process is in flight on the batch's lanes: it owns their turn.
+      this.send(batch, lanes.every((l) => l.inFlight === 1))
         .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
         .finally(() => {
           this.flying.delete(flight);
@@ -219,7 +221,7 @@ class LaneBatches {
     return true;
   }
 
-  private async send(batch: Waiting[]): Promise<void> {
+  private async send(batch: Waiting[], owned: boolean): Promise<void> {
     const first = batch[0].job;
     if (timelineOn()) {
       const arrivals = batch.map((w) => w.arrivedAt);
@@ -227,6 +229,7 @@ class LaneBatches {
       const known = arrivals.every((a) => a > 0);
       markBatch(first.requestId, 'sent', known ? { trades: batch.length, firstArrival: Math.min(...arrivals), lastArrival: Math.max(...arrivals) } : { trades: batch.length });
     }
+    if (owned && this.deps.config.TRADE_APPLY_AT_ONCE && (await this.applyHere(batch))) return;
     // The outcomes come in the notice of the batch's own commit (registered before the enqueue).
     const heard = await outcomeEar(this.deps).watch(batch.map((w) => w.job.requestId));
     const waited = await this.deps.hub
@@ -240,15 +243,56 @@ class LaneBatches {
     markBatch(first.requestId, 'answered');
     if (waited.finished) {
       const outcomes = waited.result.outcomes;
-      batch.forEach((w, i) => w.resolve(isKeyTaken(outcomes[i]) ? { kind: 'taken' } : { kind: 'outcome', outcome: outcomes[i] }));
+      answerWith(batch, outcomes);
       return;
     }
-    const held = await this.journal(batch.map((w) => w.job));
-    batch.forEach((w) => w.resolve(held.has(w.job.requestId) ? { kind: 'unknown', requestId: w.job.requestId } : { kind: 'taken' }));
+    await this.answerUnheard(batch);
     // The queue's connection dropped or came back: the batch's job may be gone with Redis. Once
     // Redis answers, its still-pending requests go on the lane again (the callers meanwhile read
     // their outcomes from Postgres), rather than at the watchdog's next pass.
     if (waited.interrupted) void this.requeueWhenBack(batch.map((w) => w.job));
+  }
+
+  /**
+   * The batch applied in this process, at once (issue 66): the lane worker's own transaction
+   * (applyTradeBatch), without the queue's hop, the worker's pick-up and the commit's notice. Only
+   * when this process has nothing else in flight on the batch's lanes, so its arrival order holds;
+   * a request of another process (or a job the queue still holds) is one whose caller has no answer
+   * yet, concurrent with these, and the book's row lock orders the two. Exactly-once is the
+   * journal's, as on the lane: the transaction writes each request's row with its trade, and a
+   * batch that fails here for any reason (a lost connection, a key sent to two lanes at once) goes
+   * on its lane as before, where a request already applied is a no-op. False: it did not apply here.
+   */
+  private async applyHere(batch: Waiting[]): Promise<boolean> {
+    const jobs = batch.map((w) => w.job);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((res) => (timer = setTimeout(() => res('late'), this.deps.config.TRADE_WAIT_MS)));
+    const applying = applyTradeBatch(this.deps, jobs, { announce: false });
+    let outcomes: TradeOutcome[] | 'late';
+    try {
+      outcomes = await Promise.race([applying, late]);
+    } catch (err) {
+      logger.warn({ err, requestId: jobs[0].requestId }, 'a trade batch did not apply in process; it goes on its lane');
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (outcomes === 'late') {
+      // Held up past the caller's deadline (a lock another transaction keeps): journalled pending with
+      // its jobs, as a batch not heard in time is; the transaction's own write, if it commits, settles them.
+      applying.catch(() => undefined);
+      await this.answerUnheard(batch);
+      return true;
+    }
+    markBatch(jobs[0].requestId, 'answered');
+    answerWith(batch, outcomes);
+    return true;
+  }
+
+  /** A batch whose outcomes did not come back in time: journalled pending (journal), each answered unknown, or taken when another request holds its key. */
+  private async answerUnheard(batch: Waiting[]): Promise<void> {
+    const held = await this.journal(batch.map((w) => w.job));
+    batch.forEach((w) => w.resolve(held.has(w.job.requestId) ? { kind: 'unknown', requestId: w.job.requestId } : { kind: 'taken' }));
   }
 
   /**
@@ -298,6 +342,11 @@ class LaneBatches {
     await this.deps.hub.enqueue('trade', 'trade', { trades }, { jobId: trades[0].requestId, laneKey: trades[0].marketId, ...TRADE_JOB_OPTS });
     logger.info({ requests: trades.length, jobId: trades[0].requestId }, 'trade batch enqueued again after the queue connection came back');
   }
+}
+
+/** Each request of a batch answered with its outcome, in order (a key another request holds: taken). */
+function answerWith(batch: Waiting[], outcomes: readonly TradeOutcome[]): void {
+  batch.forEach((w, i) => w.resolve(isKeyTaken(outcomes[i]) ? { kind: 'taken' } : { kind: 'outcome', outcome: outcomes[i] }));
 }
 
 const batches = new WeakMap<Deps, LaneBatches>();
