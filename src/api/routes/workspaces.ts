@@ -53,8 +53,9 @@ defineRoute({
   auth: auth.publicRead(),
   summary: 'The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.',
   handler: async (c) => {
-    const ws = c.workspace().workspace;
-    return { ...presentWorkspace(ws, (await metricsOfWorkspace(c.deps, ws.id)).map(presentMetric)), capabilities: [...c.workspace().caps] };
+    const access = c.workspace();
+    const metrics = (await metricsOfWorkspace(c.deps, access.workspace.id)).filter((m) => access.metricReadable(m.id));
+    return { ...presentWorkspace(access.workspace, metrics.map(presentMetric)), capabilities: [...access.caps] };
   },
 });
 

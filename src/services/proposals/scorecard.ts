@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { rowReader, type Row } from '../../db/rows';
 import { ProposalScorecardRow } from '../../entities/proposal';
 import { marketConsensus, readMarkets, type MarketRow } from '../books';
+import { proposalShownSql } from './proposalRows';
 
 /**
  * The decision scorecard: when a branch book of a proposal resolves, the realised value is recorded
@@ -176,11 +177,16 @@ export async function publicScorecardSummary(ds: DataSource): Promise<ScorecardS
 }
 
 /** How often the branch taken predicted the realised value within range, and how far off, over the workspace. */
-export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }): Promise<WorkspaceScorecard> {
-  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard WHERE workspace_id = $1 GROUP BY decision, taken`, [workspaceId]);
+export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }, hiddenMetricIds: string[] | null = null): Promise<WorkspaceScorecard> {
+  // A row about a hidden metric, or of a proposal hidden with its metrics, counts in no figure (issue 65).
+  const shown = hiddenMetricIds?.length
+    ? ` AND NOT (s.metric_id = ANY($2::uuid[])) AND EXISTS (SELECT 1 FROM proposals p WHERE p.id = s.proposal_id AND ${proposalShownSql('p', 2)})`
+    : '';
+  const args = hiddenMetricIds?.length ? [workspaceId, hiddenMetricIds] : [workspaceId];
+  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard s WHERE s.workspace_id = $1${shown} GROUP BY decision, taken`, args);
   const { summary, byDecision, undecided } = summarize(rows);
-  const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposal_scorecard WHERE workspace_id = $1`, [workspaceId]);
-  const entries = await ds.query(`${SCORECARD_SELECT} WHERE s.workspace_id = $1 ORDER BY s.id DESC LIMIT $2 OFFSET $3`, [workspaceId, page.limit, page.offset]);
+  const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposal_scorecard s WHERE s.workspace_id = $1${shown}`, args);
+  const entries = await ds.query(`${SCORECARD_SELECT} WHERE s.workspace_id = $1${shown} ORDER BY s.id DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, page.limit, page.offset]);
   return {
     tolerance: SCORECARD_TOLERANCE,
     summary,
