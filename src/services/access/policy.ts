@@ -143,30 +143,39 @@ export interface MetricSubject {
   proposalId?: string | null;
 }
 
+type RowPolicy = Pick<ReadPolicy, 'workspaceId' | 'metric' | 'narrowsMetrics'>;
+
 /**
  * The rows of `rows` the reader with `policy` may see (issue 68's track record reuses it): about a
  * readable metric, and not of a proposal hidden with its metrics (proposalReadable). One statement
  * when some row names a proposal and the policy narrows; none when it does not narrow.
  */
-export async function readableRows<T extends MetricSubject>(deps: Pick<Deps, 'ds'>, policy: Pick<ReadPolicy, 'metric' | 'narrowsMetrics'>, rows: readonly T[]): Promise<T[]>;
-export async function readableRows<T>(deps: Pick<Deps, 'ds'>, policy: Pick<ReadPolicy, 'metric' | 'narrowsMetrics'>, rows: readonly T[], subject: (row: T) => MetricSubject): Promise<T[]>;
-export async function readableRows<T>(
+export async function readableRows<T extends MetricSubject>(deps: Pick<Deps, 'ds'>, policy: RowPolicy, rows: readonly T[]): Promise<T[]>;
+export async function readableRows<T>(deps: Pick<Deps, 'ds'>, policy: RowPolicy, rows: readonly T[], subject: (row: T) => MetricSubject): Promise<T[]>;
+export async function readableRows<T>(deps: Pick<Deps, 'ds'>, policy: RowPolicy, rows: readonly T[], subject: (row: T) => MetricSubject = (row) => row as MetricSubject): Promise<T[]> {
+  return readableRowsIn(deps, new Map([[policy.workspaceId, policy]]), rows, (r) => ({ ...subject(r), workspaceId: policy.workspaceId }));
+}
+
+/** readableRows over rows of several workspaces, each judged by its workspace's policy; a row of a workspace without one is left out. */
+export async function readableRowsIn<T>(
   deps: Pick<Deps, 'ds'>,
-  policy: Pick<ReadPolicy, 'metric' | 'narrowsMetrics'>,
+  policies: ReadonlyMap<string, RowPolicy>,
   rows: readonly T[],
-  subject: (row: T) => MetricSubject = (row) => row as MetricSubject,
+  subject: (row: T) => MetricSubject & { workspaceId: string },
 ): Promise<T[]> {
-  if (!policy.narrowsMetrics) return [...rows];
   const byMetric = rows.filter((r) => {
-    const id = subject(r).metricId;
-    return !id || policy.metric(id);
+    const s = subject(r);
+    const p = policies.get(s.workspaceId);
+    return !!p && (!p.narrowsMetrics || !s.metricId || p.metric(s.metricId));
   });
-  const proposals = await proposalMetrics(deps, byMetric.map((r) => subject(r).proposalId ?? '').filter((id) => id));
+  const looked = byMetric.map(subject).filter((s) => s.proposalId && policies.get(s.workspaceId)!.narrowsMetrics);
+  const proposals = await proposalMetrics(deps, looked.map((s) => s.proposalId!));
   return byMetric.filter((r) => {
-    const id = subject(r).proposalId;
-    if (!id) return true;
-    const its = proposals.get(id);
-    return !!its && proposalReadable(policy, its);
+    const s = subject(r);
+    const p = policies.get(s.workspaceId)!;
+    if (!s.proposalId || !p.narrowsMetrics) return true;
+    const its = proposals.get(s.proposalId);
+    return !!its && proposalReadable(p, its);
   });
 }
 
