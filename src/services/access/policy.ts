@@ -8,7 +8,7 @@ import {
   type PermissionGrant,
   type Principal,
 } from '../../domain/capabilities';
-import { grantsInWorkspaces } from './groups';
+import { grantsInWorkspaces, PUBLIC_GROUP } from './groups';
 
 /**
  * What one caller may read in one workspace (spec §2.10, §2.14, §5): the one rule every channel
@@ -177,6 +177,23 @@ export async function readableRowsIn<T>(
     const its = proposals.get(s.proposalId);
     return !!its && proposalReadable(p, its);
   });
+}
+
+/**
+ * The metrics of public workspaces an anonymous reader may not read (their Public group hides them),
+ * each judged by the one policy: the platform-wide figures (the leaderboard, seasons, a profile's
+ * stats, the marketplace's) are the public's, so they leave these metrics' activity out. Only the
+ * Public groups that narrow some metric are read.
+ */
+export async function publiclyHiddenMetricIds(deps: Deps): Promise<string[]> {
+  const rows: Array<{ id: string; owner_id: string | null; metric_permissions: Record<string, unknown> }> = await deps.ds.query(
+    `SELECT w.id, w.owner_id, g.metric_permissions FROM workspaces w JOIN groups g ON g.workspace_id = w.id AND g.system AND g.name = $1
+      WHERE w.public AND g.metric_permissions <> '{}'::jsonb`,
+    [PUBLIC_GROUP],
+  );
+  if (!rows.length) return [];
+  const policies = await readPoliciesIn(deps, null, rows.map((r) => ({ id: r.id, public: true, ownerId: r.owner_id })));
+  return rows.flatMap((r) => Object.keys(r.metric_permissions ?? {}).filter((id) => UUID.test(id) && !policies.get(r.id)!.metric(id))).sort();
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Principal } from '../../domain/capabilities';
 import { consensusOf, probability } from '../../domain/lmsr';
 import { switchesOf } from '../../domain/webhooks';
 import { DomainError } from '../../errors';
-import { readPoliciesIn, readPoliciesOf, readableRowsIn } from '../access/policy';
+import { publiclyHiddenMetricIds, readPoliciesIn, readPoliciesOf, readableRowsIn } from '../access/policy';
 import { displayStatus, marketLateral, rowToMarket } from '../books';
 import { earningsRank } from './leaderboard';
 import { publicTotals, type PublicTotals } from './totals';
@@ -20,7 +20,8 @@ export interface ProfileStats extends PublicTotals {
 
 /**
  * GET /agents/{idOrNickname}/public (spec §2.7). Matched by id, then case-insensitively by nickname.
- * stats and activeWorkspaces cover public workspaces only; openPositions and recentTrades also the
+ * stats and activeWorkspaces cover public workspaces only, and stats, the profit history and the rank leave out
+ * the metrics the public may not read there (issue 65); openPositions and recentTrades also the
  * workspaces where the viewer has read (every workspace for the master key); the wallet address,
  * notification switches, balance history and transfers only for the participant itself, its owner
  * (parent, creator or claimer), or the master key (others get empty lists: both follow private
@@ -37,7 +38,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
   const a = found[0];
   // Where the viewer may read beyond public workspaces comes from the access area's policy, and a
   // policy that narrows metrics hides the positions and trades on the metrics it hides.
-  const policies = await readPoliciesOf(deps, viewer);
+  const [policies, hiddenMetricIds] = await Promise.all([readPoliciesOf(deps, viewer), publiclyHiddenMetricIds(deps)]);
   const visible = (alias: string) => (policies === 'all' ? 'true' : `(${alias}.public OR ${alias}.id = ANY($2::uuid[]))`);
   const visibleArgs = policies === 'all' ? [] : [[...policies.keys()]];
   const ownerIds = [a.id, a.parent_id, a.created_by, a.claimed_by].filter(Boolean);
@@ -52,8 +53,8 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     privateView ? deps.ds.query(`SELECT amount::text, created_at FROM ledger_entries WHERE account_id = $1 ORDER BY id DESC LIMIT $2`, [`agent:${a.id}`, PROFILE_HISTORY]) : Promise.resolve([]),
     deps.ds.query(
       `SELECT r.resolved_at, r.settled::text FROM participant_results r JOIN workspaces w ON w.id = r.workspace_id AND w.public
-        WHERE r.agent_id = $1 ORDER BY r.resolved_at DESC, r.market_id DESC LIMIT $2`,
-      [a.id, PROFILE_HISTORY],
+        WHERE r.agent_id = $1 AND NOT (r.metric_id = ANY($3::uuid[])) ORDER BY r.resolved_at DESC, r.market_id DESC LIMIT $2`,
+      [a.id, PROFILE_HISTORY, hiddenMetricIds],
     ),
     deps.ds.query(
       `SELECT p.shares_higher::text, p.shares_lower::text, p.net_cost::text, sub.*, w.name AS workspace_name, w.slug AS workspace_slug, w.public AS ws_public, w.owner_id AS ws_owner, pr.title AS proposal_title
@@ -106,7 +107,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
   const [shownOpen, shownTrades] = await Promise.all([shown(openRows as Array<Record<string, string>>), shown(trades as Array<Record<string, any>>)]); // eslint-disable-line @typescript-eslint/no-explicit-any
 
   const botIds = children.map((c: { id: string }) => c.id);
-  const [totals, rank] = await Promise.all([publicTotals(deps.ds, [a.id, ...botIds]), earningsRank(deps.ds, a.id)]);
+  const [totals, rank] = await Promise.all([publicTotals(deps.ds, [a.id, ...botIds], hiddenMetricIds), earningsRank(deps.ds, a.id, hiddenMetricIds)]);
   const mine = totals.get(a.id)!;
 
   // Balance history: the newest ledger movements, walked back from the current balance (oldest first).
