@@ -544,6 +544,24 @@ describe('hidden means hidden in every reader', () => {
     await expectLedgerSound(app.deps);
   }, 240_000);
 
+  it('a figure leaves hidden activity out: a profile counts only the readable books, the leaderboard ranks nobody on a hidden one', async () => {
+    const s = await world();
+    const owner = hdr(s.ws.owner.key, s.ws.id);
+    for (const g of [s.groups.pub, s.groups.traders]) await app.http.put(`/api/groups/${g}`).set(owner).send({ metricPermissions: { [s.metrics[0].id]: { read: false } } }).expect(200);
+    const other = s.pools.agents[1];
+    // The other trader's trades: one on each metric's own book (5 credits each), one on a branch of each proposal (on the hidden first metric).
+    const seen = (await request(app.server).get(`/api/agents/${other}/public`).expect(200)).body;
+    expect(seen.stats.totalTrades).toBe(2);
+    expect(seen.stats.tradedVolume).toBeCloseTo(10, 6);
+    expect(seen.stats.resolvedMarkets).toBe(0);
+    expect(seen.recentTrades).toHaveLength(2);
+    // Its only resolved books are the settled, hidden metric's: nobody is ranked in the workspace.
+    const board = (await request(app.server).get(`/api/leaderboard?workspaceId=${s.ws.id}`).expect(200)).body;
+    expect(board.total).toBe(0);
+    // The owner reads the hidden metric; its own view of the same participant lists every trade.
+    expect((await app.http.get(`/api/agents/${other}/public`).set(owner).expect(200)).body.recentTrades).toHaveLength(5);
+  });
+
   it('with the policy switched off, the same walk finds the hidden metric', async () => {
     const s = await world();
     const owner = hdr(s.ws.owner.key, s.ws.id);
