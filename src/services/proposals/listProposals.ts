@@ -24,7 +24,7 @@ export async function listProposals(ds: DataSource, workspaceId: string, q: List
   let where = `p.workspace_id = $1 AND ($2::text IS NULL OR p.status = $2)`;
   if (q.hiddenMetricIds?.length) {
     args.push(q.hiddenMetricIds);
-    where += ` AND ${proposalShownSql('p', args.length)}`;
+    where += ` AND ${proposalShownSql('p', `$${args.length}::uuid[]`)}`;
   }
   const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposals p WHERE ${where}`, args);
   let pageIds: string[];
