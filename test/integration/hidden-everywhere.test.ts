@@ -41,35 +41,9 @@ async function head(): Promise<string> {
   return r.head;
 }
 
-/** The stream's event ids after `after`, read until `until` (a seq) has been passed by the log the stream reads. */
-function streamIds(headers: Record<string, string>, after: string, expectLast: string | null, untilHead: string): Promise<string[]> {
-  const url = new URL(`/api/events/stream?after=${after}`, `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`);
-  return new Promise((resolve, reject) => {
-    const ids: string[] = [];
-    const req = http.get(url, { headers }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-      let buf = '';
-      // Nothing visible after `after`: the stream's first wake has read to the head; a heartbeat-free
-      // check is the feed's own answer, so the caller passes expectLast null and gets [] at once.
-      if (expectLast === null) {
-        req.destroy();
-        return resolve(ids);
-      }
-      res.on('data', (chunk: Buffer) => {
-        buf += chunk.toString('utf8');
-        for (const m of buf.matchAll(/^id: (\d+)$/gm)) if (!ids.includes(m[1])) ids.push(m[1]);
-        if (ids.includes(expectLast) || ids.some((id) => BigInt(id) > BigInt(untilHead))) {
-          req.destroy();
-          resolve(ids);
-        }
-      });
-    });
-    req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
-    setTimeout(() => {
-      req.destroy();
-      resolve(ids);
-    }, 15_000).unref();
-  });
+/** The stream's event ids after `after`, read until `expectLast` shows (or the log passes `untilHead`). */
+async function streamIds(headers: Record<string, string>, after: string, expectLast: string | null, untilHead: string): Promise<string[]> {
+  return [...new Set([...(await streamText(headers, after, expectLast, untilHead)).matchAll(/^id: (\d+)$/gm)].map((m) => m[1]))];
 }
 
 describe('hidden means hidden on every channel', () => {

@@ -175,7 +175,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
         actualValue: mk.resolvedValue,
       };
     }),
-    recentTrades: shownTrades.map((t) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+    recentTrades: shownTrades.map((t) => ({
       id: t.id as string,
       workspaceId: t.workspace_id as string,
       workspaceName: t.workspace_name as string,
