@@ -177,7 +177,7 @@ describe('hidden means hidden on every channel', () => {
  * route is walked without a change here), every page of the web door (from its router) and every read
  * tool of the connector (through the official MCP client), asked by a member whose groups are
  * generated, a participant who has not joined and an anonymous visitor of a public workspace seeded
- * with activity on every metric (positions, trades, proposals, a comment, a settlement): no answer
+ * with activity on every metric (positions, trades, proposals, comments, a decision, a settlement): no answer
  * names a metric the reader may not read (its id, its name, one of its book ids), nor a proposal
  * whose metrics are all hidden. The last test switches the policy off and expects leaks.
  */
@@ -249,6 +249,8 @@ async function seedWorld(): Promise<Seeded> {
     expect((await trade(app, ws, t, { marketId: branch.id, direction: 'higher', amount: 2 })).status).toBe(200);
     await app.http.post(`/api/proposals/${p.body.id}/comments`).set(hdr(t.key, ws.id)).send({ body: 'looks right' }).expect(201);
   }
+  // A decision on the proposal of the first metric alone (a data-room row and a status event naming it).
+  await app.http.post(`/api/proposals/${proposals[0].id}/decline`).set(owner).send({}).expect(200);
   // A settlement on the first metric: its books resolve and the standings take them in.
   expect((await app.http.post(`/api/metrics/${mids[0]}/settle`).set(owner).send({ value: 150, reason: 'test' })).status).toBe(200);
   await standingsAdded(app);
