@@ -11,7 +11,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { registeredRoutes, type RouteDef } from '../../src/api/registry';
 import { connectorTools } from '../../src/api/mcp/tools';
 import { pagePaths } from '../../src/web';
-import { policyOffForTests } from '../../src/services/access';
+import { policyOffForTests, proposalReadable } from '../../src/services/access';
+import { proposalShownSql } from '../../src/services/proposals';
 import { signUp } from '../helpers/accounts';
 import { connectThroughOAuth } from '../helpers/mcp';
 
@@ -536,6 +537,25 @@ describe('hidden means hidden in every reader', () => {
     expect(board.total).toBe(0);
     // The owner reads the hidden metric; its own view of the same participant lists every trade.
     expect((await app.http.get(`/api/agents/${other}/public`).set(owner).expect(200)).body.recentTrades).toHaveLength(5);
+  });
+
+  it('the proposal list (SQL) and the proposal page (the policy) agree on which proposals a reader may see', async () => {
+    const s = await world();
+    const pool = [...s.metrics.map((m) => m.id), '00000000-0000-4000-8000-0000000000aa'];
+    // A seeded proposal's books stand for the fallback when the generated proposal names no metric.
+    const bookMetricIds = ((await app.deps.ds.query(`SELECT DISTINCT metric_id FROM markets WHERE proposal_id = $1`, [s.proposals[0].id])) as Array<{ metric_id: string }>).map((r) => r.metric_id);
+    expect(bookMetricIds.length).toBeGreaterThan(1);
+    await fc.assert(
+      fc.asyncProperty(fc.subarray(pool), fc.subarray(pool), async (named, hidden) => {
+        const policy = { metric: (id: string) => !hidden.includes(id) };
+        const [row] = await app.deps.ds.query(
+          `SELECT ${proposalShownSql('p', '$2::uuid[]')} AS shown FROM (SELECT $1::uuid[] AS metric_ids, $3::uuid AS id) p`,
+          [named, hidden, s.proposals[0].id],
+        );
+        expect(row.shown).toBe(proposalReadable(policy, { metricIds: named, bookMetricIds }));
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it('with the policy switched off, the same walk finds the hidden metric', async () => {
