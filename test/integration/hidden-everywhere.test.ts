@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { buildWorkspace, joinWorkspace, mint, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
-import { expectLedgerSound, uniqueName, useTestApp, type TestApp } from '../helpers/harness';
+import { expectLedgerSound, sequenceWorkspace, uniqueName, useTestApp, type TestApp } from '../helpers/harness';
 import { createMetric, marketsOf, standingsAdded, trade, type TestMetric } from '../helpers/markets';
 import { receiver, type Receiver } from '../helpers/receiver';
 import request from 'supertest';
@@ -195,7 +195,7 @@ interface Seeded {
   pools: Record<string, string[]>;
   hookReceiver: Receiver;
   hookId: string;
-  /** The event log's head once the seeded acts were done. */
+  /** The seq of the workspace's last event once the seeded acts were done. */
   seededHead: string;
 }
 
@@ -287,7 +287,10 @@ async function seedWorld(): Promise<Seeded> {
     assets: [none],
   };
   const { client: memberTools } = await connectThroughOAuth(app, person);
-  return { ws, metrics, booksOf, proposals, groups: { g1, g2, pub, traders }, member, memberTools, visitor, pools, hookReceiver, hookId: hook.body.id, seededHead: await head() };
+  // The workspace's own last event: the global head moves on with other suites' events, which the hook's cursor never passes.
+  await sequenceWorkspace(app.deps, ws.id);
+  const [{ last }] = await app.deps.ds.query(`SELECT max(seq)::text AS last FROM outbox WHERE workspace_id = $1`, [ws.id]);
+  return { ws, metrics, booksOf, proposals, groups: { g1, g2, pub, traders }, member, memberTools, visitor, pools, hookReceiver, hookId: hook.body.id, seededHead: last };
 }
 
 afterAll(async () => {
