@@ -42,6 +42,16 @@ async function head(): Promise<string> {
   return r.head;
 }
 
+/**
+ * The seq of a workspace's last event, once its outbox is sequenced: what a hook of the workspace must
+ * pass (the global head moves on with other suites' events, which the hook's cursor never passes).
+ */
+async function lastEventOf(workspaceId: string): Promise<string> {
+  await sequenceWorkspace(app.deps, workspaceId);
+  const [{ last }] = await app.deps.ds.query(`SELECT max(seq)::text AS last FROM outbox WHERE workspace_id = $1`, [workspaceId]);
+  return last;
+}
+
 /** The stream's event ids after `after`, read until `expectLast` shows (or the log passes `untilHead`). */
 async function streamIds(headers: Record<string, string>, after: string, expectLast: string | null, untilHead: string): Promise<string[]> {
   return [...new Set([...(await streamText(headers, after, expectLast, untilHead)).matchAll(/^id: (\d+)$/gm)].map((m) => m[1]))];
@@ -95,7 +105,7 @@ describe('hidden means hidden on every channel', () => {
           const [book] = await marketsOf(app, ws, m.id);
           expect((await trade(app, ws, trader, { marketId: book.id, direction: 'higher', amount: 1 })).status).toBe(200);
         }
-        const after = await head();
+        const after = await lastEventOf(ws.id);
 
         // What a direct GET allows the member.
         const readable = new Set<string>();
@@ -287,10 +297,7 @@ async function seedWorld(): Promise<Seeded> {
     assets: [none],
   };
   const { client: memberTools } = await connectThroughOAuth(app, person);
-  // The workspace's own last event: the global head moves on with other suites' events, which the hook's cursor never passes.
-  await sequenceWorkspace(app.deps, ws.id);
-  const [{ last }] = await app.deps.ds.query(`SELECT max(seq)::text AS last FROM outbox WHERE workspace_id = $1`, [ws.id]);
-  return { ws, metrics, booksOf, proposals, groups: { g1, g2, pub, traders }, member, memberTools, visitor, pools, hookReceiver, hookId: hook.body.id, seededHead: last };
+  return { ws, metrics, booksOf, proposals, groups: { g1, g2, pub, traders }, member, memberTools, visitor, pools, hookReceiver, hookId: hook.body.id, seededHead: await lastEventOf(ws.id) };
 }
 
 afterAll(async () => {
