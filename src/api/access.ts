@@ -3,7 +3,6 @@ import {
   effectiveCapabilities,
   hasScope,
   metricTradable,
-  narrowsMetrics,
   scopeFor,
   type Capability,
   type PermissionGrant,
@@ -11,7 +10,7 @@ import {
 } from '../domain/capabilities';
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
-import { callerCache, grantsInWorkspace, readPolicy, touchKeyUsed, workspaceOfViewLink } from '../services/access';
+import { callerCache, grantsInWorkspace, readPolicy, touchKeyUsed, workspaceOfViewLink, type ReadPolicy } from '../services/access';
 import { principalOfAccount } from '../services/accounts';
 import { keyHolder } from '../services/identity';
 import { deletionOfWorkspace } from '../services/deletions';
@@ -39,6 +38,8 @@ export interface WorkspaceAccess {
   narrowsMetrics: boolean;
   /** Per-source read (spec §2.14). */
   sourceReadable(sourceId: string): boolean;
+  /** The one read rule (services/access policy) these fields come from, for the readers that filter rows by it. */
+  policy: ReadPolicy;
 }
 
 /** A cached row handed out as its own object (a handler may change its copy). */
@@ -171,8 +172,9 @@ export async function accessForWorkspace(deps: Deps, caller: Caller | null, ws: 
         throw new DomainError('not_authorized', `Your groups do not allow trading on ${metricName}.`, { requiredCapabilities: ['trade'] });
       }
     },
-    narrowsMetrics: narrowsMetrics(grants, caps),
+    narrowsMetrics: policy.narrowsMetrics,
     sourceReadable: policy.source,
+    policy,
   };
 }
 

@@ -183,6 +183,13 @@ function workspaceParam(ctx: Koa.Context): string {
   return slug;
 }
 
+const pages: string[] = [];
+
+/** The path patterns of every page (GET) the web door serves, once it is built: the readers' privacy test walks them all. */
+export function pagePaths(): readonly string[] {
+  return pages;
+}
+
 export function webRoutes(deps: Deps): Koa.Middleware {
   const router = new Router();
   actRoutes(router, deps, { page, formPost });
@@ -215,6 +222,7 @@ export function webRoutes(deps: Deps): Koa.Middleware {
     ctx.type = file.type;
     ctx.body = file.body;
   });
+  pages.splice(0, pages.length, ...router.stack.filter((l) => l.methods.includes('GET')).map((l) => String(l.path)));
   const routes = router.routes() as Koa.Middleware;
   return async (ctx, next) => routes(ctx as never, () => notFoundPage(deps, ctx, next));
 }

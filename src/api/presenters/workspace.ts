@@ -1,5 +1,6 @@
 import { toCredits } from '../../domain/money';
-import type { WorkspaceActivity, WorkspaceRow } from '../../services/workspaces';
+import type { WorkspaceRow } from '../../services/workspaces';
+import type { WorkspaceActivity } from '../../services/standings';
 
 export function presentWorkspace(w: WorkspaceRow, metrics: unknown[] = []) {
   return {

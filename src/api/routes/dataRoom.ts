@@ -30,7 +30,7 @@ defineRoute({
       limit: c.query.limit,
       cursor: c.query.cursor,
       kinds: c.query.kind,
-      metricReadable: (id) => access.metricReadable(id),
+      reader: access.policy,
     });
     return presentActionPage(page);
   },

@@ -11,6 +11,7 @@ import {
   type GroupRecord,
 } from '../../services/access';
 import { auth } from '../auth';
+import type { WorkspaceAccess } from '../access';
 import { groupSchema } from '../schemas/workspaces';
 import { defineRoute } from '../registry';
 import { idParam } from '../schemas/common';
@@ -29,14 +30,18 @@ const groupFields = { capabilities, metricPermissions: metricPermissions.optiona
 const memberParams = z.object({ id: z.string().min(1).max(200), agentId: z.string().min(1).max(200) });
 
 /** Member lists are shown to holders of manage; readers see the count. */
-function presentGroup(g: GroupRecord, withMembers: boolean) {
+/** A reader without manage sees the group's permission entries only for the metrics and sources it may read (an entry names its metric). */
+function presentGroup(g: GroupRecord, a: Pick<WorkspaceAccess, 'caps' | 'metricReadable' | 'sourceReadable'>) {
+  const withMembers = a.caps.has('manage');
+  const only = <V>(entries: Record<string, V> | null | undefined, readable: (id: string) => boolean) =>
+    entries && !withMembers ? Object.fromEntries(Object.entries(entries).filter(([id]) => readable(id))) : entries;
   return {
     id: g.id,
     name: g.name,
     system: g.system,
     capabilities: g.capabilities,
-    metricPermissions: g.metricPermissions,
-    sourcePermissions: g.sourcePermissions,
+    metricPermissions: only(g.metricPermissions, a.metricReadable),
+    sourcePermissions: only(g.sourcePermissions, a.sourceReadable),
     memberCount: g.members.length,
     ...(withMembers ? { members: g.members } : {}),
     createdAt: g.createdAt.toISOString(),
@@ -52,7 +57,7 @@ defineRoute({
   summary: "The workspace's permission groups: capabilities, per-metric {read, trade} and per-source {read} permissions; members for holders of manage. Always needs an identity.",
   handler: async (c) => {
     const a = c.workspace();
-    return (await groupsOfWorkspace(c.deps, a.workspace.id)).map((g) => presentGroup(g, a.caps.has('manage')));
+    return (await groupsOfWorkspace(c.deps, a.workspace.id)).map((g) => presentGroup(g, a));
   },
 });
 
@@ -66,7 +71,7 @@ defineRoute({
   params: idParam,
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await groupOfWorkspace(c.deps, a.workspace.id, c.params.id), a.caps.has('manage'));
+    return presentGroup(await groupOfWorkspace(c.deps, a.workspace.id, c.params.id), a);
   },
 });
 
@@ -84,7 +89,7 @@ defineRoute({
     const a = c.workspace();
     const g = await addWorkspaceGroup(c.deps, a.workspace.id, a.caps, c.body);
     c.status(201);
-    return presentGroup(g, true);
+    return presentGroup(g, a);
   },
 });
 
@@ -99,7 +104,7 @@ defineRoute({
   body: z.strictObject({ name: groupName.optional(), capabilities: capabilities.optional(), metricPermissions: metricPermissions.optional(), sourcePermissions: sourcePermissions.optional() }),
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await editWorkspaceGroup(c.deps, a.workspace.id, c.params.id, a.caps, c.body), true);
+    return presentGroup(await editWorkspaceGroup(c.deps, a.workspace.id, c.params.id, a.caps, c.body), a);
   },
 });
 
@@ -127,7 +132,7 @@ defineRoute({
   body: z.strictObject({ agentId: z.string().min(1).max(200) }),
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await putInGroup(c.deps, a.workspace.id, c.params.id, c.body.agentId, a.caps), true);
+    return presentGroup(await putInGroup(c.deps, a.workspace.id, c.params.id, c.body.agentId, a.caps), a);
   },
 });
 
@@ -141,6 +146,6 @@ defineRoute({
   params: memberParams,
   handler: async (c) => {
     const a = c.workspace();
-    return presentGroup(await takeOutOfGroup(c.deps, a.workspace.id, c.params.id, c.params.agentId, a.caps), true);
+    return presentGroup(await takeOutOfGroup(c.deps, a.workspace.id, c.params.id, c.params.agentId, a.caps), a);
   },
 });

@@ -17,6 +17,7 @@ import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
 import { credits, limitQuery, positiveCredits, positiveShares } from '../schemas/common';
 import { openTargetDates } from '../../services/metrics';
+import { readableRows } from '../../services/access';
 
 const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
 const finite = z.number({ error: 'must be a number' });
@@ -48,7 +49,7 @@ defineRoute({
     const { status, ...filter } = c.query;
     const rows = await marketsOfWorkspace(c.deps, access.workspace.id, { ...filter, statuses: status });
     const now = c.deps.clock.now();
-    return rows.filter((mk) => access.metricReadable(mk.metricId)).map((mk) => presentMarket(mk, now));
+    return (await readableRows(c.deps, access.policy, rows)).map((mk) => presentMarket(mk, now));
   },
 });
 
@@ -83,11 +84,11 @@ defineRoute({
   },
 });
 
-/** A market the caller may see: a metric hidden by group permissions hides its books too. */
-async function readableMarket(c: Call<unknown, unknown, unknown>, id: string): Promise<MarketRow> {
+/** A market the caller may see: a metric hidden by group permissions hides its books too, and a proposal hidden with its metrics its branches. */
+export async function readableMarket(c: Call<unknown, unknown, unknown>, id: string): Promise<MarketRow> {
   const access = c.workspace();
   const mk = await marketInWorkspace(c.deps, access.workspace.id, id);
-  if (!mk || !access.metricReadable(mk.metricId)) throw new DomainError('market_not_found', `Market "${id}" was not found in this workspace.`);
+  if (!mk || !(await readableRows(c.deps, access.policy, [mk])).length) throw new DomainError('market_not_found', `Market "${id}" was not found in this workspace.`);
   return mk;
 }
 
@@ -176,7 +177,7 @@ export async function resolveTradeMarket(c: Call<z.infer<typeof marketRef>, unkn
   }
   if (b.proposalId && !b.branch) c.deprecate("A proposal's market named without 'branch' defaults to 'approved'; send branch: 'approved' or 'declined'.");
   const mk = await marketByTargetDate(c.deps, { workspaceId, targetDate, metricId: b.metricId ?? null, metricName: b.metricName ?? null, proposalId: b.proposalId ?? null, branch });
-  if (!mk || !c.workspace().metricReadable(mk.metricId)) {
+  if (!mk || !(await readableRows(c.deps, c.workspace().policy, [mk])).length) {
     throw new DomainError(
       'market_not_found',
       `No market on ${b.metricName ?? b.metricId} for ${targetDate}${b.proposalId ? ` (${branch} branch)` : ''}.${await existingDates(c, workspaceId, branch)}`,

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { DomainError } from '../../errors';
 import { toNano } from '../../domain/money';
 import { bodyHash, submitCancelOrder, submitOrder } from '../../services/trading';
-import { marketInWorkspace, orderBookOf, orderOf, ordersOf } from '../../services/books';
+import { orderBookOf, orderOf, ordersOf } from '../../services/books';
 import { auth } from '../auth';
 import { orderSchema, presentCancelled, presentOrder, presentOrderBook, presentPlacement } from '../presenters/order';
 import { defineRoute } from '../registry';
 import { idempotencyKey } from '../idempotency';
 import { limitQuery, positiveCredits, positiveShares } from '../schemas/common';
-import { marketRef, resolveTradeMarket } from './markets';
+import { marketRef, readableMarket, resolveTradeMarket } from './markets';
 
 const orderIdParam = z.object({ id: z.string().uuid('must be an order id (UUID)') });
 
@@ -26,12 +26,6 @@ const placed = orderSchema.extend({
   immediate: z.object({ shares: z.number(), cost: z.number(), tradeId: z.string().nullable() }),
   idempotentReplay: z.boolean(),
 });
-
-async function requireMarketHere(deps: Parameters<typeof marketInWorkspace>[0], workspaceId: string, id: string, readable: (metricId: string) => boolean) {
-  const mk = await marketInWorkspace(deps, workspaceId, id);
-  if (!mk || !readable(mk.metricId)) throw new DomainError('market_not_found', `Market "${id}" was not found in this workspace.`);
-  return mk;
-}
 
 defineRoute({
   method: 'POST',
@@ -117,8 +111,7 @@ defineRoute({
   response: z.object({ marketId: z.string(), higher: z.array(level), lower: z.array(level) }),
   errors: ['market_not_found'],
   handler: async (c) => {
-    const access = c.workspace();
-    const mk = await requireMarketHere(c.deps, access.workspace.id, c.params.id, (m) => access.metricReadable(m));
+    const mk = await readableMarket(c, c.params.id);
     return presentOrderBook(await orderBookOf(c.deps, mk.id));
   },
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mostLiquidMarkets } from '../../services/books';
+import { readableRows } from '../../services/access';
 import { agentPositions, marketPnlOf, tradeHistoryOf } from '../../services/portfolio';
 import { auth } from '../auth';
 import { presentDashboard, presentMarketPnl, presentPosition, presentTradeRow } from '../presenters/portfolio';
@@ -70,7 +71,8 @@ defineRoute({
   query: z.object({ limit: limitQuery(10, 100) }),
   handler: async (c) => {
     const agent = await resolveSelfOrAdmin(c);
-    const markets = c.access ? await mostLiquidMarkets(c.deps, c.access.workspace.id, c.query.limit) : [];
+    // The most liquid books the caller may read: asked for all, filtered by the policy, then cut.
+    const markets = c.access ? (await readableRows(c.deps, c.access.policy, await mostLiquidMarkets(c.deps, c.access.workspace.id, 1000))).slice(0, c.query.limit) : [];
     return presentDashboard(agent.balance, markets);
   },
 });

@@ -40,7 +40,7 @@ const requiredText = (max: number) =>
 /** The Proposal JSON as the caller may see it. */
 async function presentOne(c: Call<unknown, unknown, { id: string }>) {
   const access = c.workspace();
-  return presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, c.params.id), c.deps.clock.now(), access.metricReadable);
+  return presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, c.params.id, access.policy), c.deps.clock.now(), access.metricReadable);
 }
 
 defineRoute({
@@ -94,7 +94,7 @@ defineRoute({
   }),
   handler: async (c) => {
     const access = c.workspace();
-    const page = await proposalsOfWorkspace(c.deps, access.workspace.id, c.query as Parameters<typeof proposalsOfWorkspace>[2]);
+    const page = await proposalsOfWorkspace(c.deps, access.workspace.id, c.query as Parameters<typeof proposalsOfWorkspace>[2], access.policy);
     c.koa.set('X-Total-Count', String(page.total));
     const now = c.deps.clock.now();
     return page.items.map((v) => presentProposal(v, now, access.metricReadable));
@@ -112,8 +112,7 @@ defineRoute({
   query: z.object({ limit: limitQuery(50, 200), offset: offsetQuery }),
   handler: async (c) => {
     const access = c.workspace();
-    const card = await scorecardOfWorkspace(c.deps, access.workspace.id, c.query);
-    return presentWorkspaceScorecard(access.workspace.id, { ...card, entries: card.entries.filter((e) => access.metricReadable(e.metricId)) });
+    return presentWorkspaceScorecard(access.workspace.id, await scorecardOfWorkspace(c.deps, access.workspace.id, c.query, access.policy));
   },
 });
 
@@ -208,7 +207,7 @@ defineRoute({
   params: proposalIdParam,
   query: z.object({ limit: limitQuery(100, 500), offset: offsetQuery }),
   handler: async (c) => {
-    const page = await commentsOfProposal(c.deps, c.workspace().workspace.id, c.params.id, c.query);
+    const page = await commentsOfProposal(c.deps, c.workspace().workspace.id, c.params.id, c.query, c.workspace().policy);
     c.koa.set('X-Total-Count', String(page.total));
     return page.items.map(presentComment);
   },

@@ -3,7 +3,8 @@ import { shareViewLink, unshareViewLink } from '../../services/access';
 import { metricsOfWorkspace } from '../../services/metrics';
 import { requestWorkspaceDeletion } from '../../services/deletions';
 import { editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
-import { joinPublicWorkspace, publicWorkspaces, SLUG_RE, workspacesOf } from '../../services/workspaces';
+import { joinPublicWorkspace, SLUG_RE, workspacesOf } from '../../services/workspaces';
+import { publicWorkspaces } from '../../services/standings';
 import { openWorkspace, TEMPLATE_IDS } from '../../services/templates';
 import { auth } from '../auth';
 import { presentMetric } from '../presenters/metric';
@@ -53,8 +54,9 @@ defineRoute({
   auth: auth.publicRead(),
   summary: 'The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.',
   handler: async (c) => {
-    const ws = c.workspace().workspace;
-    return { ...presentWorkspace(ws, (await metricsOfWorkspace(c.deps, ws.id)).map(presentMetric)), capabilities: [...c.workspace().caps] };
+    const access = c.workspace();
+    const metrics = (await metricsOfWorkspace(c.deps, access.workspace.id)).filter((m) => access.metricReadable(m.id));
+    return { ...presentWorkspace(access.workspace, metrics.map(presentMetric)), capabilities: [...access.caps] };
   },
 });
 

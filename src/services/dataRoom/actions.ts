@@ -2,6 +2,7 @@ import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { rowReader, type Row } from '../../db/rows';
 import { DataRoomAction } from '../../entities/dataRoom';
+import { readableRows } from '../access';
 
 /**
  * The data room: the public, append-only log of a workspace's acts (spec §4.4). Its rows are written
@@ -47,13 +48,13 @@ function toRow(r: Raw): ActionRow {
 }
 
 /**
- * One page of the workspace's acts, newest first. `metricReadable` leaves out rows about metrics the
- * caller may not read (spec §2.10); the page is filled from further rows so it still holds `limit`
- * rows while there are any.
+ * One page of the workspace's acts, newest first. `reader` leaves out rows about metrics the caller
+ * may not read (spec §2.10) and decisions on proposals hidden with their metrics (issue 65); the page
+ * is filled from further rows so it still holds `limit` rows while there are any.
  */
 export async function workspaceActions(
   deps: Pick<Deps, 'ds'>,
-  input: { workspaceId: string; limit: number; cursor?: string; kinds?: ActionKind[]; metricReadable?: (metricId: string) => boolean },
+  input: { workspaceId: string; limit: number; cursor?: string; kinds?: ActionKind[]; reader?: Parameters<typeof readableRows>[1] },
 ): Promise<ActionPage> {
   let after = input.cursor ? decodeCursor(input.cursor) : null;
   const out: ActionRow[] = [];
@@ -62,9 +63,7 @@ export async function workspaceActions(
     const raw: Raw[] = await deps.ds.query(ACTIONS_SQL, [input.workspaceId, after?.us ?? null, after?.key ?? null, want + 1, input.kinds?.length ? input.kinds : null]);
     const rows = raw.map(toRow);
     const more = rows.length > want;
-    for (const row of rows.slice(0, want)) {
-      if (!row.metricId || !input.metricReadable || input.metricReadable(row.metricId)) out.push(row);
-    }
+    out.push(...(input.reader ? await readableRows(deps, input.reader, rows.slice(0, want)) : rows.slice(0, want)));
     const last = rows[Math.min(rows.length, want) - 1];
     if (!more) return { actions: out, nextCursor: null };
     if (out.length >= input.limit) return { actions: out, nextCursor: out[out.length - 1].cursor };

@@ -2,11 +2,13 @@
 import type { DataSource } from 'typeorm';
 import type { ImpactBasis } from '../../domain/proposalImpact';
 import { rowToMarket, type MarketRow } from '../books';
-import { proposalsByIds, type ProposalStatus } from './proposalRows';
+import { proposalShownSql, proposalsByIds, type ProposalStatus } from './proposalRows';
 import { headlineImpact, proposalImpact, proposalViews, type ProposalView } from './proposalViews';
 
 export interface ListProposalsQuery {
   status?: ProposalStatus;
+  /** The metrics the reader may not read (unreadableMetricIds): a proposal hidden with them is left out of the page and the total. */
+  hiddenMetricIds?: string[] | null;
   sort: 'created' | 'impact';
   limit: number;
   offset: number;
@@ -19,7 +21,11 @@ export interface ListProposalsQuery {
  */
 export async function listProposals(ds: DataSource, workspaceId: string, q: ListProposalsQuery): Promise<{ items: ProposalView[]; total: number }> {
   const args: unknown[] = [workspaceId, q.status ?? null];
-  const where = `p.workspace_id = $1 AND ($2::text IS NULL OR p.status = $2)`;
+  let where = `p.workspace_id = $1 AND ($2::text IS NULL OR p.status = $2)`;
+  if (q.hiddenMetricIds?.length) {
+    args.push(q.hiddenMetricIds);
+    where += ` AND ${proposalShownSql('p', `$${args.length}::uuid[]`)}`;
+  }
   const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposals p WHERE ${where}`, args);
   let pageIds: string[];
   if (q.sort === 'impact') {
@@ -50,7 +56,7 @@ export async function listProposals(ds: DataSource, workspaceId: string, q: List
     });
     pageIds = scored.slice(q.offset, q.offset + q.limit).map((s) => s.id);
   } else {
-    const rows = await ds.query(`SELECT p.id FROM proposals p WHERE ${where} ORDER BY p.created_at DESC, p.seq DESC LIMIT $3 OFFSET $4`, [...args, q.limit, q.offset]);
+    const rows = await ds.query(`SELECT p.id FROM proposals p WHERE ${where} ORDER BY p.created_at DESC, p.seq DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, q.limit, q.offset]);
     pageIds = rows.map((r: { id: string }) => r.id);
   }
   if (!pageIds.length) return { items: [], total: n };

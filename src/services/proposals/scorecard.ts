@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { rowReader, type Row } from '../../db/rows';
 import { ProposalScorecardRow } from '../../entities/proposal';
 import { marketConsensus, readMarkets, type MarketRow } from '../books';
+import { proposalShownSql } from './proposalRows';
 
 /**
  * The decision scorecard: when a branch book of a proposal resolves, the realised value is recorded
@@ -160,27 +161,42 @@ function summarize(rows: Array<Record<string, unknown>>): Pick<WorkspaceScorecar
  * The summaries of many workspaces' scorecards in one statement (GET /benchmark lists every public
  * workspace's: one query per workspace grew with their number, issue 60).
  */
-export async function scorecardSummaries(ds: DataSource, workspaceIds: string[]): Promise<Map<string, ScorecardStats>> {
-  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT}, workspace_id FROM proposal_scorecard WHERE workspace_id = ANY($1::uuid[]) GROUP BY workspace_id, decision, taken`, [workspaceIds]);
+/**
+ * SQL: scorecard row `s` is about no metric among the hidden ids in parameter $n, nor of a proposal
+ * hidden with them (issue 65: such a row counts in no figure); '' when nothing is hidden.
+ */
+function scorecardShownSql(hiddenMetricIds: readonly string[] | null, n: number): string {
+  return hiddenMetricIds?.length ? ` AND NOT (s.metric_id = ANY($${n}::uuid[])) AND EXISTS (SELECT 1 FROM proposals p WHERE p.id = s.proposal_id AND ${proposalShownSql('p', `$${n}::uuid[]`)})` : '';
+}
+
+/** The scorecard summaries of these workspaces, leaving out the rows of `hiddenMetricIds`. */
+export async function scorecardSummaries(ds: DataSource, workspaceIds: string[], hiddenMetricIds: readonly string[]): Promise<Map<string, ScorecardStats>> {
+  const rows: Array<Record<string, unknown>> = await ds.query(
+    `${SUMS_SELECT}, workspace_id FROM proposal_scorecard s WHERE s.workspace_id = ANY($1::uuid[])${scorecardShownSql(hiddenMetricIds, 2)} GROUP BY workspace_id, decision, taken`,
+    hiddenMetricIds.length ? [workspaceIds, hiddenMetricIds] : [workspaceIds],
+  );
   const grouped = new Map<string, Array<Record<string, unknown>>>(workspaceIds.map((id) => [id, []]));
   for (const r of rows) grouped.get(r.workspace_id as string)?.push(r);
   return new Map([...grouped].map(([id, rs]) => [id, summarize(rs).summary]));
 }
 
 /** The summary over every public workspace's scorecard, summed in the database (GET /benchmark's overall). */
-export async function publicScorecardSummary(ds: DataSource): Promise<ScorecardStats> {
+export async function publicScorecardSummary(ds: DataSource, hiddenMetricIds: readonly string[]): Promise<ScorecardStats> {
   const rows: Array<Record<string, unknown>> = await ds.query(
-    `${SUMS_SELECT} FROM proposal_scorecard s JOIN workspaces w ON w.id = s.workspace_id AND w.public GROUP BY decision, taken`,
+    `${SUMS_SELECT} FROM proposal_scorecard s JOIN workspaces w ON w.id = s.workspace_id AND w.public WHERE true${scorecardShownSql(hiddenMetricIds, 1)} GROUP BY decision, taken`,
+    hiddenMetricIds.length ? [hiddenMetricIds] : [],
   );
   return summarize(rows).summary;
 }
 
 /** How often the branch taken predicted the realised value within range, and how far off, over the workspace. */
-export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }): Promise<WorkspaceScorecard> {
-  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard WHERE workspace_id = $1 GROUP BY decision, taken`, [workspaceId]);
+export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }, hiddenMetricIds: string[] | null = null): Promise<WorkspaceScorecard> {
+  const shown = scorecardShownSql(hiddenMetricIds, 2);
+  const args = hiddenMetricIds?.length ? [workspaceId, hiddenMetricIds] : [workspaceId];
+  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard s WHERE s.workspace_id = $1${shown} GROUP BY decision, taken`, args);
   const { summary, byDecision, undecided } = summarize(rows);
-  const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposal_scorecard WHERE workspace_id = $1`, [workspaceId]);
-  const entries = await ds.query(`${SCORECARD_SELECT} WHERE s.workspace_id = $1 ORDER BY s.id DESC LIMIT $2 OFFSET $3`, [workspaceId, page.limit, page.offset]);
+  const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposal_scorecard s WHERE s.workspace_id = $1${shown}`, args);
+  const entries = await ds.query(`${SCORECARD_SELECT} WHERE s.workspace_id = $1${shown} ORDER BY s.id DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, page.limit, page.offset]);
   return {
     tolerance: SCORECARD_TOLERANCE,
     summary,

@@ -17,6 +17,8 @@ export interface LeaderboardQuery {
   minResolvedMarkets: number;
   limit: number;
   offset: number;
+  /** Metrics the public may not read (publiclyHiddenMetricIds): their books count in no figure. Part of the cache key. */
+  hiddenMetricIds: readonly string[];
 }
 
 export interface LeaderboardRow extends SummedRow {
@@ -53,15 +55,15 @@ async function computeStandings(q: Q, lq: LeaderboardQuery): Promise<{ total: nu
     `WITH g AS (
        SELECT s.agent_id, ${sumSelect('s', undefined, false)}, rank() OVER (ORDER BY ${KEY[lq.sort]})::int AS rank, count(*) OVER ()::int AS total
          FROM ${table} s JOIN workspaces w ON w.id = s.workspace_id AND w.public
-        WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($2::uuid IS NULL OR s.metric_id = $2)
-          ${lq.seasonId ? 'AND s.season_id = $6' : ''}
+        WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($2::uuid IS NULL OR s.metric_id = $2) AND NOT (s.metric_id = ANY($6::uuid[]))
+          ${lq.seasonId ? 'AND s.season_id = $7' : ''}
         GROUP BY s.agent_id
        HAVING sum(s.resolved_markets) >= $3
      )
      SELECT g.*, a.nickname, a.parent_id FROM g JOIN agents a ON a.id = g.agent_id
       ORDER BY g.rank, a.nickname, a.id
       LIMIT $4 OFFSET $5`,
-    [lq.workspaceId ?? null, lq.metricId ?? null, lq.minResolvedMarkets, lq.limit, lq.offset, ...(lq.seasonId ? [lq.seasonId] : [])],
+    [lq.workspaceId ?? null, lq.metricId ?? null, lq.minResolvedMarkets, lq.limit, lq.offset, lq.hiddenMetricIds, ...(lq.seasonId ? [lq.seasonId] : [])],
   );
   const total = rows.length ? Number(rows[0].total) : await countRanked(q, table, lq);
   return {
@@ -76,21 +78,22 @@ async function countRanked(q: Q, table: string, lq: LeaderboardQuery): Promise<n
   const [r] = await q.query(
     `SELECT count(*)::int AS n FROM (
        SELECT s.agent_id FROM ${table} s JOIN workspaces w ON w.id = s.workspace_id AND w.public
-        WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($2::uuid IS NULL OR s.metric_id = $2) ${lq.seasonId ? 'AND s.season_id = $4' : ''}
+        WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($2::uuid IS NULL OR s.metric_id = $2) AND NOT (s.metric_id = ANY($4::uuid[])) ${lq.seasonId ? 'AND s.season_id = $5' : ''}
         GROUP BY s.agent_id HAVING sum(s.resolved_markets) >= $3) x`,
-    [lq.workspaceId ?? null, lq.metricId ?? null, lq.minResolvedMarkets, ...(lq.seasonId ? [lq.seasonId] : [])],
+    [lq.workspaceId ?? null, lq.metricId ?? null, lq.minResolvedMarkets, lq.hiddenMetricIds, ...(lq.seasonId ? [lq.seasonId] : [])],
   );
   return r.n;
 }
 
-/** A participant's rank on the all-time earnings standings over public workspaces; null while unranked. */
-export async function earningsRank(q: Q, agentId: string, minResolvedMarkets = DEFAULT_MIN_RESOLVED): Promise<number | null> {
-  const ranks = await cachedStanding(q, `ranks:${minResolvedMarkets}`, async () => {
+/** A participant's rank on the all-time earnings standings over public workspaces (leaving out the publicly hidden metrics); null while unranked. */
+export async function earningsRank(q: Q, agentId: string, hiddenMetricIds: readonly string[], minResolvedMarkets = DEFAULT_MIN_RESOLVED): Promise<number | null> {
+  const ranks = await cachedStanding(q, `ranks:${minResolvedMarkets}:${hiddenMetricIds.join(',')}`, async () => {
     const rows: Array<{ agent_id: string; rank: number }> = await q.query(
       `SELECT s.agent_id, rank() OVER (ORDER BY sum(s.settled) DESC)::int AS rank
          FROM participant_stats s JOIN workspaces w ON w.id = s.workspace_id AND w.public
+        WHERE NOT (s.metric_id = ANY($2::uuid[]))
         GROUP BY s.agent_id HAVING sum(s.resolved_markets) >= $1`,
-      [minResolvedMarkets],
+      [minResolvedMarkets, hiddenMetricIds],
     );
     return new Map(rows.map((r) => [r.agent_id, r.rank]));
   });

@@ -1,8 +1,10 @@
 import type { Deps } from '../../deps';
+import { Workspace } from '../../entities/workspace';
 import { HORIZONS, SCORE_UNIT, type Horizon } from '../../domain/calibration';
 import { badRequest } from '../../errors';
 import { keptFor } from '../kept';
-import { publicScorecardSummary, SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
+import { proposalShownSql, publicScorecardSummary, SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
+import { publiclyHiddenMetricIds } from '../access/policy';
 
 /** A page of public workspaces: at most `limit` after the cursor, in name order (then id). */
 export interface PublicPage {
@@ -46,25 +48,29 @@ async function publicWorkspacePage(deps: Deps, page: PublicPage): Promise<{ ws: 
  * every public workspace's books and proposals (a sum over book rows, not trades).
  */
 export async function marketplaceStats(deps: Deps, page: PublicPage) {
-  const { ws, nextCursor } = await publicWorkspacePage(deps, page);
+  const [{ ws, nextCursor }, hidden] = await Promise.all([publicWorkspacePage(deps, page), publiclyHiddenMetricIds(deps)]);
   const ids = ws.map((w) => w.id);
+  // The books of metrics the public may not read, and proposals hidden with them, count in no figure (issue 65).
+  const bookShown = `NOT (mk.metric_id = ANY($2::uuid[]))`;
+  const proposalShown = hidden.length ? proposalShownSql('p', '$2::uuid[]') : 'true';
   const rows: Array<{ id: string; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
     `SELECT w.id,
-            coalesce((SELECT sum(mk.volume) FROM markets mk WHERE mk.workspace_id = w.id), 0)::text AS volume,
-            (SELECT count(*) FROM markets mk WHERE mk.workspace_id = w.id AND mk.status IN ('open','closed'))::int AS open_books,
+            coalesce((SELECT sum(mk.volume) FROM markets mk WHERE mk.workspace_id = w.id AND ${bookShown}), 0)::text AS volume,
+            (SELECT count(*) FROM markets mk WHERE mk.workspace_id = w.id AND mk.status IN ('open','closed') AND ${bookShown})::int AS open_books,
             (SELECT count(*) FROM memberships mb WHERE mb.workspace_id = w.id)::int AS participants,
-            (SELECT count(*) FROM proposals p WHERE p.workspace_id = w.id AND p.status IN ('approved','declined'))::int AS decided
+            (SELECT count(*) FROM proposals p WHERE p.workspace_id = w.id AND p.status IN ('approved','declined') AND ${proposalShown})::int AS decided
        FROM unnest($1::uuid[]) AS w(id)`,
-    [ids],
+    [ids, hidden],
   );
   const figures = new Map(rows.map((r) => [r.id, r]));
-  const totals = await keptFor(deps, 'standings:marketplace', async () => {
+  const totals = await keptFor(deps, `standings:marketplace:${hidden.join(',')}`, async () => {
     const [overall]: Array<{ workspaces: number; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
     `SELECT (SELECT count(*) FROM workspaces WHERE public)::int AS workspaces,
-            coalesce((SELECT sum(mk.volume) FROM markets mk JOIN workspaces w ON w.id = mk.workspace_id AND w.public), 0)::text AS volume,
-            (SELECT count(*) FROM markets mk JOIN workspaces w ON w.id = mk.workspace_id AND w.public WHERE mk.status IN ('open','closed'))::int AS open_books,
+            coalesce((SELECT sum(mk.volume) FROM markets mk JOIN workspaces w ON w.id = mk.workspace_id AND w.public WHERE ${bookShown.replace('$2', '$1')}), 0)::text AS volume,
+            (SELECT count(*) FROM markets mk JOIN workspaces w ON w.id = mk.workspace_id AND w.public WHERE mk.status IN ('open','closed') AND ${bookShown.replace('$2', '$1')})::int AS open_books,
             (SELECT count(DISTINCT mb.agent_id) FROM memberships mb JOIN workspaces w ON w.id = mb.workspace_id AND w.public)::int AS participants,
-            (SELECT count(*) FROM proposals p JOIN workspaces w ON w.id = p.workspace_id AND w.public WHERE p.status IN ('approved','declined'))::int AS decided`,
+            (SELECT count(*) FROM proposals p JOIN workspaces w ON w.id = p.workspace_id AND w.public WHERE p.status IN ('approved','declined') AND ${hidden.length ? proposalShownSql('p', '$1::uuid[]') : 'true'})::int AS decided`,
+      [hidden],
     );
     return overall;
   });
@@ -93,18 +99,23 @@ export interface HorizonError {
  * tolerance of the realised value, proposals' scorecard).
  */
 export async function benchmark(deps: Deps, page: PublicPage) {
-  const { ws, nextCursor } = await publicWorkspacePage(deps, page);
+  const [{ ws, nextCursor }, hidden] = await Promise.all([publicWorkspacePage(deps, page), publiclyHiddenMetricIds(deps)]);
   const ids = ws.map((w) => w.id);
+  // The forecast errors are summed per workspace, not per metric: a workspace whose Public group hides
+  // a metric has its errors withheld (no books shown), and the overall leaves them out (issue 65).
+  const withheld: string[] = hidden.length ? (await deps.ds.query(`SELECT DISTINCT workspace_id FROM metrics WHERE id = ANY($1::uuid[])`, [hidden])).map((r: { workspace_id: string }) => r.workspace_id) : [];
   const stats: Array<{ workspace_id: string; horizon: Horizon; books: number; abs_err: string }> = await deps.ds.query(
-    `SELECT b.workspace_id, b.horizon, b.books, b.abs_err::text FROM benchmark_stats b WHERE b.workspace_id = ANY($1::uuid[])`,
-    [ids],
+    `SELECT b.workspace_id, b.horizon, b.books, b.abs_err::text FROM benchmark_stats b WHERE b.workspace_id = ANY($1::uuid[]) AND NOT (b.workspace_id = ANY($2::uuid[]))`,
+    [ids, withheld],
   );
   // Overall: every public workspace's sums, grouped in the database (one row per horizon, one per decision outcome).
-  const totals = await keptFor(deps, 'standings:benchmark', async () => {
+  const totals = await keptFor(deps, `standings:benchmark:${hidden.join(',')}`, async () => {
     const byHorizonRows: Array<{ horizon: Horizon; books: number; abs_err: string }> = await deps.ds.query(
-      `SELECT b.horizon, sum(b.books)::int AS books, sum(b.abs_err)::text AS abs_err FROM benchmark_stats b JOIN workspaces w ON w.id = b.workspace_id AND w.public GROUP BY b.horizon`,
+      `SELECT b.horizon, sum(b.books)::int AS books, sum(b.abs_err)::text AS abs_err FROM benchmark_stats b JOIN workspaces w ON w.id = b.workspace_id AND w.public
+        WHERE NOT (b.workspace_id = ANY($1::uuid[])) GROUP BY b.horizon`,
+      [withheld],
     );
-    return { byHorizonRows, card: await publicScorecardSummary(deps.ds) };
+    return { byHorizonRows, card: await publicScorecardSummary(deps.ds, hidden) };
   });
   const overallStats = totals.value.byHorizonRows;
   const overallCard = totals.value.card;
@@ -115,7 +126,7 @@ export async function benchmark(deps: Deps, page: PublicPage) {
       const err = hs.reduce((s, r) => s + BigInt(r.abs_err), 0n);
       return { horizon: h, books, meanAbsError: books ? Math.round(Number(err) / books) / SCORE_UNIT : null };
     });
-  const cards = await scorecardSummaries(deps.ds, ids);
+  const cards = await scorecardSummaries(deps.ds, ids, hidden);
   const statsOf = new Map<string, typeof stats>(ws.map((w) => [w.id, []]));
   for (const s of stats) statsOf.get(s.workspace_id)?.push(s);
   const workspaces = ws.map((w) => {
@@ -130,4 +141,57 @@ export async function benchmark(deps: Deps, page: PublicPage) {
   });
   const { predicted: decided, withinRange: within } = overallCard;
   return { overall: { meanAbsErrorByHorizon: byHorizon(overallStats), scorecard: { decided, withinRange: within, hitRate: decided ? within / decided : null }, asOf: totals.asOf }, workspaces, nextCursor };
+}
+
+/** How active a public workspace is: what the home page and the listing sort by. Volume in nano. */
+export interface WorkspaceActivity {
+  metrics: number;
+  openProposals: number;
+  openBooks: number;
+  volume: bigint;
+  lastTradeAt: Date | null;
+}
+
+/** The most a listing answers (the home page shows the first ones). */
+const PUBLIC_LISTED = 500;
+
+/**
+ * Public workspaces, most active first (traded volume, then open proposals, then metrics, then the
+ * oldest), with those figures; `q` keeps the ones whose name or slug contains it (case-insensitive).
+ */
+export async function publicWorkspaces(deps: Deps, opts: { q?: string } = {}): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
+  const q = opts.q?.trim().toLowerCase();
+  const hidden = await publiclyHiddenMetricIds(deps);
+  // The ranking of every public workspace sums each one's books (1.3 s at 10,000 workspaces in
+  // bench/scale): kept per process like the platform's other figures (services/kept.ts), and a
+  // search filters the kept ranking in memory (a live search that matched 1,111 workspaces took
+  // 105 ms at p50), so both answer in the same order and may be as old as the ranking.
+  const ranked = (await keptFor(deps, `workspaces:public-ranking:${hidden.join(',')}`, () => rankPublicWorkspaces(deps, hidden))).value;
+  const found = q ? ranked.filter((r) => r.workspace.name.toLowerCase().includes(q) || r.workspace.slug.toLowerCase().includes(q)) : ranked;
+  return found.slice(0, PUBLIC_LISTED);
+}
+
+async function rankPublicWorkspaces(deps: Deps, hidden: readonly string[]): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
+  // Only what a public reader sees counts: a metric the one read policy hides from the public, its
+  // books, and a proposal hidden with it, are left out of every figure (hidden means hidden).
+  const shown = (metricId: string) => `NOT (${metricId} = ANY(CAST(:hidden AS uuid[])))`;
+  const qb = deps.ds
+    .getRepository(Workspace)
+    .createQueryBuilder('w')
+    .addSelect(`(SELECT count(*) FROM metrics m WHERE m.workspace_id = w.id AND ${shown('m.id')})`, 'a_metrics')
+    .addSelect(`(SELECT count(*) FROM proposals p WHERE p.workspace_id = w.id AND p.status = 'pending'${hidden.length ? ` AND ${proposalShownSql('p', 'CAST(:hidden AS uuid[])')}` : ''})`, 'a_open_proposals')
+    .addSelect(`(SELECT count(*) FROM markets k WHERE k.workspace_id = w.id AND k.status = 'open' AND ${shown('k.metric_id')})`, 'a_open_books')
+    .addSelect(`(SELECT coalesce(sum(k.volume), 0) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_volume')
+    .addSelect(`(SELECT max(k.last_trade_at) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_last_trade')
+    .where('w.public = true AND w.deleting_at IS NULL')
+    .setParameter('hidden', hidden);
+  qb.orderBy('a_volume', 'DESC').addOrderBy('a_open_proposals', 'DESC').addOrderBy('a_metrics', 'DESC').addOrderBy('w.created_at', 'ASC');
+  const { entities, raw } = await qb.getRawAndEntities();
+  return entities.map((workspace, i) => {
+    const r = raw[i] as { a_metrics: string; a_open_proposals: string; a_open_books: string; a_volume: string; a_last_trade: Date | null };
+    return {
+      workspace,
+      activity: { metrics: Number(r.a_metrics), openProposals: Number(r.a_open_proposals), openBooks: Number(r.a_open_books), volume: BigInt(r.a_volume), lastTradeAt: r.a_last_trade },
+    };
+  });
 }

@@ -4,7 +4,7 @@ import type { Principal } from '../../domain/capabilities';
 import { consensusOf, probability } from '../../domain/lmsr';
 import { switchesOf } from '../../domain/webhooks';
 import { DomainError } from '../../errors';
-import { readPoliciesOf } from '../access';
+import { publiclyHiddenMetricIds, readPoliciesIn, readPoliciesOf, readableRowsIn } from '../access';
 import { displayStatus, marketLateral, rowToMarket } from '../books';
 import { earningsRank } from './leaderboard';
 import { publicTotals, type PublicTotals } from './totals';
@@ -20,7 +20,8 @@ export interface ProfileStats extends PublicTotals {
 
 /**
  * GET /agents/{idOrNickname}/public (spec §2.7). Matched by id, then case-insensitively by nickname.
- * stats and activeWorkspaces cover public workspaces only; openPositions and recentTrades also the
+ * stats and activeWorkspaces cover public workspaces only, and stats, the profit history and the rank leave out
+ * the metrics the public may not read there (issue 65); openPositions and recentTrades also the
  * workspaces where the viewer has read (every workspace for the master key); the wallet address,
  * notification switches, balance history and transfers only for the participant itself, its owner
  * (parent, creator or claimer), or the master key (others get empty lists: both follow private
@@ -37,13 +38,9 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
   const a = found[0];
   // Where the viewer may read beyond public workspaces comes from the access area's policy, and a
   // policy that narrows metrics hides the positions and trades on the metrics it hides.
-  const policies = await readPoliciesOf(deps, viewer);
+  const [policies, hiddenMetricIds] = await Promise.all([readPoliciesOf(deps, viewer), publiclyHiddenMetricIds(deps)]);
   const visible = (alias: string) => (policies === 'all' ? 'true' : `(${alias}.public OR ${alias}.id = ANY($2::uuid[]))`);
   const visibleArgs = policies === 'all' ? [] : [[...policies.keys()]];
-  const metricShown = (workspaceId: string, metricId: string) => {
-    const p = policies === 'all' ? undefined : policies.get(workspaceId);
-    return !p?.narrows || p.metric(metricId);
-  };
   const ownerIds = [a.id, a.parent_id, a.created_by, a.claimed_by].filter(Boolean);
   const privateView = !!viewer && (viewer.isMaster || ownerIds.includes(viewer.agentId));
   const now = deps.clock.now();
@@ -56,11 +53,11 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     privateView ? deps.ds.query(`SELECT amount::text, created_at FROM ledger_entries WHERE account_id = $1 ORDER BY id DESC LIMIT $2`, [`agent:${a.id}`, PROFILE_HISTORY]) : Promise.resolve([]),
     deps.ds.query(
       `SELECT r.resolved_at, r.settled::text FROM participant_results r JOIN workspaces w ON w.id = r.workspace_id AND w.public
-        WHERE r.agent_id = $1 ORDER BY r.resolved_at DESC, r.market_id DESC LIMIT $2`,
-      [a.id, PROFILE_HISTORY],
+        WHERE r.agent_id = $1 AND NOT (r.metric_id = ANY($3::uuid[])) ORDER BY r.resolved_at DESC, r.market_id DESC LIMIT $2`,
+      [a.id, PROFILE_HISTORY, hiddenMetricIds],
     ),
     deps.ds.query(
-      `SELECT p.shares_higher::text, p.shares_lower::text, p.net_cost::text, sub.*, w.name AS workspace_name, w.slug AS workspace_slug, pr.title AS proposal_title
+      `SELECT p.shares_higher::text, p.shares_lower::text, p.net_cost::text, sub.*, w.name AS workspace_name, w.slug AS workspace_slug, w.public AS ws_public, w.owner_id AS ws_owner, pr.title AS proposal_title
          FROM positions p ${marketLateral('mk.id = p.market_id')}
          JOIN workspaces w ON w.id = p.workspace_id
          LEFT JOIN proposals pr ON pr.id = sub.proposal_id
@@ -70,7 +67,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     ),
     deps.ds.query(
       `SELECT t.id, t.kind, t.direction, t.shares::text, t.cost::text, t.consensus_before, t.consensus_after, t.created_at, t.market_id,
-              w.id AS workspace_id, w.name AS workspace_name, w.slug AS workspace_slug, mk.proposal_id, mk.metric_id, pr.title AS proposal_title, mt.name AS metric_name, mk.target_date
+              w.id AS workspace_id, w.name AS workspace_name, w.slug AS workspace_slug, w.public AS ws_public, w.owner_id AS ws_owner, mk.proposal_id, mk.metric_id, pr.title AS proposal_title, mt.name AS metric_name, mk.target_date
          FROM trades t JOIN workspaces w ON w.id = t.workspace_id JOIN markets mk ON mk.id = t.market_id JOIN metrics mt ON mt.id = mk.metric_id
          LEFT JOIN proposals pr ON pr.id = mk.proposal_id
         WHERE t.agent_id = $1 AND ${visible('w')}
@@ -100,8 +97,17 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     privateView ? deps.ds.query(`SELECT address FROM agent_wallets WHERE agent_id = $1`, [a.id]) : Promise.resolve([]),
   ]);
 
+  // Each position and trade as the viewer's policy in its workspace judges it (a public workspace's
+  // Public group narrows too): a hidden metric's books, and a proposal hidden with its metrics, stay out.
+  const rowsWs = new Map<string, { id: string; public: boolean; ownerId: string | null }>();
+  for (const r of [...openRows, ...trades] as Array<Record<string, any>>) rowsWs.set(r.workspace_id, { id: r.workspace_id, public: r.ws_public, ownerId: r.ws_owner }); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const rowPolicies = policies === 'all' ? null : await readPoliciesIn(deps, viewer, [...rowsWs.values()]);
+  const shown = async <T extends Record<string, any>>(rows: T[]) => // eslint-disable-line @typescript-eslint/no-explicit-any
+    rowPolicies ? readableRowsIn(deps, rowPolicies, rows, (r) => ({ workspaceId: r.workspace_id, metricId: r.metric_id, proposalId: r.proposal_id })) : rows;
+  const [shownOpen, shownTrades] = await Promise.all([shown(openRows as Array<Record<string, string>>), shown(trades as Array<Record<string, any>>)]); // eslint-disable-line @typescript-eslint/no-explicit-any
+
   const botIds = children.map((c: { id: string }) => c.id);
-  const [totals, rank] = await Promise.all([publicTotals(deps.ds, [a.id, ...botIds]), earningsRank(deps.ds, a.id)]);
+  const [totals, rank] = await Promise.all([publicTotals(deps.ds, [a.id, ...botIds], hiddenMetricIds), earningsRank(deps.ds, a.id, hiddenMetricIds)]);
   const mine = totals.get(a.id)!;
 
   // Balance history: the newest ledger movements, walked back from the current balance (oldest first).
@@ -143,7 +149,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
     pnlHistory: pnl.map((p) => ({ at: p.at, cumulative: p.cumulative })),
     stats: { ...mine, rank, scores: scoresOf(mine.sums) } as ProfileStats,
     activeWorkspaces: workspaces as Array<{ id: string; name: string }>,
-    openPositions: (openRows as Array<Record<string, string>>).map((r) => ({ r, mk: rowToMarket(r) })).filter(({ mk }) => metricShown(mk.workspaceId, mk.metricId)).map(({ r, mk }) => {
+    openPositions: shownOpen.map((r) => ({ r, mk: rowToMarket(r) })).map(({ r, mk }) => {
       const sharesHigher = BigInt(r.shares_higher);
       const sharesLower = BigInt(r.shares_lower);
       const p = mk.funded && mk.b > 0n ? probability({ qHigher: mk.qHigher, qLower: mk.qLower, b: mk.b }) : null;
@@ -169,7 +175,7 @@ export async function publicProfile(deps: Deps, viewer: Principal | null, idOrNi
         actualValue: mk.resolvedValue,
       };
     }),
-    recentTrades: (trades as Array<Record<string, any>>).filter((t) => metricShown(t.workspace_id, t.metric_id)).map((t) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+    recentTrades: shownTrades.map((t) => ({
       id: t.id as string,
       workspaceId: t.workspace_id as string,
       workspaceName: t.workspace_name as string,

@@ -5,6 +5,7 @@ import { Season } from '../../entities/standings';
 import type { Deps } from '../../deps';
 import { RELIABILITY_BINS } from '../../domain/calibration';
 import { DomainError } from '../../errors';
+import { publiclyHiddenMetricIds } from '../access/policy';
 import { findWorkspace } from '../workspaces';
 import { standings, type LeaderboardQuery, type LeaderboardSort } from './leaderboard';
 import { BIN_COLUMNS, SUM_COLUMNS } from './sums';
@@ -52,7 +53,7 @@ export async function standingsOf(deps: Deps, q: StandingsRequest) {
     if (!ws || !ws.public) throw new DomainError('workspace_not_found', `No public workspace "${q.workspaceId}" exists.`);
     workspaceId = ws.id;
   }
-  const lq: LeaderboardQuery = { ...q, seasonId: season?.id ?? null, workspaceId, metricId: q.metricId ?? null };
+  const lq: LeaderboardQuery = { ...q, seasonId: season?.id ?? null, workspaceId, metricId: q.metricId ?? null, hiddenMetricIds: await publiclyHiddenMetricIds(deps) };
   return { season, workspaceId, metricId: lq.metricId, sort: q.sort, minResolvedMarkets: q.minResolvedMarkets, limit: q.limit, offset: q.offset, ...(await standings(deps.ds, lq)) };
 }
 

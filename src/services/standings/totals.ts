@@ -19,19 +19,19 @@ export interface PublicTotals {
 }
 
 /**
- * Totals of several participants: the resolved part from participant_stats (written when books
+ * Totals of several participants, leaving out the books of `hiddenMetricIds` (publiclyHiddenMetricIds): the resolved part from participant_stats (written when books
  * resolved), the open part from their positions on books still open (marked at the consensus) and
  * those books' trades. Nothing here reads resolved history.
  */
-export async function publicTotals(q: Q, agentIds: readonly string[]): Promise<Map<string, PublicTotals>> {
+export async function publicTotals(q: Q, agentIds: readonly string[], hiddenMetricIds: readonly string[]): Promise<Map<string, PublicTotals>> {
   const out = new Map<string, PublicTotals>();
   if (!agentIds.length) return out;
   const ids = [...agentIds];
   const [agg, open, last] = await Promise.all([
     q.query(
       `SELECT s.agent_id, ${sumSelect('s')} FROM participant_stats s JOIN workspaces w ON w.id = s.workspace_id AND w.public
-        WHERE s.agent_id = ANY($1) GROUP BY s.agent_id`,
-      [ids],
+        WHERE s.agent_id = ANY($1) AND NOT (s.metric_id = ANY($2::uuid[])) GROUP BY s.agent_id`,
+      [ids, hiddenMetricIds],
     ),
     q.query(
       `SELECT p.agent_id, p.market_id, p.shares_higher::text, p.shares_lower::text, p.net_cost::text, mk.q_higher::text, mk.q_lower::text, mk.b::text, mk.funded,
@@ -39,14 +39,15 @@ export async function publicTotals(q: Q, agentIds: readonly string[]): Promise<M
               (SELECT coalesce(sum(abs(t.cost)), 0) FROM trades t WHERE t.market_id = p.market_id AND t.agent_id = p.agent_id)::text AS volume
          FROM positions p JOIN markets mk ON mk.id = p.market_id AND mk.status IN ('open','closed')
          JOIN workspaces w ON w.id = p.workspace_id AND w.public
-        WHERE p.agent_id = ANY($1)`,
-      [ids],
+        WHERE p.agent_id = ANY($1) AND NOT (mk.metric_id = ANY($2::uuid[]))`,
+      [ids, hiddenMetricIds],
     ),
     q.query(
       `SELECT a.id AS agent_id,
-              (SELECT t.created_at FROM trades t JOIN workspaces w ON w.id = t.workspace_id AND w.public WHERE t.agent_id = a.id ORDER BY t.seq DESC LIMIT 1) AS last
+              (SELECT t.created_at FROM trades t JOIN workspaces w ON w.id = t.workspace_id AND w.public JOIN markets mk ON mk.id = t.market_id
+                WHERE t.agent_id = a.id AND NOT (mk.metric_id = ANY($2::uuid[])) ORDER BY t.seq DESC LIMIT 1) AS last
          FROM unnest($1::text[]) AS a(id)`,
-      [ids],
+      [ids, hiddenMetricIds],
     ),
   ]);
   const aggBy = new Map<string, ReturnType<typeof readSums>>(agg.map((r: Record<string, unknown>) => [r.agent_id as string, readSums(r)]));

@@ -1,4 +1,3 @@
-import { keptFor } from '../kept';
 import { IsNull, type DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { pgCode } from '../../db/tx';
@@ -111,55 +110,3 @@ export async function defaultWorkspaceOf(deps: Deps, agentId: string): Promise<W
     .getOne();
 }
 
-/** The public workspaces, oldest first (at most 500). */
-/** How active a public workspace is: what the home page and the listing sort by. Volume in nano. */
-export interface WorkspaceActivity {
-  metrics: number;
-  openProposals: number;
-  openBooks: number;
-  volume: bigint;
-  lastTradeAt: Date | null;
-}
-
-/**
- * Public workspaces, most active first (traded volume, then open proposals, then metrics, then the
- * oldest), with those figures; `q` keeps the ones whose name or slug contains it (case-insensitive).
- */
-/** The most a listing answers (the home page shows the first ones). */
-const PUBLIC_LISTED = 500;
-
-export async function publicWorkspaces(deps: Deps, opts: { q?: string } = {}): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
-  const q = opts.q?.trim().toLowerCase();
-  // The ranking of every public workspace sums each one's books (1.3 s at 10,000 workspaces in
-  // bench/scale): kept per process like the platform's other figures (services/kept.ts), and a
-  // search filters the kept ranking in memory (a live search that matched 1,111 workspaces took
-  // 105 ms at p50), so both answer in the same order and may be as old as the ranking.
-  const ranked = (await keptFor(deps, 'workspaces:public-ranking', () => rankPublicWorkspaces(deps))).value;
-  const found = q ? ranked.filter((r) => r.workspace.name.toLowerCase().includes(q) || r.workspace.slug.toLowerCase().includes(q)) : ranked;
-  return found.slice(0, PUBLIC_LISTED);
-}
-
-async function rankPublicWorkspaces(deps: Deps): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
-  // Only what a public reader sees counts: a metric its Public group hides (metric_permissions
-  // read: false), and that metric's books, are left out of every figure (hidden means hidden).
-  const shown = (metricId: string) =>
-    `coalesce((SELECT g.metric_permissions -> ${metricId}::text ->> 'read' FROM groups g WHERE g.workspace_id = w.id AND g.system AND g.name = 'Public' LIMIT 1), 'true') <> 'false'`;
-  const qb = deps.ds
-    .getRepository(Workspace)
-    .createQueryBuilder('w')
-    .addSelect(`(SELECT count(*) FROM metrics m WHERE m.workspace_id = w.id AND ${shown('m.id')})`, 'a_metrics')
-    .addSelect(`(SELECT count(*) FROM proposals p WHERE p.workspace_id = w.id AND p.status = 'pending')`, 'a_open_proposals')
-    .addSelect(`(SELECT count(*) FROM markets k WHERE k.workspace_id = w.id AND k.status = 'open' AND ${shown('k.metric_id')})`, 'a_open_books')
-    .addSelect(`(SELECT coalesce(sum(k.volume), 0) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_volume')
-    .addSelect(`(SELECT max(k.last_trade_at) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_last_trade')
-    .where('w.public = true AND w.deleting_at IS NULL');
-  qb.orderBy('a_volume', 'DESC').addOrderBy('a_open_proposals', 'DESC').addOrderBy('a_metrics', 'DESC').addOrderBy('w.created_at', 'ASC');
-  const { entities, raw } = await qb.getRawAndEntities();
-  return entities.map((workspace, i) => {
-    const r = raw[i] as { a_metrics: string; a_open_proposals: string; a_open_books: string; a_volume: string; a_last_trade: Date | null };
-    return {
-      workspace,
-      activity: { metrics: Number(r.a_metrics), openProposals: Number(r.a_open_proposals), openBooks: Number(r.a_open_books), volume: BigInt(r.a_volume), lastTradeAt: r.a_last_trade },
-    };
-  });
-}
