@@ -4,7 +4,7 @@ import { HORIZONS, SCORE_UNIT, type Horizon } from '../../domain/calibration';
 import { badRequest } from '../../errors';
 import { keptFor } from '../kept';
 import { proposalShownSql, publicScorecardSummary, SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
-import { publiclyHiddenMetricIds } from '../access/policy';
+import { publiclyHiddenMetricIds } from '../access';
 
 /** A page of public workspaces: at most `limit` after the cursor, in name order (then id). */
 export interface PublicPage {

@@ -5,7 +5,7 @@ import { Season } from '../../entities/standings';
 import type { Deps } from '../../deps';
 import { RELIABILITY_BINS } from '../../domain/calibration';
 import { DomainError } from '../../errors';
-import { publiclyHiddenMetricIds } from '../access/policy';
+import { publiclyHiddenMetricIds } from '../access';
 import { findWorkspace } from '../workspaces';
 import { standings, type LeaderboardQuery, type LeaderboardSort } from './leaderboard';
 import { BIN_COLUMNS, SUM_COLUMNS } from './sums';
