@@ -11,6 +11,7 @@ import { html, type Html } from './html';
 import { href, type PageParts } from './layout';
 import type { FormState } from './forms';
 import { marketActs, positionsHere } from './acts/market';
+import { currentOf, joinSection } from './acts/join';
 import { proposalActs } from './acts/proposal';
 import { settleSection } from './acts/settle';
 
@@ -59,9 +60,9 @@ function historyTable(unit: string | null, rows: { label: string; points: [numbe
 }
 
 /** Workspace home: each metric with its value, trend sparkline and the consensus of each horizon's book. */
-export async function workspaceHome(deps: Deps, v: Visitor): Promise<PageParts> {
+export async function workspaceHome(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
   const status = await apiGet<Status>(deps, v, '/status', { query: { trends: '1', markets: '1', trendsLimit: '30' } });
-  const metrics = await apiGet<Metric[]>(deps, v, '/metrics');
+  const [metrics, current] = await Promise.all([apiGet<Metric[]>(deps, v, '/metrics'), currentOf(deps, v)]);
   const unitOf = new Map(metrics.map((m) => [m.id, m.unit]));
   const ws = status.workspace;
   const rows = status.metrics.map((m) => {
@@ -85,6 +86,7 @@ ${ws.description ? html`<p class="lead" data-field="workspaceDescription">${ws.d
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
 <p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a></p>
+${joinSection(v, current, `/w/${ws.slug}`, state)}
 ${await positionsHere(deps, v, ws)}`,
   };
 }

@@ -8,6 +8,13 @@ const creditAmount = z.number();
 const replay = z.literal(true).optional();
 export const transferRowSchema = z.object({ id: z.string(), fromAgent: z.string(), toAgent: z.string(), amount: creditAmount, memo: z.string().nullable(), createdAt: instant });
 export const transferResultSchema = transferRowSchema.extend({ balance: creditAmount, idempotentReplay: replay });
+export const signupGrantSchema = z.object({
+  credits: creditAmount.describe('The sign-up grant this instance gives (SIGNUP_CREDITS).'),
+  available: z.boolean().describe('Whether the caller may take it now: a signed-in person whose participant was never paid a sign-up grant.'),
+  paidAt: nullableInstant.describe('When it was paid to the caller (or an onboarding grant was), else null.'),
+  balance: creditAmount.optional().describe('The balance after it was paid (POST only).'),
+  idempotentReplay: replay,
+});
 export const spendSchema = z.object({
   id: z.string(),
   agentId: z.string(),

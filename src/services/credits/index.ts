@@ -8,3 +8,4 @@ export * from './treasury';
 export * from './recoverChainJobs';
 export { settlementEnabled, walletOf } from './chainAccess';
 export * from './statement';
+export * from './signupGrant';

@@ -5,6 +5,7 @@ import { apiAct, apiGet, type Visitor } from '../api';
 import { idempotencyKeyOf, type FormState } from '../forms';
 import { fmtCredits, fmtPercent, fmtValue } from '../format';
 import { html, type Html } from '../html';
+import { type Current, join, joinSection } from './join';
 import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, signInTo, stepOf, wholeRefusal, workspaceSlug } from './common';
 
 /**
@@ -20,11 +21,6 @@ interface Book {
   funded: boolean;
   rangeMin: number;
   rangeMax: number;
-}
-interface Current {
-  id: string;
-  public: boolean;
-  capabilities: string[];
 }
 interface Position {
   workspaceId: string;
@@ -188,20 +184,20 @@ export async function marketActs(deps: Deps, v: Visitor, book: Book, slug: strin
       throw err;
     }),
   ]);
-  if (!current.capabilities.includes('trade')) {
-    if (!current.public) return html`<p class="muted">You may read this book but not trade on it.</p>`;
-    return html`<section aria-labelledby="join-h" class="act" id="join"><h2 id="join-h">Trade here</h2><form method="post" action="${back}#trade" id="join-form">${basics('join', back, state)}<p>Join this workspace as a trader to trade on its books. <button type="submit">Join the workspace</button></p>${wholeRefusal(state, 'join', [])}</form></section>`;
-  }
+  if (!current.capabilities.includes('trade')) return joinSection(v, current, back, state);
   const pos = positions.find((p) => p.marketId === book.id);
-  return html`${doneNote(state, 'join', 'Done: you joined the workspace as a trader.')}
+  return html`${joinSection(v, current, back, state)}
 ${TRADING.has(book.status) && book.funded ? tradeSection(book, back, unit, state) : ''}
 ${fundSection(book, back, state)}
 ${positionSection(book, back, pos, unit, state)}
 ${ordersSection(book, back, orders, unit, state)}`;
 }
 
+/** The market page's forms with a review step (a quote, nothing written): shown again by GET (reviewOf). */
+export const REVIEWED_ON_BOOKS = ['trade', 'sell'] as const;
+
 /** A form posted on a market page: trade or sell (Review, then Confirm), fund, place or cancel an order, join. */
-export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string | { show: unknown }> {
+export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string | { show: unknown; at?: string }> {
   const slug = workspaceSlug(ctx);
   const marketId = String(ctx.params.id);
   const page = `/w/${slug}/markets/${marketId}`;
@@ -214,7 +210,7 @@ export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
         form === 'trade'
           ? { marketId, direction: values.get('direction') ?? undefined, amount: numberOf(values, 'amount') }
           : { marketId, direction: values.get('direction') ?? undefined, sellShares: numberOf(values, 'sellShares') };
-      if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/predictions/trade', { body: { ...body, dryRun: true } }) };
+      if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/predictions/trade', { body: { ...body, dryRun: true } }), at: form === 'trade' ? 'trade' : 'position' };
       await apiAct(deps, v, 'POST', '/predictions/trade', { body, ...key });
       return backDone(values, page, form, form === 'trade' ? 'trade' : 'position');
     }
@@ -230,11 +226,9 @@ export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
     case 'cancel-order':
       await apiAct(deps, v, 'DELETE', '/predictions/orders/:id', { params: { id: values.get('orderId') ?? '' } });
       return backDone(values, page, 'cancel-order', 'orders');
-    case 'join': {
-      const current = await apiGet<Current>(deps, v, '/workspaces/current');
-      await apiAct(deps, v, 'POST', '/marketplace/:workspaceId/join', { params: { workspaceId: current.id } });
+    case 'join':
+      await join(deps, v);
       return backDone(values, page, 'join', 'trade');
-    }
     default:
       throw new DomainError('validation_failed', 'This page has no such form: nothing was done.');
   }

@@ -51,6 +51,18 @@ ${wholeRefusal(state, f, ['toAgent', 'amount', 'memo'])}
   };
 }
 
+/**
+ * A transfer request (the "Ask someone for credits" link of /credits): /transfer?to=<nickname>
+ * opens the form addressed to them (and ?amount= filled in); nothing moves until the sender confirms.
+ */
+export function transferRequestOf(ctx: Koa.Context): FormState | undefined {
+  const to = typeof ctx.query.to === 'string' ? ctx.query.to.slice(0, 200) : '';
+  if (!to) return undefined;
+  const values = new URLSearchParams({ toAgent: to });
+  if (typeof ctx.query.amount === 'string' && /^\d{1,12}(\.\d{1,9})?$/.test(ctx.query.amount)) values.set('amount', ctx.query.amount);
+  return { form: 'transfer', values, refusal: null };
+}
+
 export async function transferAct(deps: Deps, _ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string> {
   await apiAct(deps, v, 'POST', '/agents/transfer', {
     body: { toAgent: values.get('toAgent') ?? '', amount: numberOf(values, 'amount'), memo: textOf(values, 'memo') },
