@@ -196,6 +196,14 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
   await hasCount(ada.page.locator(`a[href="${proposalPath}"]`).first(), 1);
   await trade(ada, declinedBook!, 'lower', 10, 'ada-declined-branch');
   await trade(ben, approvedBook!, 'lower', 15, 'ben-approved-branch');
+  // His position is valued at what selling it now returns (the API's own sell quote), which on a
+  // book this thin is less than the 15 cr it cost, not more.
+  const sellNow = Number(await ben.page.locator('#position [data-field="sell-now-for"]').getAttribute('data-value'));
+  const held = Number(await ben.page.locator('#position [data-field="shares"]').getAttribute('data-value'));
+  const sellQuote = (await (await ben.context.request.post(`${base}/api/predictions/trade`, { headers: { 'X-Workspace-Id': slug }, data: { marketId: /markets\/([0-9a-f-]{36})/.exec(approvedBook!)![1], direction: 'lower', sellShares: held, dryRun: true } })).json()) as { proceeds: number };
+  expect(sellNow).toBeCloseTo(sellQuote.proceeds, 6);
+  expect(sellNow).toBeLessThanOrEqual(15);
+  await hasText(ben.page.locator('#position-valued'), 'what selling every share now would return');
   // Back after the trade: the quote's page again (a GET, re-quoted), never a prompt to resend a form.
   const back = await ben.page.goBack();
   expect(back?.request().method()).toBe('GET');
@@ -233,6 +241,8 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
     expect(api.stats.resolvedMarkets).toBeGreaterThan(0);
     expect(api.stats.settledEarnings).not.toBe(0);
     expect(Number(await p.page.locator('[data-field="settledEarnings"]').getAttribute('data-value'))).toBeCloseTo(api.stats.settledEarnings, 9);
+    // Trades and Volume leave out the voided branch's trades the list shows, and the page says so.
+    await hasText(p.page.locator('[data-field="counted"]'), 'voided books');
     await shot(p.page, `${p.name.toLowerCase()}-profile-settled`);
   }
   // On the approved branch (the one that settled) they bet opposite ways: one gained what the other lost.

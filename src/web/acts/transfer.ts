@@ -42,7 +42,7 @@ ${wholeRefusal(state, f, ['toAgent', 'amount', 'memo'])}
 <p><button type="submit">Transfer</button></p></form>
 <section aria-labelledby="transfers-h"><h2 id="transfers-h">Your recent transfers</h2>${
       transfers.length
-        ? html`<div class="scroll"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Credits</th><th scope="col">Memo</th></tr></thead><tbody>${transfers.map(
+        ? html`<div class="scroll" tabindex="0" role="region" aria-label="Your recent transfers (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Credits</th><th scope="col">Memo</th></tr></thead><tbody>${transfers.map(
             (t) =>
               html`<tr data-transfer="${t.id}"><td>${fmtInstant(t.createdAt)}</td><td>${t.fromAgent === me.id ? 'you' : t.fromAgent}</td><td>${t.toAgent === me.id ? 'you' : t.toAgent}</td><td class="num">${fmtCredits(t.amount)}</td><td>${t.memo ?? ''}</td></tr>`,
           )}</tbody></table></div>`
