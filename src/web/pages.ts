@@ -85,7 +85,7 @@ ${ws.description ? html`<p class="lead" data-field="workspaceDescription">${ws.d
 <div class="scroll" tabindex="0" role="region" aria-label="Metrics (scrolls sideways on a narrow screen)"><table class="metrics"><caption>Metrics</caption>
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
-<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a></p>
+<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a>${current?.capabilities.includes('manage') ? html` · <a href="/w/${ws.slug}/members" id="members-link">Members</a>` : ''}</p>
 ${joinSection(v, current, `/w/${ws.slug}`, state)}
 ${await positionsHere(deps, v, ws)}`,
   };

@@ -6,6 +6,7 @@ import type { FormState } from '../forms';
 import type { PageParts } from '../layout';
 import { marketPage, metricPage, proposalPage, workspaceHome } from '../pages';
 import { workspaceAct } from './join';
+import { membersAct, membersPage } from './members';
 import { doneOf, reviewOf, workspaceSlug } from './common';
 import { newMetricAct, newMetricPage, newProposalAct, newProposalPage, newWorkspaceAct, newWorkspacePage } from './create';
 import { marketAct } from './market';
@@ -46,6 +47,8 @@ export function actRoutes(router: Router, deps: Deps, kit: PageKit): void {
     return newProposalPage(d, v, (await reviewOf(d, ctx, v, newProposalAct, ['proposal'])) ?? doneOf(ctx));
   }));
   router.post('/w/:ws/proposals/new', formPost(deps, inWorkspace, newProposalAct, (d, _ctx, v, s) => newProposalPage(d, v, s)));
+  router.get('/w/:ws/members', page(deps, (d, ctx) => membersPage(d, inWorkspace(ctx), doneOf(ctx))));
+  router.post('/w/:ws/members', formPost(deps, inWorkspace, membersAct, (d, _ctx, v, s) => membersPage(d, v, s)));
   router.post('/w/:ws', formPost(deps, inWorkspace, workspaceAct, (d, _ctx, v, s) => workspaceHome(d, v, s)));
   router.post('/w/:ws/markets/:id', formPost(deps, inWorkspace, marketAct, (d, ctx, v, s) => marketPage(d, v, String(ctx.params.id), s)));
   router.post('/w/:ws/metrics/:id', formPost(deps, inWorkspace, settleAct, (d, ctx, v, s) => metricPage(d, v, String(ctx.params.id), s)));
