@@ -146,6 +146,7 @@ const PAGES: PageCase[] = [
   { name: 'transfer request (addressed)', path: () => `/transfer?to=${encodeURIComponent(seed.tradingAgent.id)}`, shows: '#transfer-form' },
   { name: 'get credits (grant offered)', path: () => '/credits', shows: '#grant-form' },
   { name: 'workspace, join offered', path: () => `/w/${own.other}`, shows: '#join-form' },
+  { name: 'members (manager)', path: () => `/w/${own.slug}/members`, shows: '#invite-form' },
   { name: 'refusal (private workspace)', path: () => `/w/${seed.hidden.slug}`, status: 403 },
   { name: 'not found (unknown book)', path: () => `/w/${seed.ws.slug}/markets/00000000-0000-4000-8000-000000000000`, status: 404 },
   { name: 'sign in', path: () => '/sign-in?next=%2Ftransfer', shows: 'form[action="/sign-in"]' },
