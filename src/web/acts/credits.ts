@@ -82,19 +82,16 @@ ${doneNote(state, 'deposit', 'Sent: the deposit is checked on chain below; this 
 <form method="post" action="${CREDITS_PAGE}#deposit" id="deposit-form">${basics('deposit', CREDITS_PAGE, state)}${field(state, 'deposit', 'txHash', 'Transaction hash (0x and 64 hex digits)', { required: true, attrs: html` autocomplete="off" spellcheck="false"` })}${wholeRefusal(state, 'deposit', ['txHash'])}<p><button type="submit">Claim the deposit</button></p></form></li>
 </ol>
 ${rows.length ? html`<div class="scroll" tabindex="0" role="region" aria-label="Your deposits"><table><caption>Your deposits</caption><thead><tr><th scope="col">When (UTC)</th><th scope="col">Transaction</th><th scope="col">Status</th><th scope="col">Credits</th></tr></thead><tbody>${rows}</tbody></table></div>` : ''}
-${pending ? html`<p class="muted" data-watch="deposits"><a href="${CREDITS_PAGE}#deposit">Check again</a>: a pending deposit is checked on chain until it confirms.</p>` : ''}
+${pending ? html`<form method="get" action="${CREDITS_PAGE}#deposit" data-watch="deposits"><p class="muted">A pending deposit is checked on chain until it confirms; this page reloads itself meanwhile. <button type="submit">Check again</button></p></form>` : ''}
 </section>`;
 }
 
 export async function creditsPage(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
   if (!hasCredentials(v)) return { title: 'Get credits', body: html`<h1>Get credits</h1>${signInTo(CREDITS_PAGE, 'get credits')}` };
-  const [me, balance, grant, treasury] = await Promise.all([
-    apiGet<{ id: string; nickname: string }>(deps, v, '/agents/me'),
-    apiGet<{ balance: number }>(deps, v, '/agents/:id/balance', { params: { id: 'me' } }),
-    apiGet<Grant>(deps, v, '/agents/signup-grant'),
-    treasuryOf(deps, v),
-  ]);
+  const [me, grant, treasury] = await Promise.all([apiGet<{ id: string; nickname: string }>(deps, v, '/agents/me'), apiGet<Grant>(deps, v, '/agents/signup-grant'), treasuryOf(deps, v)]);
   const deposits = treasury ? await apiGet<Deposit[]>(deps, v, '/agents/:id/deposits', { params: { id: 'me' }, query: { limit: '10' } }) : [];
+  // The balance after the deposits: a deposit shown credited is in it (one credited between the two reads shows as pending).
+  const balance = await apiGet<{ balance: number }>(deps, v, '/agents/:id/balance', { params: { id: 'me' } });
   const ask = `/transfer?to=${encodeURIComponent(me.nickname)}`;
   const grantPart = grant.available
     ? grantForm(grant, CREDITS_PAGE, state)
