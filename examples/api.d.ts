@@ -5993,10 +5993,6 @@ export interface operations {
                             profit: number;
                             proposalId: string | null;
                             proposalTitle: string | null;
-                            /** @description sellValue - totalCost: the profit if sold now. */
-                            sellProfit: number;
-                            /** @description What selling every share now would return (down the price curve: at most worth); the payout once settled; 0 on an unfunded book. */
-                            sellValue: number;
                             shares: number;
                             /** @enum {string} */
                             status: "open" | "conditional" | "closed" | "resolved" | "voided";
