@@ -40,9 +40,12 @@ interface Target {
   then?: (page: Page) => Promise<Response>;
 }
 
-/** Click a form's button and wait for the page its POST answers with. */
+/**
+ * Click a form's button and wait for the page it leads to: a review's GET after the POST's 303
+ * (issue 65: Back never asks to resend), or the POST's own answer (a refusal).
+ */
 const submit = (page: Page, button: string) =>
-  Promise.all([page.waitForResponse((r) => r.request().method() === 'POST' && r.request().isNavigationRequest()), page.locator(button).click()]).then(async ([res]) => {
+  Promise.all([page.waitForResponse((r) => r.request().isNavigationRequest() && r.status() !== 303 && (r.request().method() === 'POST' || r.request().redirectedFrom() !== null)), page.locator(button).click()]).then(async ([res]) => {
     await page.waitForLoadState('load');
     return res;
   });

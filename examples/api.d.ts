@@ -437,7 +437,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw { amount } credits
-         * @description Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header.
+         * @description Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header. dryRun: true answers 200 with where it would go, the token amount, whether it would wait for review and the balance after, and writes nothing.
          *
          *     Auth: self/owner (The participant itself or its creator (a workspace admin is not enough).) Capability: self or creator. Scope: account:wallet.
          */
@@ -558,6 +558,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/signup-grant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sign-up grant (SIGNUP_CREDITS, the full signup grant of a claimed identity)
+         * @description The sign-up grant (SIGNUP_CREDITS, the full signup grant of a claimed identity): { credits, available, paidAt }. Available to a person signed in with an account whose participant was never paid one.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:read.
+         */
+        get: operations["getAgentsSignupGrant"];
+        put?: never;
+        /**
+         * Take the sign-up grant
+         * @description Take the sign-up grant: SIGNUP_CREDITS issued to the signed-in person's participant, once per participant (409 grant_taken after; an onboarding grant counts). Browser session only (403 session_required for a key); 409 grant_unavailable when the instance gives none. Idempotency-Key header. Returns { credits, available, paidAt, balance }.
+         *
+         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:wallet.
+         */
+        post: operations["postAgentsSignupGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/transfer": {
         parameters: {
             query?: never;
@@ -569,7 +597,7 @@ export interface paths {
         put?: never;
         /**
          * Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller
-         * @description Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds.
+         * @description Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds. dryRun: true answers who would receive it (toNickname), your balance and the balance after, and writes nothing.
          *
          *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:wallet.
          */
@@ -1120,8 +1148,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add a participant { agentId } to a group (and to the workspace)
-         * @description Add a participant { agentId } to a group (and to the workspace); the caller must hold every capability the group grants.
+         * Add a participant { agentId (id or nickname) } to a group (and to the workspace)
+         * @description Add a participant { agentId (id or nickname) } to a group (and to the workspace); the caller must hold every capability the group grants.
          *
          *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
          */
@@ -2793,6 +2821,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces/current/members/{agentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member from the workspace
+         * @description Remove a member from the workspace: its groups there and its membership go; its positions, orders and history stay its own. The caller needs manage and every capability the member's groups grant; the owner cannot be removed (409).
+         *
+         *     Auth: admin (An identity with manage in the workspace.) Capability: manage. Scope: workspace:manage.
+         */
+        delete: operations["deleteWorkspacesCurrentMembersAgentId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3019,7 +3069,7 @@ export interface components {
         /** @description Every refusal: a sentence for people, a stable code for programs, a link to the code's documentation, and details named per code. */
         Error: {
             /** @enum {string} */
-            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "deposit_duplicate" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "refresh_pending" | "order_pending" | "void_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
+            code: "proposal_closed" | "insufficient_balance" | "insufficient_shares" | "trade_too_small" | "market_not_found" | "market_resolved" | "market_voided" | "market_closed" | "market_unfunded" | "idempotency_key_reuse" | "price_moved" | "identity_required" | "not_authorized" | "external_proposals_disabled" | "crosses_own_order" | "market_settling" | "workspace_not_public" | "authentication_required" | "order_not_found" | "order_not_open" | "invalid_credentials" | "session_required" | "scope_denied" | "workspace_locked" | "workspace_required" | "workspace_not_found" | "not_found" | "route_not_found" | "method_not_allowed" | "account_refused" | "validation_failed" | "malformed_json" | "unsupported_media_type" | "payload_too_large" | "nickname_taken" | "conflict" | "unknown_help_section" | "formula_invalid" | "formula_cycle" | "rate_limited" | "onboarding_paused" | "treasury_not_configured" | "reset_mail_not_configured" | "deposit_duplicate" | "grant_taken" | "grant_unavailable" | "wallet_required" | "funds_move_forbidden" | "trade_pending" | "refresh_pending" | "order_pending" | "void_pending" | "trade_not_applied" | "service_unavailable" | "source_path_invalid" | "source_file_too_large" | "source_upstream_failed" | "source_upstream_invalid" | "source_upstream_redirect" | "source_upstream_refused" | "source_upstream_tls" | "source_upstream_timeout" | "source_upstream_rate_limited" | "source_token_unreadable" | "source_token_key_missing" | "origin_not_allowed" | "internal_error";
             doc_url: string;
             /** @description A sentence; its wording may change, branch on code. */
             error: string;
@@ -5773,14 +5823,20 @@ export interface operations {
                         marketId: string;
                         metricName: string;
                         probabilityHigher: number | null;
+                        /** @description worth - totalCost. */
                         profit: number;
                         proposalId: string | null;
+                        /** @description sellValue - totalCost: the profit if sold now. */
+                        sellProfit: number;
+                        /** @description What selling every share now would return (down the price curve: at most worth); the payout once settled; 0 on an unfunded book. */
+                        sellValue: number;
                         shares: number;
                         /** @enum {string} */
                         status: "open" | "conditional" | "closed" | "resolved" | "voided";
                         targetDate: string;
                         totalCost: number;
                         workspaceId: string;
+                        /** @description The holding at the consensus (shares x the probability of their side) while live; the payout once settled. */
                         worth: number;
                     }[];
                 };
@@ -5933,6 +5989,7 @@ export interface operations {
                             marketId: string;
                             metricName: string;
                             probabilityHigher: number | null;
+                            /** @description worth - totalCost. */
                             profit: number;
                             proposalId: string | null;
                             proposalTitle: string | null;
@@ -5944,6 +6001,7 @@ export interface operations {
                             workspaceId: string;
                             workspaceName: string;
                             workspaceSlug: string;
+                            /** @description The holding at the consensus (shares x the probability of their side) while live; the payout once settled. */
                             worth: number;
                         }[];
                         owner: {
@@ -6518,10 +6576,32 @@ export interface operations {
             content: {
                 "application/json": {
                     amount: number;
+                    dryRun?: boolean;
                 };
             };
         };
         responses: {
+            /** @description Dry run: what it would do and cost; nothing written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        affordable: boolean;
+                        amount: number;
+                        balance: number;
+                        balanceAfter: number;
+                        /** @constant */
+                        dryRun: true;
+                        /** @description Above WITHDRAW_REVIEW_CREDITS: it would wait for the operator. */
+                        review: boolean;
+                        toAddress: string;
+                        /** @description Token units (USDC_DECIMALS) that would be sent. */
+                        tokenAmount: string;
+                    };
+                };
+            };
             /** @description Success. */
             202: {
                 headers: {
@@ -7220,6 +7300,255 @@ export interface operations {
             };
         };
     };
+    getAgentsSignupGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether the caller may take it now: a signed-in person whose participant was never paid a sign-up grant. */
+                        available: boolean;
+                        /** @description The balance after it was paid (POST only). */
+                        balance?: number;
+                        /** @description The sign-up grant this instance gives (SIGNUP_CREDITS). */
+                        credits: number;
+                        /** @constant */
+                        idempotentReplay?: true;
+                        /** @description When it was paid to the caller (or an onboarding grant was), else null. */
+                        paidAt: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAgentsSignupGrant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
+                "Idempotency-Key"?: string;
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether the caller may take it now: a signed-in person whose participant was never paid a sign-up grant. */
+                        available: boolean;
+                        /** @description The balance after it was paid (POST only). */
+                        balance?: number;
+                        /** @description The sign-up grant this instance gives (SIGNUP_CREDITS). */
+                        credits: number;
+                        /** @constant */
+                        idempotentReplay?: true;
+                        /** @description When it was paid to the caller (or an onboarding grant was), else null. */
+                        paidAt: string | null;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `session_required`, `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `grant_taken`, `grant_unavailable`, `idempotency_key_reuse` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postAgentsTransfer: {
         parameters: {
             query?: never;
@@ -7236,13 +7565,14 @@ export interface operations {
             content: {
                 "application/json": {
                     amount: number;
+                    dryRun?: boolean;
                     memo?: string;
                     toAgent: string;
                 };
             };
         };
         responses: {
-            /** @description Success. */
+            /** @description Success, or with dryRun: what it would do and cost; nothing written. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7259,6 +7589,15 @@ export interface operations {
                         idempotentReplay?: true;
                         memo: string | null;
                         toAgent: string;
+                    } | {
+                        affordable: boolean;
+                        amount: number;
+                        balance: number;
+                        balanceAfter: number;
+                        /** @constant */
+                        dryRun: true;
+                        toAgent: string;
+                        toNickname: string;
                     };
                 };
             };
@@ -21751,6 +22090,130 @@ export interface operations {
             };
             /** @description `workspace_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWorkspacesCurrentMembersAgentId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path: {
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agentId: string;
+                        /** @constant */
+                        ok: true;
+                        workspaceId: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_authorized`, `scope_denied`, `workspace_locked`, `identity_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

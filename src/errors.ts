@@ -52,6 +52,8 @@ export const ERROR_CATALOG = {
   treasury_not_configured: { status: 503, text: 'The treasury is not configured on this instance.' },
   reset_mail_not_configured: { status: 503, text: 'This instance sends no mail (no SMTP_URL), so it cannot send a password reset link; ask its operator.' },
   deposit_duplicate: { status: 409, text: 'This transaction was already submitted as a deposit; the body carries the first record when the caller may see it (its participant, that participant\'s owner, the operator).' },
+  grant_taken: { status: 409, text: 'The sign-up grant was already paid to this participant: it is paid once per person.' },
+  grant_unavailable: { status: 409, text: 'This instance gives no sign-up grant (SIGNUP_CREDITS is 0): get credits with a deposit or a transfer.' },
   wallet_required: { status: 400, text: 'Register a wallet first (PUT /agents/{id}/wallet): deposits must come from it and withdrawals go to it.' },
   funds_move_forbidden: { status: 403, text: 'The master key cannot move funds: transfers and spending are by the participant itself.' },
   trade_pending: { status: 503, text: 'The trade is queued but its outcome is not known yet; retry with the same Idempotency-Key.', retryable: true },

@@ -300,6 +300,21 @@ function assertRange(rangeMin: number, rangeMax: number): void {
   }
 }
 
+/**
+ * What a holding would return if sold now, every share of it: matched pairs pay 1 each; the rest
+ * sells into the book, down the price curve (lifted by any shares beyond the book's own, as a sale
+ * is in planTrade). At most the holding's worth at the consensus: the price falls as it sells.
+ */
+export function liquidationValue(book: BookState, sharesHigher: bigint, sharesLower: bigint): bigint {
+  const pairs = minBig(sharesHigher, sharesLower);
+  const rest = sharesHigher > pairs ? sharesHigher - pairs : sharesLower - pairs;
+  if (rest <= 0n) return pairs;
+  const dir: Direction = sharesHigher > pairs ? 'higher' : 'lower';
+  const lift = maxBig(rest - qOf(book, dir), 0n);
+  const lifted = lift > 0n ? { ...book, qHigher: book.qHigher + lift, qLower: book.qLower + lift } : book;
+  return pairs + sellShares(lifted, dir, rest).proceeds;
+}
+
 export function payoutFraction(value: number, rangeMin: number, rangeMax: number): number {
   assertRange(rangeMin, rangeMax);
   if (Number.isNaN(value)) throw new RangeError('value is NaN');

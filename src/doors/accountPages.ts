@@ -119,6 +119,24 @@ function forwardCookies(ctx: Koa.Context, headers: Headers | undefined): void {
   for (const c of headers?.getSetCookie() ?? []) ctx.append('Set-Cookie', c);
 }
 
+/** The address just signed up with, for the sign-in page that follows (HttpOnly, that page only, 10 minutes). */
+const SIGNED_UP_COOKIE = 'mpps-signed-up';
+
+function signedUpCookie(deps: Deps, value: string, maxAge: number): string {
+  return `${SIGNED_UP_COOKIE}=${value}; Path=${SIGN_IN_PAGE}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${deps.config.development ? '' : '; Secure'}`;
+}
+
+function signedUpEmail(ctx: Koa.Context): string | null {
+  const raw = ctx.cookies.get(SIGNED_UP_COOKIE);
+  if (!raw) return null;
+  try {
+    const email = decodeURIComponent(raw);
+    return email.length <= 320 && email.includes('@') ? email : '';
+  } catch {
+    return '';
+  }
+}
+
 function clearSessionCookie(ctx: Koa.Context, deps: Deps): void {
   ctx.append('Set-Cookie', endedSessionCookie(deps.config));
 }
@@ -177,7 +195,9 @@ export function accountPages(deps: Deps): Koa.Middleware {
         if (password.length < MIN_PASSWORD) throw fieldError('password', `The password must be ${MIN_PASSWORD} characters or more.`);
         await limitByAddress(deps, ctx, 'auth');
         await auth().api.signUpEmail({ body: { name, email, password }, headers: fromNodeHeaders(ctx.headers) });
-        // Sign-up answers alike whether or not the address had an account (nothing is revealed), and signs nobody in.
+        // Sign-up answers alike whether or not the address had an account (nothing is revealed), and signs nobody in;
+        // the sign-in page that follows has the address filled in (a short-lived cookie for that page only, never in the URL).
+        ctx.append('Set-Cookie', signedUpCookie(deps, encodeURIComponent(email), 600));
         const next = nextOf(v.get('next'));
         return `${SIGN_IN_PAGE}?signed-up=1${next !== '/' ? `&next=${encodeURIComponent(next)}` : ''}`;
       },
@@ -187,7 +207,10 @@ export function accountPages(deps: Deps): Koa.Middleware {
 
   router.get(SIGN_IN_PAGE, async (ctx) => {
     const note = query(ctx, 'signed-up') ? 'If the address was new, your account is ready: sign in.' : query(ctx, 'reset') ? 'Your password is changed: sign in with the new one.' : null;
-    await draw(deps, ctx, 200, signInPage(nextOf(query(ctx, 'next')), null, note), performance.now());
+    const email = query(ctx, 'signed-up') ? signedUpEmail(ctx) : null;
+    if (email !== null) ctx.append('Set-Cookie', signedUpCookie(deps, '', 0));
+    const filled: FormState | null = email ? { form: 'sign-in', values: new URLSearchParams({ email }), refusal: null } : null;
+    await draw(deps, ctx, 200, signInPage(nextOf(query(ctx, 'next')), filled, note), performance.now());
   });
   router.post(
     SIGN_IN_PAGE,

@@ -13,7 +13,8 @@ import { homePage } from './home';
 import { SETTINGS_PAGE, settingsAct, settingsPage, settingsRedraw } from './settings';
 import { readScope } from '../readScope';
 import { actRoutes } from './acts/routes';
-import { doneOf } from './acts/common';
+import { doneOf, reviewOf } from './acts/common';
+import { marketAct, REVIEWED_ON_BOOKS } from './acts/market';
 
 /**
  * The web pages (server-rendered HTML) under /, beside the API under /api: workspace home,
@@ -116,7 +117,7 @@ function page(deps: Deps, render: Render) {
  * for a dry run (a "Review" step), answers what to show: the page is drawn again with it (200); or
  * (rarely: a key shown once) gives the page to show as the answer itself.
  */
-export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string | { show: unknown } | PageParts>;
+export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<string | { show: unknown; at?: string } | PageParts>;
 /** The page a refused form is drawn on again, with the refusal beside its field. */
 export type Redraw = (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>;
 
@@ -147,6 +148,14 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
       }
       const next = await act(deps, ctx, v, values);
       if (typeof next !== 'string') {
+        // A review (a dry run) is answered by a GET of the page with the reviewed values: Back to it
+        // never asks to resend a form. Only a review too long for an address is answered here.
+        const review = 'show' in next ? reviewAddress(values, next.at) : null;
+        if (review) {
+          ctx.redirect(review);
+          ctx.status = 303;
+          return;
+        }
         if ('show' in next) {
           const visitor = v;
           const shown: FormState = { form: values.get('form') ?? '', values, refusal: null, quote: next.show };
@@ -177,6 +186,24 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
   };
 }
 
+/** The longest review address a form's review is redirected to (well inside a browser's and Node's limits). */
+const REVIEW_ADDRESS_MAX = 6000;
+
+/**
+ * Where a reviewed form's values are shown by GET (`<back>?form=..&step=review&..`, read back by
+ * reviewOf in acts/common.ts), or null when they would not fit an address (a long proposal's text).
+ */
+function reviewAddress(values: URLSearchParams, at?: string): string | null {
+  const back = new URL(localPath(values.get('back'), '/'), 'http://page.invalid');
+  const carried = new URLSearchParams();
+  for (const [k, val] of values) if (k !== 'back') carried.append(k, val);
+  carried.set('step', 'review');
+  const view = back.searchParams.get('view');
+  if (view) carried.set('view', view);
+  const address = `${back.pathname}?${carried.toString()}${at ? `#${at}` : ''}`;
+  return address.length <= REVIEW_ADDRESS_MAX ? address : null;
+}
+
 function workspaceParam(ctx: Koa.Context): string {
   const slug = String(ctx.params.ws ?? '');
   if (!SLUG.test(slug)) throw new DomainError('workspace_not_found', 'No such workspace.');
@@ -193,14 +220,17 @@ export function pagePaths(): readonly string[] {
 export function webRoutes(deps: Deps): Koa.Middleware {
   const router = new Router();
   actRoutes(router, deps, { page, formPost });
-  router.get('/', page(deps, (d, ctx) => homePage(d, visitorOf(ctx, null), typeof ctx.query.q === 'string' ? ctx.query.q : undefined)));
+  router.get('/', page(deps, (d, ctx) => homePage(d, visitorOf(ctx, null), typeof ctx.query.q === 'string' ? ctx.query.q : undefined, doneOf(ctx))));
   router.get('/w', (ctx) => {
     const ws = typeof ctx.query.ws === 'string' && SLUG.test(ctx.query.ws) ? ctx.query.ws : null;
     ctx.redirect(ws ? `/w/${encodeURIComponent(ws)}` : '/');
   });
-  router.get('/w/:ws', page(deps, (d, ctx) => workspaceHome(d, visitorOf(ctx, workspaceParam(ctx)))));
+  router.get('/w/:ws', page(deps, (d, ctx) => workspaceHome(d, visitorOf(ctx, workspaceParam(ctx)), doneOf(ctx))));
   router.get('/w/:ws/metrics/:id', page(deps, (d, ctx) => metricPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
-  router.get('/w/:ws/markets/:id', page(deps, (d, ctx) => marketPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
+  router.get('/w/:ws/markets/:id', page(deps, async (d, ctx) => {
+    const v = visitorOf(ctx, workspaceParam(ctx));
+    return marketPage(d, v, String(ctx.params.id), (await reviewOf(d, ctx, v, marketAct, REVIEWED_ON_BOOKS)) ?? doneOf(ctx));
+  }));
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);

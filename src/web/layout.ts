@@ -18,6 +18,8 @@ export interface PageParts {
   charts?: boolean;
   /** Who is signed in (the header's name, balance and menu); null: no one; undefined: not looked up (no account links). */
   me?: Me | null;
+  /** Seconds after which the page reloads itself (a deposit being watched until it confirms); no script needed. */
+  refresh?: number;
 }
 
 /**
@@ -34,6 +36,8 @@ function accountNav(me: Me | null | undefined, here: string): Html {
   return html`<details class="account menu"><summary><span data-field="me-name">${me.name}</span> <span class="badge" data-field="me-balance" data-value="${String(me.balance)}">${fmtCredits(me.balance)}</span></summary>
 <ul>
 <li><a href="/participants/${encodeURIComponent(me.id)}">Profile</a></li>
+<li><a href="/credits">Get credits</a></li>
+<li><a href="/workspaces/new">New workspace</a></li>
 <li><a href="/#yours">Your workspaces</a></li>
 <li><a href="/settings#connections">Connections</a></li>
 <li><a href="/settings#keys">API keys</a></li>
@@ -54,6 +58,7 @@ export function layout(p: PageParts, here = ''): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+${p.refresh ? html`<meta http-equiv="refresh" content="${String(p.refresh)}">` : ''}
 <title>${p.title}${ws ? ` · ${ws.name}` : ''}</title>
 <link rel="stylesheet" href="/assets/app.css">
 ${p.charts ? html`<link rel="stylesheet" href="/assets/uPlot.min.css">` : ''}

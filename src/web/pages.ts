@@ -11,6 +11,7 @@ import { html, type Html } from './html';
 import { href, type PageParts } from './layout';
 import type { FormState } from './forms';
 import { marketActs, positionsHere } from './acts/market';
+import { currentOf, joinSection } from './acts/join';
 import { proposalActs } from './acts/proposal';
 import { settleSection } from './acts/settle';
 
@@ -53,15 +54,15 @@ function consensusPoints(h: History): [number, number | null][] {
 }
 
 function historyTable(unit: string | null, rows: { label: string; points: [number, number | null][] }[]): Html {
-  return html`<div class="scroll"><table><thead><tr><th scope="col">Series</th><th scope="col">Time (UTC)</th><th scope="col">Value</th></tr></thead><tbody>${rows.flatMap((r) =>
+  return html`<div class="scroll" tabindex="0" role="region" aria-label="History as a table (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Series</th><th scope="col">Time (UTC)</th><th scope="col">Value</th></tr></thead><tbody>${rows.flatMap((r) =>
     r.points.map((p) => html`<tr><td>${r.label}</td><td>${fmtInstantMs(p[0])}</td><td class="num">${fmtValue(p[1], unit)}</td></tr>`),
   )}</tbody></table></div>`;
 }
 
 /** Workspace home: each metric with its value, trend sparkline and the consensus of each horizon's book. */
-export async function workspaceHome(deps: Deps, v: Visitor): Promise<PageParts> {
+export async function workspaceHome(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
   const status = await apiGet<Status>(deps, v, '/status', { query: { trends: '1', markets: '1', trendsLimit: '30' } });
-  const metrics = await apiGet<Metric[]>(deps, v, '/metrics');
+  const [metrics, current] = await Promise.all([apiGet<Metric[]>(deps, v, '/metrics'), currentOf(deps, v)]);
   const unitOf = new Map(metrics.map((m) => [m.id, m.unit]));
   const ws = status.workspace;
   const rows = status.metrics.map((m) => {
@@ -81,10 +82,11 @@ ${num('value', m.total, fmtValue(m.total, unit), 'td')}
     body: html`<h1>${ws.name}</h1>
 ${ws.description ? html`<p class="lead" data-field="workspaceDescription">${ws.description}</p>` : ''}
 <p class="lead">Metrics, their latest value and trend, and what each horizon's book expects.</p>
-<div class="scroll"><table class="metrics"><caption>Metrics</caption>
+<div class="scroll" tabindex="0" role="region" aria-label="Metrics (scrolls sideways on a narrow screen)"><table class="metrics"><caption>Metrics</caption>
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
-<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a></p>
+<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a>${current?.capabilities.includes('manage') ? html` · <a href="/w/${ws.slug}/members" id="members-link">Members</a>` : ''}</p>
+${joinSection(v, current, `/w/${ws.slug}`, state)}
 ${await positionsHere(deps, v, ws)}`,
   };
 }
@@ -129,7 +131,7 @@ ${!metric.isLeaf && metric.formula ? html`<div><dt>Formula</dt><dd><code>${metri
 </dl>
 ${chart(`${metric.name}: readings and each book's consensus over time`, { ...over, xKind: 'time', yLabel: metric.name, unit }, historyTable(unit, series))}
 ${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, xKind: 'date', yLabel: metric.name, unit }, html`<p>See the table of books below.</p>`)}
-<div class="scroll"><table><caption>Books on ${metric.name}</caption>
+<div class="scroll" tabindex="0" role="region" aria-label="Books (scrolls sideways on a narrow screen)"><table><caption>Books on ${metric.name}</caption>
 <thead><tr><th scope="col">Target date</th><th scope="col">Consensus</th><th scope="col">Probability</th><th scope="col">Volume</th><th scope="col">Trades</th><th scope="col">Status</th></tr></thead>
 <tbody>${books.map((b) => html`<tr data-market="${b.id}"><th scope="row"><a href="${href(v, `/w/${ws.slug}/markets/${b.id}`)}">${bookLabel(b)}</a></th>${num('consensus', b.consensus, fmtValue(b.consensus, unit), 'td')}${num('probability', b.probability, fmtPercent(b.probability), 'td')}${num('volume', b.volume, fmtCredits(b.volume), 'td')}${num('tradeCount', b.tradeCount, String(b.tradeCount), 'td')}<td>${statusBadge(b.status)}</td></tr>`)}</tbody></table></div>
 ${endedBooks(v, ws.slug, ended, unit)}
@@ -156,7 +158,7 @@ const endReason = (m: Market) => m.settleReason ?? m.voidReason ?? null;
 function endedBooks(v: Visitor, slug: string, ended: Market[], unit: string | null): Html {
   return html`<section aria-labelledby="ended-h"><h2 id="ended-h">Resolved books</h2>${
     ended.length
-      ? html`<div class="scroll"><table class="ended"><thead><tr><th scope="col">Book</th><th scope="col">Resolved value</th><th scope="col">Resolved (UTC)</th><th scope="col">How</th><th scope="col">Reason</th><th scope="col">Payout per share</th></tr></thead><tbody>${ended.map(
+      ? html`<div class="scroll" tabindex="0" role="region" aria-label="Ended books (scrolls sideways on a narrow screen)"><table class="ended"><thead><tr><th scope="col">Book</th><th scope="col">Resolved value</th><th scope="col">Resolved (UTC)</th><th scope="col">How</th><th scope="col">Reason</th><th scope="col">Payout per share</th></tr></thead><tbody>${ended.map(
           (m) =>
             html`<tr data-ended="${m.id}"><th scope="row"><a href="${href(v, `/w/${slug}/markets/${m.id}`)}">${bookLabel(m)}</a></th>${num('resolvedValue', m.resolvedValue, fmtValue(m.resolvedValue, unit), 'td')}<td data-field="resolvedAt" data-value="${m.resolvedAt ?? 'null'}">${fmtInstant(m.resolvedAt)}</td><td data-field="how">${howEnded(m)}</td><td data-field="reason">${endReason(m) ?? '—'}</td><td data-field="payoutPerShare" data-value="${m.payoutPerShare ? String(m.payoutPerShare.higher) : 'null'}">${payoutText(m)}</td></tr>`,
         )}</tbody></table></div>`
@@ -231,7 +233,7 @@ ${chart('Consensus over time', { ...data, xKind: 'time', yLabel: market.metricNa
 <div class="cols">
 <section aria-labelledby="trades-h"><h2 id="trades-h">Recent trades</h2>${
       recent.length
-        ? html`<div class="scroll"><table class="trades"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Trade</th><th scope="col">Consensus after</th></tr></thead><tbody>${recent.map(
+        ? html`<div class="scroll" tabindex="0" role="region" aria-label="Trades (scrolls sideways on a narrow screen)"><table class="trades"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Trade</th><th scope="col">Consensus after</th></tr></thead><tbody>${recent.map(
             (p) => html`<tr data-trade="${p.tradeId}"><td>${fmtInstantMs(ms(p.at))}</td><td>${p.kind} ${p.direction}</td>${num('consensus', p.consensus, fmtValue(p.consensus, unit), 'td')}</tr>`,
           )}</tbody></table></div>`
         : html`<p class="muted">No trades yet.</p>`
@@ -306,7 +308,7 @@ ${
         (p) => html`<li data-proposal="${p.id}"><article>
 <h2><a href="${href(v, `/w/${ws.slug}/proposals/${p.id}`)}">${p.title}</a> ${statusBadge(p.status)}</h2>
 <p>Headline gap ${num('headlineImpact', p.headlineImpact, fmtDelta(p.headlineImpact, units.get(p.headline?.metricId ?? '') ?? null))}${p.proposedByNickname ? html` · proposed by ${p.proposedByNickname}` : ''} · ${fmtInstant(p.createdAt)}</p>
-<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
+<div class="scroll" tabindex="0" role="region" aria-label="Impact of ${p.title} by metric (scrolls sideways on a narrow screen)"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
 </article></li>`,
       )}</ol>`
     : html`<p class="muted">No proposals yet.</p>`
@@ -325,7 +327,7 @@ function branchBooks(v: Visitor, slug: string, p: Proposal): Html {
   };
   return html`<section aria-labelledby="books-h"><h2 id="books-h">Branch books</h2>${
     p.impact.length
-      ? html`<div class="scroll"><table class="branches"><thead><tr><th scope="col">Metric, date</th><th scope="col">If approved</th><th scope="col">If declined</th></tr></thead><tbody>${p.impact.map(
+      ? html`<div class="scroll" tabindex="0" role="region" aria-label="Branch books (scrolls sideways on a narrow screen)"><table class="branches"><thead><tr><th scope="col">Metric, date</th><th scope="col">If approved</th><th scope="col">If declined</th></tr></thead><tbody>${p.impact.map(
           (i) => html`<tr data-books="${i.metricId}:${i.targetDate}"><th scope="row">${i.metricName} ${i.targetDate}</th>${cell('approved', i.approved?.marketId)}${cell('declined', i.declined?.marketId)}</tr>`,
         )}</tbody></table></div>`
       : html`<p class="muted">No branch book is open.</p>`
@@ -371,12 +373,12 @@ ${p.description ? html`<p class="lead">${p.description}</p>` : ''}
 <section aria-labelledby="decision-h"><h2 id="decision-h">Decision</h2>${decision}</section>
 ${acts}
 <section aria-labelledby="impact-h"><h2 id="impact-h">Approved versus declined</h2>
-<div class="scroll"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
+<div class="scroll" tabindex="0" role="region" aria-label="Approved versus declined (scrolls sideways on a narrow screen)"><table class="impact">${impactHead}<tbody>${impactRows(p, units)}</tbody></table></div>
 <div class="cols">${drawn}</div></section>
 ${branchBooks(v, ws.slug, p)}
 <section aria-labelledby="score-h"><h2 id="score-h">Scorecard</h2>${
       p.scorecard.length
-        ? html`<div class="scroll"><table><thead><tr><th scope="col">Metric, date</th><th scope="col">Branch</th><th scope="col">Taken</th><th scope="col">Predicted</th><th scope="col">Realised</th><th scope="col">Error</th></tr></thead><tbody>${p.scorecard.map(
+        ? html`<div class="scroll" tabindex="0" role="region" aria-label="Scorecard (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Metric, date</th><th scope="col">Branch</th><th scope="col">Taken</th><th scope="col">Predicted</th><th scope="col">Realised</th><th scope="col">Error</th></tr></thead><tbody>${p.scorecard.map(
             (s) =>
               html`<tr><th scope="row">${s.metricName} ${s.targetDate}</th><td>${s.branch}</td><td>${s.taken === null ? '—' : s.taken ? 'yes' : 'no'}</td>${num('predicted', s.predicted, fmtValue(s.predicted, units.get(s.metricId) ?? null), 'td')}${num('realised', s.realisedValue, fmtValue(s.realisedValue, units.get(s.metricId) ?? null), 'td')}${num('error', s.error, fmtDelta(s.error, units.get(s.metricId) ?? null), 'td')}</tr>`,
           )}</tbody></table></div>`

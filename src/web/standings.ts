@@ -113,7 +113,7 @@ export async function profilePage(deps: Deps, v: Visitor, id: string): Promise<P
     { label: 'Perfectly calibrated', points: [[0, 0], [1, 1]] },
   ]);
   const tableOf = (label: string, pts: [number, number | null][]) =>
-    html`<div class="scroll"><table><thead><tr><th scope="col">Time (UTC)</th><th scope="col">${label}</th></tr></thead><tbody>${pts.map((x) => html`<tr><td>${fmtInstantMs(x[0])}</td><td class="num">${fmtCredits(x[1])}</td></tr>`)}</tbody></table></div>`;
+    html`<div class="scroll" tabindex="0" role="region" aria-label="History (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Time (UTC)</th><th scope="col">${label}</th></tr></thead><tbody>${pts.map((x) => html`<tr><td>${fmtInstantMs(x[0])}</td><td class="num">${fmtCredits(x[1])}</td></tr>`)}</tbody></table></div>`;
   const s = p.stats;
   return {
     title: p.nickname,
@@ -134,6 +134,7 @@ ${p.withBotsEarnings !== null ? html`<div><dt>With bots</dt>${num('withBotsEarni
 <div><dt>Trades</dt>${num('totalTrades', s.totalTrades, String(s.totalTrades), 'dd')}</div>
 <div><dt>Volume</dt>${num('tradedVolume', s.tradedVolume, fmtCredits(s.tradedVolume), 'dd')}</div>
 </dl>
+${leftOut()}
 <div class="cols">
 ${chart('Balance over time', { ...align([{ label: 'Balance', points: balance, step: true }]), xKind: 'time', yLabel: 'Balance', unit: 'cr' }, tableOf('Balance', balance))}
 ${chart('Profit and loss over time (cumulative)', { ...align([{ label: 'P&L', points: pnl, step: true }]), xKind: 'time', yLabel: 'Profit and loss', unit: 'cr' }, tableOf('P&L', pnl))}
@@ -143,20 +144,20 @@ ${
     ? chart(
         'Calibration: how often the outcome came out higher, against the forecast',
         { ...calibration, xKind: 'number', xLabel: 'Forecast probability', yLabel: 'Observed frequency', unit: null },
-        html`<div class="scroll"><table><thead><tr><th scope="col">Forecast bin</th><th scope="col">Trades</th><th scope="col">Mean forecast</th><th scope="col">Observed</th></tr></thead><tbody>${bins.map((b) => html`<tr><td>${fmtPercent(b.from)} to ${fmtPercent(b.to)}</td><td class="num">${b.trades}</td><td class="num">${fmtPercent(b.meanForecast)}</td><td class="num">${fmtPercent(b.meanOutcome)}</td></tr>`)}</tbody></table></div>`,
+        html`<div class="scroll" tabindex="0" role="region" aria-label="Calibration (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Forecast bin</th><th scope="col">Trades</th><th scope="col">Mean forecast</th><th scope="col">Observed</th></tr></thead><tbody>${bins.map((b) => html`<tr><td>${fmtPercent(b.from)} to ${fmtPercent(b.to)}</td><td class="num">${b.trades}</td><td class="num">${fmtPercent(b.meanForecast)}</td><td class="num">${fmtPercent(b.meanOutcome)}</td></tr>`)}</tbody></table></div>`,
       )
     : html`<p class="muted">The calibration diagram appears once trades have resolved.</p>`
 }
 <section aria-labelledby="pos-h"><h2 id="pos-h">Open positions</h2>${
       p.openPositions.length
-        ? html`<div class="scroll"><table><thead><tr><th scope="col">Book</th><th scope="col">Side</th><th scope="col">Shares</th><th scope="col">Worth</th><th scope="col">Profit</th></tr></thead><tbody>${p.openPositions.map(
+        ? html`<div class="scroll" tabindex="0" role="region" aria-label="Positions (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Book</th><th scope="col">Side</th><th scope="col">Shares</th><th scope="col">Worth</th><th scope="col">Profit</th></tr></thead><tbody>${p.openPositions.map(
             (o) => html`<tr data-market="${o.marketId}"><th scope="row"><a href="/w/${o.workspaceSlug}/markets/${o.marketId}">${o.metricName} ${o.targetDate}${o.proposalTitle ? html` · ${o.proposalTitle}` : ''}</a></th><td>${o.direction ?? '—'}</td><td class="num">${fmtValue(o.shares)}</td>${num('worth', o.worth, fmtCredits(o.worth))}${num('profit', o.profit, fmtCredits(o.profit))}</tr>`,
           )}</tbody></table></div>`
         : html`<p class="muted">None in workspaces you may read.</p>`
     }</section>
 <section aria-labelledby="trades-h"><h2 id="trades-h">Recent trades</h2>${
       p.recentTrades.length
-        ? html`<div class="scroll"><table><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Book</th><th scope="col">Trade</th><th scope="col">Cost</th><th scope="col">Consensus after</th></tr></thead><tbody>${p.recentTrades.map(
+        ? html`<div class="scroll" tabindex="0" role="region" aria-label="Recent trades (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Book</th><th scope="col">Trade</th><th scope="col">Cost</th><th scope="col">Consensus after</th></tr></thead><tbody>${p.recentTrades.map(
             (t) => html`<tr data-trade="${t.id}"><td>${fmtInstant(t.createdAt)}</td><td><a href="/w/${t.workspaceSlug}/markets/${t.marketId}">${t.metricName} ${t.targetDate}</a></td><td>${t.kind} ${t.direction ?? ''}</td>${num('cost', t.cost, fmtCredits(t.cost))}<td class="num">${fmtValue(t.consensusAfter)}</td></tr>`,
           )}</tbody></table></div>`
         : html`<p class="muted">None in workspaces you may read.</p>`
@@ -164,6 +165,15 @@ ${
 ${bots(p)}
 ${transfers(p)}`,
   };
+}
+
+/**
+ * What Trades and Volume count, beside a list that may hold more: they count trades on open and
+ * resolved books in public workspaces (the API's stats); the list also shows trades on voided books
+ * (refunded) and in the private workspaces the visitor may read. Said, so figures and list agree.
+ */
+function leftOut(): Html {
+  return html`<p class="muted" data-field="counted">Trades and Volume count trades on open and resolved books in public workspaces. The recent trades below also list trades on voided books (their cost was refunded) and in private workspaces you may read: those are left out of the two figures.</p>`;
 }
 
 const who = (r: { id: string; nickname: string }) => html`<a href="/participants/${encodeURIComponent(r.id)}">${r.nickname}</a>`;
@@ -188,7 +198,7 @@ function bots(p: Profile): Html {
   if (p.bot && !p.bots.length) return html``;
   return html`<section aria-labelledby="bots-h"><h2 id="bots-h">Bots</h2>${
     p.bots.length
-      ? html`<div class="scroll"><table class="bots"><thead><tr><th scope="col">Bot</th><th scope="col">Total earnings</th><th scope="col">Trades</th></tr></thead><tbody>${p.bots.map(
+      ? html`<div class="scroll" tabindex="0" role="region" aria-label="Bots (scrolls sideways on a narrow screen)"><table class="bots"><thead><tr><th scope="col">Bot</th><th scope="col">Total earnings</th><th scope="col">Trades</th></tr></thead><tbody>${p.bots.map(
           (b) => html`<tr data-bot="${b.id}"><th scope="row">${who(b)}</th>${num('totalEarnings', b.totalEarnings, fmtCredits(b.totalEarnings))}${num('totalTrades', b.totalTrades, String(b.totalTrades))}</tr>`,
         )}</tbody></table></div>`
       : html`<p class="muted">No bots.</p>`
@@ -199,7 +209,7 @@ function bots(p: Profile): Html {
 function transfers(p: Profile): Html {
   return html`<section aria-labelledby="transfers-h"><h2 id="transfers-h">Transfers</h2>${
     p.transfers.length
-      ? html`<div class="scroll"><table class="transfers"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Direction</th><th scope="col">Counterparty</th><th scope="col">Credits</th><th scope="col">Memo</th></tr></thead><tbody>${p.transfers.map(
+      ? html`<div class="scroll" tabindex="0" role="region" aria-label="Transfers (scrolls sideways on a narrow screen)"><table class="transfers"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Direction</th><th scope="col">Counterparty</th><th scope="col">Credits</th><th scope="col">Memo</th></tr></thead><tbody>${p.transfers.map(
           (t) =>
             html`<tr data-transfer="${t.id}"><td>${fmtInstant(t.createdAt)}</td><td>${t.direction === 'in' ? 'received' : 'sent'}</td><td>${t.counterparty ? who(t.counterparty) : html`<span class="muted">the service</span>`}</td>${num('credits', t.credits, fmtCredits(t.credits))}<td>${t.memo ?? ''}</td></tr>`,
         )}</tbody></table></div>`

@@ -131,6 +131,44 @@ describe('accounts: email and password sessions (spec §5.1)', () => {
     expect((await app.http.get(`/api/onboard/claim/${second.claimToken}`)).status).toBe(200);
     await expectLedgerSound(app.deps);
   });
+
+  it('the sign-up grant: SIGNUP_CREDITS once per person, for a session only, replayed by its key, never twice under a race; an onboarded and claimed participant already had it', async () => {
+    const grant = app.deps.config.SIGNUP_CREDITS;
+    expect(grant).toBeGreaterThan(0);
+    const person = await signUp(app);
+    expect((await person.browser.get('/api/agents/signup-grant')).body).toEqual({ credits: grant, available: true, paidAt: null });
+    // A key (even the account's own participant's would be a key) cannot take it.
+    const bot = await registerAgent(app);
+    const byKey = await app.http.post('/api/agents/signup-grant').set('X-Agent-Key', bot.key);
+    expect([byKey.status, byKey.body.code]).toEqual([403, 'session_required']);
+    expect((await app.http.get('/api/agents/signup-grant').set('X-Agent-Key', bot.key)).body.available).toBe(false);
+    // Two at once with different keys: one pays, the other is refused.
+    const keys = ['grant-a-' + person.agentId.slice(0, 8), 'grant-b-' + person.agentId.slice(0, 8)];
+    const both = await Promise.all(keys.map((k) => person.browser.post('/api/agents/signup-grant').set('Idempotency-Key', k)));
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+    const won = both.findIndex((r) => r.status === 200);
+    expect(both[won].body).toMatchObject({ credits: grant, available: false, balance: grant });
+    expect(both[1 - won].body.code).toBe('grant_taken');
+    // The winner's key again: the first answer, nothing paid again; any other try: 409.
+    const replay = await person.browser.post('/api/agents/signup-grant').set('Idempotency-Key', keys[won]);
+    expect(replay.status).toBe(200);
+    expect(replay.body).toMatchObject({ balance: grant, idempotentReplay: true });
+    expect((await person.browser.post('/api/agents/signup-grant')).status).toBe(409);
+    expect((await person.browser.get('/api/agents/me/balance')).body.balance).toBe(grant);
+    const legs = await app.deps.ds.query(`SELECT amount::text FROM ledger_entries WHERE account_id = $1 AND kind = 'signup_grant'`, [`agent:${person.agentId}`]);
+    expect(legs).toHaveLength(1);
+    const status = (await person.browser.get('/api/agents/signup-grant')).body;
+    expect(status.available).toBe(false);
+    expect(typeof status.paidAt).toBe('string');
+    // A claimed onboarding identity was topped up to the full grant when claimed: nothing more.
+    const o = (await app.http.post('/api/onboard').send({ workspace: { name: 'Granted floor' } })).body;
+    const claimer = await signUp(app);
+    expect((await claimer.browser.post('/api/onboard/claim').send({ token: o.claimToken })).status).toBe(200);
+    expect((await claimer.browser.get('/api/agents/signup-grant')).body.available).toBe(false);
+    const again = await claimer.browser.post('/api/agents/signup-grant');
+    expect([again.status, again.body.code]).toEqual([409, 'grant_taken']);
+    await expectLedgerSound(app.deps);
+  });
 });
 
 describe('accounts behind https', () => {

@@ -7,6 +7,7 @@ import { signUp } from '../helpers/accounts';
 import { connectThroughOAuth, resultBody } from '../helpers/mcp';
 import { expectLedgerSound, startTestApp, type TestApp } from '../helpers/harness';
 import { waitFor } from '../helpers/services';
+import { launchChromium } from '../helpers/browser';
 
 /**
  * Deposits and withdrawals against a real in-process chain (Hardhat Network + MockUSDC, 6 decimals).
@@ -189,6 +190,46 @@ describe('deposits', () => {
     expect(done).toMatchObject({ status: 'credited', credits: 500, fee: 10 });
     await expectBooksMatchChain();
   });
+
+  it('from the Get credits page, in Chromium, clicks only: the treasury address, the wallet registered, the txHash pasted, the deposit watched until it is credited', async () => {
+    const person = await signUp(app);
+    const wallet = await chain.wallet();
+    const browser = await launchChromium();
+    try {
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'en-US', timezoneId: 'UTC' });
+      const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+      expect((await context.request.post(`${base}/api/auth/sign-in/email`, { data: { email: person.email, password: person.password } })).status()).toBe(200);
+      const page = await context.newPage();
+      await page.goto(`${base}/credits`);
+      expect(await page.locator('#treasury-address').innerText()).toBe(chain.treasury.address);
+      await page.locator('#wallet-walletAddress').fill(wallet.address);
+      await Promise.all([page.waitForURL(/done=wallet/), page.getByRole('button', { name: 'Register the wallet' }).click()]);
+      // The person sends 1 USDC from their wallet (100 credits gross, 98 issued), then pastes the hash.
+      const hash = await pay(wallet, 1_000_000n);
+      await page.locator('#deposit-txHash').fill(hash);
+      await Promise.all([page.waitForURL(/done=deposit/), page.getByRole('button', { name: 'Claim the deposit' }).click()]);
+      const row = page.locator('tr[data-deposit]').first();
+      expect(await row.count()).toBe(1);
+      // Watched: while pending the page reloads itself (and says so); the blocks come, and it shows credited.
+      if ((await row.getAttribute('data-status')) === 'pending') expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(1);
+      await chain.mine(CONFIRMATIONS);
+      await waitFor('the page to show the deposit credited', async () => {
+        if ((await page.locator('tr[data-deposit]').first().getAttribute('data-status')) === 'credited') return true;
+        await Promise.all([page.waitForResponse((r) => r.url().includes('/credits') && r.request().isNavigationRequest()), page.locator('[data-watch="deposits"] button').click()]);
+        return false;
+      }, 20_000, 250);
+      expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
+      expect(Number(await page.locator('main [data-field="balance"]').getAttribute('data-value'))).toBe(98);
+      // A malformed hash is the API's sentence beside the field.
+      await page.locator('#deposit-txHash').fill('0x1234');
+      const [refused] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Claim the deposit' }).click()]);
+      expect(refused.status()).toBe(400);
+      await page.locator('#deposit-txHash-err').waitFor();
+    } finally {
+      await browser.close();
+    }
+    await expectBooksMatchChain();
+  }, 60_000);
 
   it('credits two Transfer logs of one tx, each (chain, tx, log) once', async () => {
     const { agent, wallet } = await depositor();

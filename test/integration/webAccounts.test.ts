@@ -298,6 +298,23 @@ it('home lists public workspaces most active first, without a session; search by
   expect(errors).toEqual([]);
 });
 
+it('a public workspace made after the ranking was kept is listed on the next home page, not one TTL later', async () => {
+  const config = app.deps.config as { PLATFORM_TOTALS_TTL_MS: number };
+  config.PLATFORM_TOTALS_TTL_MS = 600_000;
+  try {
+    const { page, errors } = await fresh();
+    await page.goto(`${base}/`); // the ranking is computed and kept now
+    const late = await buildWorkspace(app, { public: true, name: `Late ${tag}` });
+    await page.goto(`${base}/`);
+    const slugs = await page.locator('#public li[data-workspace]').evaluateAll((els) => els.map((e) => e.getAttribute('data-workspace')));
+    expect(slugs).toContain(late.slug);
+    expect(slugs.indexOf(busy.slug)).toBeLessThan(slugs.indexOf(late.slug)); // ranked after the active ones
+    expect(errors).toEqual([]);
+  } finally {
+    config.PLATFORM_TOTALS_TTL_MS = 0;
+  }
+});
+
 it('an unknown page address is an HTML 404 in the layout; an unknown API path keeps its JSON 404', async () => {
   const { page } = await fresh();
   const res = await page.goto(`${base}/no/such/page`);

@@ -70,6 +70,20 @@ async function filled(who: TestPerson, path: string, id: string, fields: Record<
   return f;
 }
 
+/**
+ * A form's review step: the post answers 303 to a GET of the page with the reviewed values (so Back
+ * never asks to resend), and that page shows the review.
+ */
+async function review(who: TestPerson, path: string, values: URLSearchParams): Promise<{ status: number; text: string; location: string }> {
+  const res = await post(who, path, values);
+  expect(res.status).toBe(303);
+  const location = res.headers.location as string;
+  expect(location.startsWith(`${path}?`)).toBe(true);
+  expect(new URL(location, base).searchParams.get('step')).toBe('review');
+  const shown = await who.browser.get(location);
+  return { status: shown.status, text: shown.text, location };
+}
+
 const api = (who: TestPerson, path: string) => who.browser.get(`/api${path}`).set('X-Workspace-Id', slug);
 
 it('creates a workspace, then a metric with its cost shown first; the confirm sent twice creates one', async () => {
@@ -84,16 +98,16 @@ it('creates a workspace, then a metric with its cost shown first; the confirm se
 
   // Review: the dry run's cost, nothing written.
   const form = await filled(owner, `/w/${slug}/metrics/new`, 'metric-form', { name: 'Revenue', value: '500' });
-  const review = await post(owner, `/w/${slug}/metrics/new`, form);
-  expect(review.status).toBe(200);
+  const reviewed = await review(owner, `/w/${slug}/metrics/new`, form);
+  expect(reviewed.status).toBe(200);
   const quote = (await owner.browser.post('/api/metrics').set('X-Workspace-Id', slug).send({ name: 'Revenue', value: 500, dryRun: true })).body;
   expect(quote.subsidyNeeded).toBeGreaterThan(0);
-  expect(review.text).toContain(`data-field="subsidyNeeded" data-value="${quote.subsidyNeeded}"`);
+  expect(reviewed.text).toContain(`data-field="subsidyNeeded" data-value="${quote.subsidyNeeded}"`);
   expect((await api(owner, '/metrics')).body).toEqual([]);
   const balanceBefore = (await api(owner, '/agents/me/balance')).body.balance;
 
   // Confirm, twice (a double click, a resent form): one metric, paid once.
-  const confirm = formOf(review.text, 'metric-confirm-form');
+  const confirm = formOf(reviewed.text, 'metric-confirm-form');
   expect(confirm.get('idem')).toBe(form.get('idem'));
   const [first, again] = [await post(owner, `/w/${slug}/metrics/new`, confirm), await post(owner, `/w/${slug}/metrics/new`, confirm)];
   expect(first.status).toBe(303);
@@ -128,10 +142,10 @@ it('cross-site posts are refused, and a post without a session goes to sign-in a
   const path = `/w/${slug}/metrics/new`;
   const crossSite = await owner.browser.post(path).set('Origin', base).set('Sec-Fetch-Site', 'cross-site').type('form').send(form.toString());
   expect(crossSite.status).toBe(403);
-  const review = new URLSearchParams(form);
-  review.set('step', 'review');
-  const sameSite = await owner.browser.post(path).set('Origin', 'null').set('Sec-Fetch-Site', 'same-origin').type('form').send(review.toString());
-  expect(sameSite.status).toBe(200);
+  const reviewValues = new URLSearchParams(form);
+  reviewValues.set('step', 'review');
+  const sameSite = await owner.browser.post(path).set('Origin', 'null').set('Sec-Fetch-Site', 'same-origin').type('form').send(reviewValues.toString());
+  expect(sameSite.status).toBe(303);
   const anon = await post(null, `/w/${slug}/markets/${marketId}`, { form: 'trade', back: `/w/${slug}/markets/${marketId}`, direction: 'higher', amount: '5', step: 'confirm' });
   expect(anon.status).toBe(303);
   expect(anon.headers.location).toBe(`/sign-in?next=${encodeURIComponent(`/w/${slug}/markets/${marketId}`)}`);
@@ -147,12 +161,12 @@ it('a second person joins, proposes with the subsidy shown first, comments and r
 
   const path = `/w/${slug}/proposals/new`;
   const form = await filled(trader, path, 'proposal-form', { title: 'Ship the <new> onboarding', description: 'Shorter sign-up.', metricIds: [metricId], liquidity: '15' });
-  const review = await post(trader, path, form);
-  expect(review.status).toBe(200);
+  const reviewed = await review(trader, path, form);
+  expect(reviewed.status).toBe(200);
   const quote = (await trader.browser.post('/api/proposals').set('X-Workspace-Id', slug).send({ title: 'x', metricIds: [metricId], liquidity: 15, dryRun: true })).body;
-  expect(review.text).toContain(`data-field="subsidyNeeded" data-value="${quote.subsidyNeeded}"`);
+  expect(reviewed.text).toContain(`data-field="subsidyNeeded" data-value="${quote.subsidyNeeded}"`);
   expect((await api(trader, '/proposals')).body).toEqual([]);
-  const confirm = formOf(review.text, 'proposal-confirm-form');
+  const confirm = formOf(reviewed.text, 'proposal-confirm-form');
   const made = await post(trader, path, confirm);
   expect(made.status).toBe(303);
   expect((await post(trader, path, confirm)).headers.location).toBe(made.headers.location);
@@ -195,14 +209,14 @@ it('a second person joins, proposes with the subsidy shown first, comments and r
 it('trades with a quote (shares, cost, payout if right, consensus after); the confirm resent trades once; sells; places and cancels an order', async () => {
   const path = `/w/${slug}/markets/${marketId}`;
   const form = await filled(trader, path, 'trade-form', { direction: 'lower', amount: '30' });
-  const review = await post(trader, path, form);
-  expect(review.status).toBe(200);
+  const reviewed = await review(trader, path, form);
+  expect(reviewed.status).toBe(200);
   const quote = (await trader.browser.post('/api/predictions/trade').set('X-Workspace-Id', slug).send({ marketId, direction: 'lower', amount: 30, dryRun: true })).body;
   for (const [f, v] of [['shares', quote.shares], ['cost', quote.cost], ['payout-if-right', quote.shares], ['consensus-after', quote.consensus], ['consensus-now', quote.prevConsensus]]) {
-    expect(review.text).toContain(`data-field="${f}" data-value="${v}"`);
+    expect(reviewed.text).toContain(`data-field="${f}" data-value="${v}"`);
   }
   expect((await api(trader, `/predictions/markets/${marketId}`)).body.tradeCount).toBe(0);
-  const confirm = formOf(review.text, 'trade-confirm-form');
+  const confirm = formOf(reviewed.text, 'trade-confirm-form');
   const done = await post(trader, path, confirm);
   expect(done.status).toBe(303);
   expect(done.headers.location).toBe(`${path}?done=trade#trade`);
@@ -228,7 +242,7 @@ it('trades with a quote (shares, cost, payout if right, consensus after); the co
   expect(after).toContain(`data-field="shares" data-value="${pos.shares}"`);
   const sell = formOf(after, 'sell-form');
   sell.set('sellShares', String(pos.shares / 2));
-  const sellReview = await post(trader, path, sell);
+  const sellReview = await review(trader, path, sell);
   expect(sellReview.status).toBe(200);
   expect(sellReview.text).toContain('data-field="proceeds"');
   expect((await post(trader, path, formOf(sellReview.text, 'sell-confirm-form'))).status).toBe(303);
@@ -314,7 +328,7 @@ describe('in Chromium with script off', () => {
       await page.goto(`${base}/w/${slug}/metrics/new`);
       await page.locator('#metric-name').fill('Signups');
       await page.locator('#metric-value').fill('120');
-      await Promise.all([page.waitForURL(`${base}/w/${slug}/metrics/new`), page.locator('#metric-review').click()]);
+      await Promise.all([page.waitForURL(new RegExp(`/w/${slug}/metrics/new\\?.*step=review`)), page.locator('#metric-review').click()]);
       const quote = (await owner.browser.post('/api/metrics').set('X-Workspace-Id', slug).send({ name: 'Signups', value: 120, dryRun: true })).body;
       expect(await page.locator('#cost').getAttribute('data-value')).toBe(String(quote.subsidyNeeded));
       await page.screenshot({ path: join(OUT, 'metric-cost.png'), fullPage: true });
@@ -324,7 +338,7 @@ describe('in Chromium with script off', () => {
       await page.goto(`${base}/w/${slug}/proposals/new`);
       await page.locator('#proposal-title').fill('Free trial for a month');
       await page.locator(`input[name="metricIds"][value="${metricId}"]`).check();
-      await Promise.all([page.waitForURL(`${base}/w/${slug}/proposals/new`), page.locator('#proposal-review').click()]);
+      await Promise.all([page.waitForURL(new RegExp(`/w/${slug}/proposals/new\\?.*step=review`)), page.locator('#proposal-review').click()]);
       expect(Number(await page.locator('#cost').getAttribute('data-value'))).toBeGreaterThan(0);
       await page.screenshot({ path: join(OUT, 'proposal-subsidy.png'), fullPage: true });
       await Promise.all([page.waitForURL(/\/proposals\/[0-9a-f-]{36}\?done=proposal$/), page.locator('#proposal-confirm').click()]);
@@ -337,6 +351,51 @@ describe('in Chromium with script off', () => {
       await page.goto(`${base}/transfer`);
       await page.screenshot({ path: join(OUT, 'transfer.png'), fullPage: true });
       expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('an owner manages the members from the members page: invite by nickname, change groups, remove; others are refused it', async () => {
+    const guest = await signUp(app);
+    const guestNick = (await guest.browser.get('/api/agents/me')).body.nickname as string;
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 390, height: 844 }, locale: 'en-US', timezoneId: 'UTC' });
+    try {
+      expect((await context.request.post(`${base}/api/auth/sign-in/email`, { data: { email: owner.email, password: owner.password } })).status()).toBe(200);
+      const page = await context.newPage();
+      await page.goto(`${base}/w/${slug}`);
+      await Promise.all([page.waitForURL(`${base}/w/${slug}/members`), page.locator('#members-link').click()]);
+      const row = (id: string) => page.locator(`tr[data-member="${id}"]`);
+      expect(await row(trader.agentId).count()).toBe(1);
+      expect(await row(owner.agentId).locator('button').count()).toBe(0); // the owner cannot be removed
+      // Invite by nickname, into Trader.
+      await page.locator('#invite-agentId').fill(guestNick);
+      await page.locator('#invite-groupId').selectOption({ label: (await page.locator('#invite-groupId option', { hasText: 'Trader' }).first().innerText()).trim() });
+      await Promise.all([page.waitForURL(/done=invite/), page.locator('#invite-button').click()]);
+      expect(await row(guest.agentId).innerText()).toContain('Trader');
+      const members = async () => (await owner.browser.get('/api/agents').set('X-Workspace-Id', slug)).body as Array<{ id: string; groups: string[] }>;
+      expect((await members()).find((m) => m.id === guest.agentId)?.groups).toEqual(['Trader']);
+      // Change groups: add the guest to another group, then take them out of Trader.
+      const other = (await row(guest.agentId).locator('select option').first().innerText()).split(' (')[0];
+      await Promise.all([page.waitForURL(/done=add-group/), row(guest.agentId).getByRole('button', { name: 'Add to group' }).click()]);
+      expect((await members()).find((m) => m.id === guest.agentId)?.groups.sort()).toEqual([other, 'Trader'].sort());
+      await Promise.all([page.waitForURL(/done=leave-group/), row(guest.agentId).getByRole('button', { name: `Take ${guestNick} out of Trader` }).click()]);
+      expect((await members()).find((m) => m.id === guest.agentId)?.groups).toEqual([other]);
+      // An unknown nickname is the API's sentence beside the field; nothing changes.
+      await page.locator('#invite-agentId').fill('nobody-by-this-name');
+      const [refused] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.locator('#invite-button').click()]);
+      expect(refused.status()).toBe(404);
+      await page.locator('#invite p.err[data-code="not_found"]').waitFor();
+      expect(await page.locator('#invite-agentId').inputValue()).toBe('nobody-by-this-name');
+      // Remove: no longer a member, and the guest may no longer trade there.
+      await page.goto(`${base}/w/${slug}/members`);
+      await Promise.all([page.waitForURL(/done=remove/), row(guest.agentId).getByRole('button', { name: `Remove ${guestNick} from the workspace` }).click()]);
+      expect((await members()).some((m) => m.id === guest.agentId)).toBe(false);
+      expect(await row(guest.agentId).count()).toBe(0);
+      expect((await guest.browser.get('/api/workspaces/current').set('X-Workspace-Id', slug)).body.capabilities).not.toContain('trade');
+      // A trader opening the page reads the API's refusal; a forged removal is refused.
+      expect((await trader.browser.get(`/w/${slug}/members`)).status).toBe(403);
+      expect((await post(trader, `/w/${slug}/members`, { form: 'remove', back: `/w/${slug}/members`, agentId: owner.agentId })).status).toBe(403);
     } finally {
       await context.close();
     }

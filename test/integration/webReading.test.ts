@@ -326,6 +326,11 @@ it('charts: keyed in milliseconds, the range from the data, time ranges, legend 
   const m = await createMetric(app, ws, { name: 'Clicks', value: 400 });
   const book = (await marketsOf(app, ws, m.id)).find((b) => b.proposalId === null);
   const t = await trader(app, ws, 500);
+  // Untraded, its chart has one point (the opening): the axis spans an hour either side, not a second.
+  const lone = await open(`/w/${ws.slug}/markets/${book.id}`);
+  await chartsDrawn(lone.page);
+  expect(Number(await lone.page.locator('.plot[data-chart]').first().getAttribute('data-x-span'))).toBeGreaterThanOrEqual(2 * 3_600_000);
+  expect(lone.errors).toEqual([]);
   const second = Math.ceil(Date.parse(book.createdAt) / 1000) * 1000;
   app.clock.set(new Date(second + 100));
   const first = await trade(app, ws, t, { marketId: book.id, direction: 'higher', amount: 10 });

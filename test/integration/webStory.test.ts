@@ -52,7 +52,9 @@ async function arrive(name: string): Promise<Person> {
   await page.locator('#sign-up-email').fill(email);
   await page.locator('#sign-up-password').fill(password);
   await Promise.all([page.waitForURL(/\/sign-in/), page.getByRole('button', { name: 'Sign up' }).click()]);
-  await page.locator('#sign-in-email').fill(email);
+  // The sign-in page has the address just signed up with filled in (and not in its address).
+  expect(await page.locator('#sign-in-email').inputValue()).toBe(email);
+  expect(page.url()).not.toContain(encodeURIComponent(email));
   await page.locator('#sign-in-password').fill(password);
   await Promise.all([page.waitForURL(`${base}/`), page.getByRole('button', { name: 'Sign in' }).click()]);
   await hasText(page.locator('header'), name);
@@ -106,8 +108,8 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
   // Credits come from the operator (a deposit or a grant): new accounts start at zero.
   await mint(app, ada.id, 5_000);
 
-  // Ada creates a public workspace, then its metric: the cost shown before she confirms.
-  await ada.page.goto(`${base}/workspaces/new`);
+  // Ada creates a public workspace from her home's New workspace link, then its metric: the cost shown before she confirms.
+  await Promise.all([ada.page.waitForURL(`${base}/workspaces/new`), ada.page.locator('#new-workspace').click()]);
   const slug = `story-${uniqueName('ws').toLowerCase().replace(/[^a-z0-9-]/g, '')}`.slice(0, 40);
   await ada.page.locator('#workspace-name').fill('Story workspace');
   await ada.page.locator('#workspace-slug').fill(slug);
@@ -130,15 +132,33 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
   expect(adaAfter).toBeCloseTo(adaBefore - cost, 6);
   await shot(ada.page, 'ada-metric-created');
 
-  // Ben arrives, finds the workspace on the home page, and joins it.
+  // Ada's home lists her public workspace among hers, and does not say there is none.
+  await ada.page.goto(`${base}/`);
+  await hasCount(ada.page.locator(`#yours [data-workspace="${slug}"]`), 1);
+  expect(await ada.page.locator('#public').innerText()).not.toContain('No public workspace yet');
+
+  // Ben arrives: his first page offers the sign-up grant, which he takes; then he finds the new
+  // workspace on the home page (no search) and joins it from its page.
   const ben = await arrive('Ben');
-  await mint(app, ben.id, 2_000);
-  await ben.page.goto(`${base}/?q=${encodeURIComponent('Story workspace')}`);
-  await Promise.all([ben.page.waitForURL(new RegExp(`/w/${slug}$`)), ben.page.locator(`a[href="/w/${slug}"]`).first().click()]);
+  const grant = Number(await ben.page.locator('#grant [data-field="grant"]').getAttribute('data-value'));
+  expect(grant).toBe(app.deps.config.SIGNUP_CREDITS);
+  await shot(ben.page, 'ben-offered-the-grant');
+  await Promise.all([ben.page.waitForURL(/done=grant/), ben.page.locator('#grant-button').click()]);
+  await hasCount(ben.page.locator('[data-done="grant"]'), 1);
+  expect(Number(await ben.page.locator('header [data-field="me-balance"]').getAttribute('data-value'))).toBe(grant);
+  await hasCount(ben.page.locator('#grant-button'), 0);
+  // Paid once: the credits page says so, and the API refuses a second grant.
+  await Promise.all([ben.page.waitForURL(`${base}/credits`), ben.page.locator('header summary').click().then(() => ben.page.getByRole('link', { name: 'Get credits' }).first().click())]);
+  await hasText(ben.page.locator('[data-field="grant-state"]'), 'paid once per person');
+  await hasText(ben.page.locator('#ask-link'), `/transfer?to=`);
+  expect((await ben.context.request.post(`${base}/api/agents/signup-grant`)).status()).toBe(409);
+  await shot(ben.page, 'ben-credits-page');
+  await Promise.all([ben.page.waitForURL(`${base}/`), ben.page.locator('a.brand').click()]);
+  await Promise.all([ben.page.waitForURL(new RegExp(`/w/${slug}$`)), ben.page.locator(`#public a[href="/w/${slug}"]`).click()]);
   await shot(ben.page, 'ben-finds-workspace');
-  const someBook = await ben.page.locator('[data-market] a').first().getAttribute('href');
-  await ben.page.goto(`${base}${someBook}`);
-  await Promise.all([ben.page.waitForURL(/done=join/), ben.page.getByRole('button', { name: 'Join the workspace' }).click()]);
+  await Promise.all([ben.page.waitForURL(/done=join/), ben.page.locator('#join-button').click()]);
+  await hasCount(ben.page.locator('[data-done="join"]'), 1);
+  await hasCount(ben.page.locator('#join-button'), 0);
 
   // Ben proposes: the subsidy shown first, then Confirm; then he comments.
   await ben.page.goto(`${base}/w/${slug}/proposals/new`);
@@ -176,6 +196,20 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
   await hasCount(ada.page.locator(`a[href="${proposalPath}"]`).first(), 1);
   await trade(ada, declinedBook!, 'lower', 10, 'ada-declined-branch');
   await trade(ben, approvedBook!, 'lower', 15, 'ben-approved-branch');
+  // His position is valued at what selling it now returns (the API's own sell quote), which on a
+  // book this thin is less than the 15 cr it cost, not more.
+  const sellNow = Number(await ben.page.locator('#position [data-field="sell-now-for"]').getAttribute('data-value'));
+  const held = Number(await ben.page.locator('#position [data-field="shares"]').getAttribute('data-value'));
+  const sellQuote = (await (await ben.context.request.post(`${base}/api/predictions/trade`, { headers: { 'X-Workspace-Id': slug }, data: { marketId: /markets\/([0-9a-f-]{36})/.exec(approvedBook!)![1], direction: 'lower', sellShares: held, dryRun: true } })).json()) as { proceeds: number };
+  expect(sellNow).toBeCloseTo(sellQuote.proceeds, 6);
+  expect(sellNow).toBeLessThanOrEqual(15);
+  await hasText(ben.page.locator('#position-valued'), 'what selling every share now would return');
+  // Back after the trade: the quote's page again (a GET, re-quoted), never a prompt to resend a form.
+  const back = await ben.page.goBack();
+  expect(back?.request().method()).toBe('GET');
+  expect(back?.status()).toBe(200);
+  await hasCount(ben.page.locator('#trade-quote [data-field="cost"]'), 1);
+  await shot(ben.page, 'ben-back-after-trade');
   await trade(ben, declinedBook!, 'higher', 12, 'ben-declined-branch');
   const approvedId = /markets\/([0-9a-f-]{36})/.exec(approvedBook!)![1];
   // The approved branch's book holds both their trades (its history: one point per trade).
@@ -207,6 +241,8 @@ it('two people: sign up, create and fund a metric, propose and discuss, trade bo
     expect(api.stats.resolvedMarkets).toBeGreaterThan(0);
     expect(api.stats.settledEarnings).not.toBe(0);
     expect(Number(await p.page.locator('[data-field="settledEarnings"]').getAttribute('data-value'))).toBeCloseTo(api.stats.settledEarnings, 9);
+    // Trades and Volume leave out the voided branch's trades the list shows, and the page says so.
+    await hasText(p.page.locator('[data-field="counted"]'), 'voided books');
     await shot(p.page, `${p.name.toLowerCase()}-profile-settled`);
   }
   // On the approved branch (the one that settled) they bet opposite ways: one gained what the other lost.

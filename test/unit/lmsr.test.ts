@@ -12,6 +12,7 @@ import {
   costFunction,
   costToMove,
   holderPayout,
+  liquidationValue,
   openBook,
   payoutFraction,
   probability,
@@ -576,5 +577,34 @@ describe('properties', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+const minOf = (a: bigint, b: bigint) => (a < b ? a : b);
+
+describe('liquidationValue (what selling a whole holding now returns)', () => {
+  it('is at most the holding at the consensus, at least zero, and exactly the proceeds of selling it', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 10n ** 9n, max: 10n ** 13n }), fc.double({ min: 0.02, max: 0.98, noNaN: true }), fc.constantFrom(...DIRS), fc.double({ min: 0.001, max: 5, noNaN: true }), (liq, p0, dir, frac) => {
+        const opened = openBook(liq, p0);
+        const bought = buyShares(opened, dir, BigInt(Math.floor(Number(liq) * frac)));
+        const h = dir === 'higher' ? bought.shares : 0n;
+        const l = dir === 'lower' ? bought.shares : 0n;
+        const v = liquidationValue(bought.book, h, l);
+        expect(v).toBeGreaterThanOrEqual(0n);
+        expect(v).toBeLessThanOrEqual(holderPayout(h, l, probability(bought.book)) + 1n);
+        // Selling back what was just bought returns what it cost, less rounding (never more).
+        expect(v).toBeLessThanOrEqual(bought.cost);
+        expect(bought.cost - v).toBeLessThan(1000n);
+        expect(v).toBe(sellShares(bought.book, dir, bought.shares).proceeds);
+      }),
+    );
+  });
+
+  it('pays matched pairs 1 each and sells only the rest', () => {
+    const book = openBook(100n * NANO, 0.5);
+    expect(liquidationValue(book, 30n * NANO, 10n * NANO)).toBe(10n * NANO + liquidationValue(book, 20n * NANO, 0n));
+    expect(liquidationValue(book, 20n * NANO, 0n)).toBe(sellShares({ ...book, qHigher: book.qHigher + 20n * NANO - minOf(book.qHigher, 20n * NANO), qLower: book.qLower + 20n * NANO - minOf(book.qHigher, 20n * NANO) }, 'higher', 20n * NANO).proceeds);
+    expect(liquidationValue(book, 10n * NANO, 10n * NANO)).toBe(10n * NANO);
   });
 });

@@ -1,11 +1,16 @@
 import { formatUnits } from 'ethers';
 import { toCredits } from '../../domain/money';
-import type { CreditRecord, SpendRecord, Statement, TransferQuote, TransferRecord, WithdrawalQuote, depositAddress, treasuryStatus } from '../../services/credits';
+import type { CreditRecord, SignupGrant, SpendRecord, Statement, TransferQuote, TransferRecord, WithdrawalQuote, depositAddress, treasuryStatus } from '../../services/credits';
 import type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from '../../services/credits';
 
 const replayFlag = (replay: boolean) => (replay ? { idempotentReplay: true as const } : {});
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const credits = (n: bigint | null) => (n === null ? null : toCredits(n));
+
+/** The sign-up grant as the caller sees it; after paying it, with the balance. */
+export function presentSignupGrant(g: SignupGrant & { balance?: bigint }, replay = false) {
+  return { credits: toCredits(g.amount), available: g.available, paidAt: iso(g.paidAt), ...(g.balance !== undefined ? { balance: toCredits(g.balance) } : {}), ...replayFlag(replay) };
+}
 
 /** Spec §2.12 transfer row. */
 export function presentTransfer(t: TransferRow) {

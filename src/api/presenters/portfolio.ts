@@ -1,4 +1,4 @@
-import { consensusOf } from '../../domain/lmsr';
+import { consensusOf, liquidationValue } from '../../domain/lmsr';
 import { toCredits } from '../../domain/money';
 import { displayStatus, type MarketRow } from '../../services/books';
 import { positionWorth, type MarketPnlRow, type PositionView, type TradeHistoryRow } from '../../services/portfolio';
@@ -8,6 +8,8 @@ import { presentMarketSummary } from './market';
 
 export function presentPosition(p: PositionView, now: Date) {
   const { worth, markProbability } = positionWorth(p);
+  // What a sale of it all would return now: the figure a holder can act on (issue 65).
+  const sellValue = p.payout !== null ? p.payout : markProbability === null ? 0n : liquidationValue(p.market, p.sharesHigher, p.sharesLower);
   const direction = p.sharesHigher > 0n ? 'higher' : p.sharesLower > 0n ? 'lower' : null;
   const mk = p.market;
   return {
@@ -22,6 +24,8 @@ export function presentPosition(p: PositionView, now: Date) {
     totalCost: toCredits(p.netCost),
     worth: toCredits(worth),
     profit: toCredits(worth - p.netCost),
+    sellValue: toCredits(sellValue),
+    sellProfit: toCredits(sellValue - p.netCost),
     status: displayStatus(mk, now),
     probabilityHigher: markProbability,
     consensus: markProbability === null ? null : consensusOf(markProbability, mk.rangeMin, mk.rangeMax),

@@ -18,12 +18,15 @@ import {
   treasuryStatus,
   withdrawalsOf,
   ledgerStatement,
+  signupGrantOf,
+  takeSignupGrant,
 } from '../../services/credits';
 import { auth } from '../auth';
 import {
   presentCredit,
   presentDeposit,
   presentDepositAddress,
+  presentSignupGrant,
   presentSpend,
   presentStatement,
   presentTransfer,
@@ -42,6 +45,7 @@ import {
   depositAddressSchema,
   depositSchema,
   ledgerStatementSchema,
+  signupGrantSchema,
   spendSchema,
   transferQuoteSchema,
   transferResultSchema,
@@ -89,6 +93,30 @@ defineRoute({
   response: z.array(transferRowSchema),
   errors: ['not_authorized'],
   handler: async (c) => (await listTransfers(c.deps, c.identity(), c.query)).map(presentTransfer),
+});
+
+defineRoute({
+  method: 'GET',
+  path: '/agents/signup-grant',
+  readsPrimary: true,
+  auth: auth.identity('account:read'),
+  summary: 'The sign-up grant (SIGNUP_CREDITS, the full signup grant of a claimed identity): { credits, available, paidAt }. Available to a person signed in with an account whose participant was never paid one.',
+  response: signupGrantSchema,
+  handler: async (c) => presentSignupGrant(await signupGrantOf(c.deps, c.identity())),
+});
+
+defineRoute({
+  method: 'POST',
+  path: '/agents/signup-grant',
+  idempotent: true,
+  auth: auth.identity('account:wallet'),
+  summary: 'Take the sign-up grant: SIGNUP_CREDITS issued to the signed-in person\'s participant, once per participant (409 grant_taken after; an onboarding grant counts). Browser session only (403 session_required for a key); 409 grant_unavailable when the instance gives none. Idempotency-Key header. Returns { credits, available, paidAt, balance }.',
+  response: signupGrantSchema,
+  errors: ['session_required', 'grant_taken', 'grant_unavailable', 'idempotency_key_reuse'],
+  handler: async (c) => {
+    const { value, replay } = await takeSignupGrant(c.deps, c.identity(), idempotencyKey(c));
+    return presentSignupGrant(value, replay);
+  },
 });
 
 defineRoute({

@@ -127,7 +127,7 @@ defineRoute({
   response: groupSchema,
   errors: ['not_found', 'conflict'],
   auth: auth.manage(),
-  summary: "Add a participant { agentId } to a group (and to the workspace); the caller must hold every capability the group grants.",
+  summary: "Add a participant { agentId (id or nickname) } to a group (and to the workspace); the caller must hold every capability the group grants.",
   params: idParam,
   body: z.strictObject({ agentId: z.string().min(1).max(200) }),
   handler: async (c) => {

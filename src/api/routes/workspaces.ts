@@ -3,7 +3,7 @@ import { shareViewLink, unshareViewLink } from '../../services/access';
 import { metricsOfWorkspace } from '../../services/metrics';
 import { requestWorkspaceDeletion } from '../../services/deletions';
 import { editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
-import { joinPublicWorkspace, SLUG_RE, workspacesOf } from '../../services/workspaces';
+import { joinPublicWorkspace, removeMember, SLUG_RE, workspacesOf } from '../../services/workspaces';
 import { publicWorkspaces } from '../../services/standings';
 import { openWorkspace, TEMPLATE_IDS } from '../../services/templates';
 import { auth } from '../auth';
@@ -85,6 +85,22 @@ defineRoute({
     const caller = c.identity();
     const ws = await joinPublicWorkspace(c.deps, caller.agentId, c.params.workspaceId);
     return { ok: true, workspaceId: ws.id, slug: ws.slug, group: 'Trader' };
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  path: '/workspaces/current/members/:agentId',
+  response: z.object({ ok: z.literal(true), workspaceId: z.string(), agentId: z.string() }),
+  errors: ['not_found', 'conflict', 'not_authorized'],
+  auth: auth.manage(),
+  summary:
+    'Remove a member from the workspace: its groups there and its membership go; its positions, orders and history stay its own. The caller needs manage and every capability the member\'s groups grant; the owner cannot be removed (409).',
+  params: z.object({ agentId: z.string().min(1).max(200) }),
+  handler: async (c) => {
+    const a = c.workspace();
+    await removeMember(c.deps, a.workspace, c.params.agentId, a.caps);
+    return { ok: true as const, workspaceId: a.workspace.id, agentId: c.params.agentId };
   },
 });
 

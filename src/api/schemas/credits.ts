@@ -27,6 +27,13 @@ export const transferQuoteSchema = z.object({
   balanceAfter: creditAmount,
   affordable: z.boolean(),
 });
+export const signupGrantSchema = z.object({
+  credits: creditAmount.describe('The sign-up grant this instance gives (SIGNUP_CREDITS).'),
+  available: z.boolean().describe('Whether the caller may take it now: a signed-in person whose participant was never paid a sign-up grant.'),
+  paidAt: nullableInstant.describe('When it was paid to the caller (or an onboarding grant was), else null.'),
+  balance: creditAmount.optional().describe('The balance after it was paid (POST only).'),
+  idempotentReplay: replay,
+});
 export const spendSchema = z.object({
   id: z.string(),
   agentId: z.string(),

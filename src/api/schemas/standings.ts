@@ -47,7 +47,7 @@ export const publicProfileSchema = z.object({
   pnlHistory: z.array(z.object({ at: instant, cumulative: creditAmount })),
   stats: profileStatsSchema,
   activeWorkspaces: z.array(z.object({ id: z.string(), name: z.string() })),
-  openPositions: z.array(positionSchema.omit({ branch: true }).extend(bookPlace)),
+  openPositions: z.array(positionSchema.omit({ branch: true, sellValue: true, sellProfit: true }).extend(bookPlace)),
   recentTrades: z.array(
     z.object({
       id: z.string(),

@@ -150,9 +150,14 @@ async function withUniqueName<T>(m: EntityManager, name: string, fn: () => Promi
   }
 }
 
-async function insertMember(m: EntityManager, workspaceId: string, groupId: string, agentId: string): Promise<void> {
-  if (!(await m.getRepository(Agent).existsBy({ id: agentId }))) throw new DomainError('not_found', `Participant "${agentId}" was not found.`);
-  await joinGroup(m, workspaceId, groupId, agentId);
+/** Adds a participant named by id or nickname (an owner invites people by the name they see). */
+async function insertMember(m: EntityManager, workspaceId: string, groupId: string, idOrNickname: string): Promise<void> {
+  const repo = m.getRepository(Agent);
+  const agent =
+    (await repo.findOne({ select: { id: true }, where: { id: idOrNickname } })) ??
+    (await repo.createQueryBuilder('a').select(['a.id']).where('lower(a.nickname) = lower(:x)', { x: idOrNickname }).getOne());
+  if (!agent) throw new DomainError('not_found', `Participant "${idOrNickname}" was not found.`);
+  await joinGroup(m, workspaceId, groupId, agent.id);
 }
 
 /** POST /groups: a custom group; its capabilities must all be held by the caller. */

@@ -8,3 +8,4 @@ export * from './recoverChainJobs';
 export { settlementEnabled, walletOf } from './chainAccess';
 export * from './statement';
 export type { DepositRow, TransferRow, WalletRow, WithdrawalRow } from './rows';
+export * from './signupGrant';

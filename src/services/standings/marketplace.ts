@@ -166,12 +166,33 @@ export async function publicWorkspaces(deps: Deps, opts: { q?: string } = {}): P
   // bench/scale): kept per process like the platform's other figures (services/kept.ts), and a
   // search filters the kept ranking in memory (a live search that matched 1,111 workspaces took
   // 105 ms at p50), so both answer in the same order and may be as old as the ranking.
-  const ranked = (await keptFor(deps, `workspaces:public-ranking:${hidden.join(',')}`, () => rankPublicWorkspaces(deps, hidden))).value;
+  const kept = await keptFor(deps, `workspaces:public-ranking:${hidden.join(',')}`, () => rankPublicWorkspaces(deps, hidden));
+  const ranked = await withNewerPublic(deps, hidden, kept.value, kept.asOf);
   const found = q ? ranked.filter((r) => r.workspace.name.toLowerCase().includes(q) || r.workspace.slug.toLowerCase().includes(q)) : ranked;
   return found.slice(0, PUBLIC_LISTED);
 }
 
-async function rankPublicWorkspaces(deps: Deps, hidden: readonly string[]): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
+/** How far before a kept ranking's start a workspace may have been created and still be missing from it (its transaction committed later). */
+const RANKING_OVERLAP_MS = 60_000;
+
+/**
+ * The kept ranking with the public workspaces created since it was computed, ranked among
+ * themselves at its end (young, with little activity yet): a new public workspace is listed on the
+ * next home page, in every process, not one TTL later.
+ */
+async function withNewerPublic(
+  deps: Deps,
+  hidden: readonly string[],
+  ranked: Array<{ workspace: Workspace; activity: WorkspaceActivity }>,
+  asOf: Date,
+): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
+  const newer: Array<{ id: string }> = await deps.ds.query(`SELECT id FROM workspaces WHERE public AND deleting_at IS NULL AND created_at > $1`, [new Date(asOf.getTime() - RANKING_OVERLAP_MS)]);
+  const listed = new Set(ranked.map((r) => r.workspace.id));
+  const missing = newer.map((r) => r.id).filter((id) => !listed.has(id));
+  return missing.length ? [...ranked, ...(await rankPublicWorkspaces(deps, hidden, missing))] : ranked;
+}
+
+async function rankPublicWorkspaces(deps: Deps, hidden: readonly string[], only?: readonly string[]): Promise<Array<{ workspace: Workspace; activity: WorkspaceActivity }>> {
   // Only what a public reader sees counts: a metric the one read policy hides from the public, its
   // books, and a proposal hidden with it, are left out of every figure (hidden means hidden).
   const shown = (metricId: string) => `NOT (${metricId} = ANY(CAST(:hidden AS uuid[])))`;
@@ -185,6 +206,7 @@ async function rankPublicWorkspaces(deps: Deps, hidden: readonly string[]): Prom
     .addSelect(`(SELECT max(k.last_trade_at) FROM markets k WHERE k.workspace_id = w.id AND ${shown('k.metric_id')})`, 'a_last_trade')
     .where('w.public = true AND w.deleting_at IS NULL')
     .setParameter('hidden', hidden);
+  if (only) qb.andWhere('w.id IN (:...only)', { only });
   qb.orderBy('a_volume', 'DESC').addOrderBy('a_open_proposals', 'DESC').addOrderBy('a_metrics', 'DESC').addOrderBy('w.created_at', 'ASC');
   const { entities, raw } = await qb.getRawAndEntities();
   return entities.map((workspace, i) => {

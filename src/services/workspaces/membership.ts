@@ -1,6 +1,8 @@
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
+import type { Capability } from '../../domain/capabilities';
+import { leaveWorkspace } from './structureWrites';
 import { addMember, isMember, workspaceByIdOrSlug } from './workspaces';
 
 /** Join a public workspace as a Trader (idempotent); 404 for an unknown one, 403 for a private one. */
@@ -47,4 +49,27 @@ export async function workspacesOf(deps: Deps, agentId: string, onlyWorkspaceId:
     role: r.owned ? 'owner' : r.admin ? 'admin' : 'member',
     visibility: r.public ? 'public' : 'private',
   }));
+}
+
+/**
+ * DELETE /workspaces/current/members/{agentId}: a member leaves the workspace, removed by a caller
+ * with manage who holds every capability the member's groups grant there (as taking it out of each
+ * group would ask). The owner stays. What the member holds (positions, orders, history) stays theirs.
+ */
+export async function removeMember(deps: Deps, ws: { id: string; ownerId: string }, agentId: string, held: ReadonlySet<Capability>): Promise<void> {
+  if (agentId === ws.ownerId) throw new DomainError('conflict', 'The owner cannot be removed from their own workspace.');
+  await inTransaction(deps.ds, async (m) => {
+    if (!(await isMember(m, ws.id, agentId))) throw new DomainError('not_found', `Participant "${agentId}" is not a member of this workspace.`);
+    const rows: Array<{ capabilities: string[] }> = await m.query(
+      `SELECT g.capabilities FROM groups g JOIN group_members gm ON gm.group_id = g.id WHERE g.workspace_id = $1 AND gm.agent_id = $2`,
+      [ws.id, agentId],
+    );
+    const missing = [...new Set(rows.flatMap((r) => r.capabilities))].filter((c) => !held.has(c as Capability));
+    if (missing.length) {
+      throw new DomainError('not_authorized', `You cannot remove a member who holds ${missing.join(', ')}: you do not hold ${missing.length > 1 ? 'them' : 'it'} in this workspace.`, {
+        requiredCapabilities: missing,
+      });
+    }
+    await leaveWorkspace(m, ws.id, agentId);
+  });
 }

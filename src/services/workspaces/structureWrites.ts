@@ -28,6 +28,12 @@ export async function leaveGroup(m: EntityManager, groupId: string, agentId: str
   await m.delete(GroupMember, { groupId, agentId });
 }
 
+/** A participant leaves the workspace: its groups there and its membership go (its positions and history stay its own). */
+export async function leaveWorkspace(m: EntityManager, workspaceId: string, agentId: string): Promise<void> {
+  await m.query(`DELETE FROM group_members gm USING groups g WHERE g.id = gm.group_id AND g.workspace_id = $1 AND gm.agent_id = $2`, [workspaceId, agentId]);
+  await m.delete(Membership, { workspaceId, agentId });
+}
+
 /** A new participant's membership and groups (it has none yet, so plain inserts). */
 export async function enrol(m: EntityManager, workspaceId: string, agentId: string, groupIds: readonly string[]): Promise<void> {
   await m.query(`INSERT INTO memberships (workspace_id, agent_id) VALUES ($1, $2)`, [workspaceId, agentId]);

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { DomainError } from '../../errors';
-import { fieldRefusal, formBasics, formRefusal, invalidAttrs, localPath, SIGN_IN_PAGE, valueOf, type FormState } from '../forms';
+import type { Deps } from '../../deps';
+import { fieldRefusal, formBasics, formRefusal, invalidAttrs, localPath, refusalOf, SIGN_IN_PAGE, valueOf, type FormState } from '../forms';
 import { html, type Html } from '../html';
 import type { Visitor } from '../api';
 
@@ -110,4 +111,28 @@ export function signInTo(back: string, what: string): Html {
 /** Which step of a two-step form was sent: "review" (a dry run, nothing written) or "confirm". */
 export function stepOf(values: URLSearchParams): 'review' | 'confirm' {
   return values.get('step') === 'confirm' ? 'confirm' : 'review';
+}
+
+/** A form's act as the pages' routes take it (see index.ts Act). */
+type ReviewAct = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams) => Promise<unknown>;
+
+/**
+ * The state of a page reached by a review's redirect (`?form=<f>&step=review&<values>`): the same
+ * dry run again, for the visitor, so the page is a GET that Back returns to without a resend prompt.
+ * Only the named forms, whose review step writes nothing, are reviewed this way.
+ */
+export async function reviewOf(deps: Deps, ctx: Koa.Context, v: Visitor, act: ReviewAct, forms: readonly string[]): Promise<FormState | undefined> {
+  const form = ctx.query.form;
+  if (typeof form !== 'string' || !forms.includes(form) || ctx.query.step !== 'review' || !hasCredentials(v)) return undefined;
+  const values = new URLSearchParams(ctx.querystring);
+  values.delete('view');
+  values.set('step', 'review');
+  try {
+    const answer = await act(deps, ctx, v, values);
+    if (!answer || typeof answer !== 'object' || !('show' in answer)) throw new Error(`the ${form} form's review step did not answer a dry run`);
+    return { form, values, refusal: null, quote: (answer as { show: unknown }).show };
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    return { form, values, refusal: refusalOf(err) };
+  }
 }

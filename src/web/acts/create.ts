@@ -50,7 +50,7 @@ function costOf(q: OpeningQuote, payer: string): Html {
 <p><strong>Cost: ${fmtCredits(q.subsidyNeeded)}</strong>, paid by ${payer} (balance ${fmtCredits(q.balance)}${q.balanceCovers ? ', which covers it' : ', which does not cover every book'}).</p>
 ${
   q.books.length
-    ? html`<div class="scroll"><table><caption>Books it opens</caption><thead><tr><th scope="col">Target date</th><th scope="col">Branch</th><th scope="col">Subsidy</th><th scope="col">Funded</th></tr></thead><tbody>${q.books.map(
+    ? html`<div class="scroll" tabindex="0" role="region" aria-label="Books it opens (scrolls sideways on a narrow screen)"><table><caption>Books it opens</caption><thead><tr><th scope="col">Target date</th><th scope="col">Branch</th><th scope="col">Subsidy</th><th scope="col">Funded</th></tr></thead><tbody>${q.books.map(
         (b) => html`<tr><td>${b.targetDate}</td><td>${b.branch ?? '—'}</td><td class="num">${fmtCredits(b.planned)}</td><td>${b.funded ? 'yes' : 'no'}</td></tr>`,
       )}</tbody></table></div>`
     : html`<p class="muted">It opens no book.</p>`

@@ -5,6 +5,7 @@ import { apiAct, apiGet, type Visitor } from '../api';
 import { idempotencyKeyOf, type FormState } from '../forms';
 import { fmtCredits, fmtPercent, fmtValue } from '../format';
 import { html, type Html } from '../html';
+import { type Current, join, joinSection } from './join';
 import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, signInTo, stepOf, wholeRefusal, workspaceSlug } from './common';
 
 /**
@@ -21,11 +22,6 @@ interface Book {
   rangeMin: number;
   rangeMax: number;
 }
-interface Current {
-  id: string;
-  public: boolean;
-  capabilities: string[];
-}
 interface Position {
   workspaceId: string;
   marketId: string;
@@ -37,6 +33,8 @@ interface Position {
   totalCost: number;
   worth: number;
   profit: number;
+  sellValue: number;
+  sellProfit: number;
   status: string;
 }
 interface Order {
@@ -119,10 +117,14 @@ ${doneNote(state, f, 'Done: sold. Your position is updated.')}
 <dl class="facts" data-position="${pos.marketId}">
 ${d('Shares', pos.shares, `${fmtValue(pos.shares)} ${pos.direction ?? ''}`)}
 ${d('Net cost', pos.totalCost, fmtCredits(pos.totalCost))}
-${d(settled ? 'Paid' : 'Worth now', pos.worth, fmtCredits(pos.worth))}
-${d('Profit', pos.profit, fmtCredits(pos.profit))}
+${settled ? d('Paid', pos.worth, fmtCredits(pos.worth)) : d('Sell now for', pos.sellValue, fmtCredits(pos.sellValue))}
+${settled ? d('Profit', pos.profit, fmtCredits(pos.profit)) : d('Profit if sold now', pos.sellProfit, fmtCredits(pos.sellProfit))}
 </dl>
-${settled ? html`<p class="muted">${book.status === 'resolved' ? 'The book resolved: your shares were redeemed into your balance at their payout, with nothing to claim.' : 'The book was voided: your net cost came back to your balance.'}</p>` : ''}
+${
+  settled
+    ? html`<p class="muted">${book.status === 'resolved' ? 'The book resolved: your shares were redeemed into your balance at their payout, with nothing to claim.' : 'The book was voided: your net cost came back to your balance.'}</p>`
+    : html`<p class="muted" id="position-valued">Valued at what selling every share now would return: a sale moves the price against you as it goes. At the consensus the shares are worth <span data-field="worth-at-consensus" data-value="${String(pos.worth)}">${fmtCredits(pos.worth)}</span>.</p>`
+}
 ${
   sellable
     ? html`<form method="post" action="${back}#position" id="sell-form">${basics(f, back, state)}<input type="hidden" name="step" value="review"><input type="hidden" name="direction" value="${pos.direction!}">
@@ -155,7 +157,7 @@ function ordersSection(book: Book, back: string, orders: Order[], unit: string |
   return html`<section aria-labelledby="orders-h" class="act" id="orders"><h2 id="orders-h">Your limit orders</h2>
 ${doneNote(state, f, 'Done: your order is placed.')}${doneNote(state, 'cancel-order', 'Done: the order is cancelled and its unused reserve is back in your balance.')}
 ${wholeRefusal(state, 'cancel-order', [])}
-${rows.length ? html`<div class="scroll"><table><thead><tr><th scope="col">Side</th><th scope="col">Limit</th><th scope="col">Shares left</th><th scope="col">Reserved</th><th scope="col"><span class="sr-only">Cancel</span></th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p class="muted">No open orders on this book.</p>`}
+${rows.length ? html`<div class="scroll" tabindex="0" role="region" aria-label="Your limit orders (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Side</th><th scope="col">Limit</th><th scope="col">Shares left</th><th scope="col">Reserved</th><th scope="col"><span class="sr-only">Cancel</span></th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p class="muted">No open orders on this book.</p>`}
 ${
   TRADING.has(book.status) && book.funded
     ? html`<form method="post" action="${back}#orders" id="order-form">${basics(f, back, state)}
@@ -188,20 +190,20 @@ export async function marketActs(deps: Deps, v: Visitor, book: Book, slug: strin
       throw err;
     }),
   ]);
-  if (!current.capabilities.includes('trade')) {
-    if (!current.public) return html`<p class="muted">You may read this book but not trade on it.</p>`;
-    return html`<section aria-labelledby="join-h" class="act" id="join"><h2 id="join-h">Trade here</h2><form method="post" action="${back}#trade" id="join-form">${basics('join', back, state)}<p>Join this workspace as a trader to trade on its books. <button type="submit">Join the workspace</button></p>${wholeRefusal(state, 'join', [])}</form></section>`;
-  }
+  if (!current.capabilities.includes('trade')) return joinSection(v, current, back, state);
   const pos = positions.find((p) => p.marketId === book.id);
-  return html`${doneNote(state, 'join', 'Done: you joined the workspace as a trader.')}
+  return html`${joinSection(v, current, back, state)}
 ${TRADING.has(book.status) && book.funded ? tradeSection(book, back, unit, state) : ''}
 ${fundSection(book, back, state)}
 ${positionSection(book, back, pos, unit, state)}
 ${ordersSection(book, back, orders, unit, state)}`;
 }
 
+/** The market page's forms with a review step (a quote, nothing written): shown again by GET (reviewOf). */
+export const REVIEWED_ON_BOOKS = ['trade', 'sell'] as const;
+
 /** A form posted on a market page: trade or sell (Review, then Confirm), fund, place or cancel an order, join. */
-export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string | { show: unknown }> {
+export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string | { show: unknown; at?: string }> {
   const slug = workspaceSlug(ctx);
   const marketId = String(ctx.params.id);
   const page = `/w/${slug}/markets/${marketId}`;
@@ -214,7 +216,7 @@ export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
         form === 'trade'
           ? { marketId, direction: values.get('direction') ?? undefined, amount: numberOf(values, 'amount') }
           : { marketId, direction: values.get('direction') ?? undefined, sellShares: numberOf(values, 'sellShares') };
-      if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/predictions/trade', { body: { ...body, dryRun: true } }) };
+      if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/predictions/trade', { body: { ...body, dryRun: true } }), at: form === 'trade' ? 'trade' : 'position' };
       await apiAct(deps, v, 'POST', '/predictions/trade', { body, ...key });
       return backDone(values, page, form, form === 'trade' ? 'trade' : 'position');
     }
@@ -230,11 +232,9 @@ export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
     case 'cancel-order':
       await apiAct(deps, v, 'DELETE', '/predictions/orders/:id', { params: { id: values.get('orderId') ?? '' } });
       return backDone(values, page, 'cancel-order', 'orders');
-    case 'join': {
-      const current = await apiGet<Current>(deps, v, '/workspaces/current');
-      await apiAct(deps, v, 'POST', '/marketplace/:workspaceId/join', { params: { workspaceId: current.id } });
+    case 'join':
+      await join(deps, v);
       return backDone(values, page, 'join', 'trade');
-    }
     default:
       throw new DomainError('validation_failed', 'This page has no such form: nothing was done.');
   }
@@ -248,8 +248,8 @@ export async function positionsHere(deps: Deps, v: Visitor, ws: { id: string; sl
   if (!hasCredentials(v)) return html``;
   const mine = (await apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } })).filter((p) => p.workspaceId === ws.id && (p.shares > 0 || p.totalCost !== 0));
   if (!mine.length) return html``;
-  return html`<section aria-labelledby="mine-h" id="positions"><h2 id="mine-h">Your positions</h2><div class="scroll"><table><thead><tr><th scope="col">Book</th><th scope="col">Shares</th><th scope="col">Net cost</th><th scope="col">Worth</th><th scope="col">Profit</th><th scope="col">Status</th></tr></thead><tbody>${mine.map(
+  return html`<section aria-labelledby="mine-h" id="positions"><h2 id="mine-h">Your positions</h2><div class="scroll" tabindex="0" role="region" aria-label="Your positions (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Book</th><th scope="col">Shares</th><th scope="col">Net cost</th><th scope="col">Sell now for</th><th scope="col">Profit if sold now</th><th scope="col">Status</th></tr></thead><tbody>${mine.map(
     (p) =>
-      html`<tr data-position="${p.marketId}"><th scope="row"><a href="${`/w/${ws.slug}/markets/${p.marketId}#position`}">${p.metricName} ${p.targetDate}${p.branch ? ` (if ${p.branch})` : ''}</a></th><td class="num">${fmtValue(p.shares)} ${p.direction ?? ''}</td><td class="num">${fmtCredits(p.totalCost)}</td><td class="num">${fmtCredits(p.worth)}</td><td class="num">${fmtCredits(p.profit)}</td><td>${p.status}</td></tr>`,
-  )}</tbody></table></div></section>`;
+      html`<tr data-position="${p.marketId}"><th scope="row"><a href="${`/w/${ws.slug}/markets/${p.marketId}#position`}">${p.metricName} ${p.targetDate}${p.branch ? ` (if ${p.branch})` : ''}</a></th><td class="num">${fmtValue(p.shares)} ${p.direction ?? ''}</td><td class="num">${fmtCredits(p.totalCost)}</td><td class="num" data-field="sell-value" data-value="${String(p.sellValue)}">${fmtCredits(p.sellValue)}</td><td class="num">${fmtCredits(p.sellProfit)}</td><td>${p.status}</td></tr>`,
+  )}</tbody></table></div><p class="muted">A live position is valued at what selling all of it now would return; a settled one at what it paid.</p></section>`;
 }

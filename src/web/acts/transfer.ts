@@ -42,13 +42,25 @@ ${wholeRefusal(state, f, ['toAgent', 'amount', 'memo'])}
 <p><button type="submit">Transfer</button></p></form>
 <section aria-labelledby="transfers-h"><h2 id="transfers-h">Your recent transfers</h2>${
       transfers.length
-        ? html`<div class="scroll"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Credits</th><th scope="col">Memo</th></tr></thead><tbody>${transfers.map(
+        ? html`<div class="scroll" tabindex="0" role="region" aria-label="Your recent transfers (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">From</th><th scope="col">To</th><th scope="col">Credits</th><th scope="col">Memo</th></tr></thead><tbody>${transfers.map(
             (t) =>
               html`<tr data-transfer="${t.id}"><td>${fmtInstant(t.createdAt)}</td><td>${t.fromAgent === me.id ? 'you' : t.fromAgent}</td><td>${t.toAgent === me.id ? 'you' : t.toAgent}</td><td class="num">${fmtCredits(t.amount)}</td><td>${t.memo ?? ''}</td></tr>`,
           )}</tbody></table></div>`
         : html`<p class="muted">No transfers yet.</p>`
     }</section>`,
   };
+}
+
+/**
+ * A transfer request (the "Ask someone for credits" link of /credits): /transfer?to=<nickname>
+ * opens the form addressed to them (and ?amount= filled in); nothing moves until the sender confirms.
+ */
+export function transferRequestOf(ctx: Koa.Context): FormState | undefined {
+  const to = typeof ctx.query.to === 'string' ? ctx.query.to.slice(0, 200) : '';
+  if (!to) return undefined;
+  const values = new URLSearchParams({ toAgent: to });
+  if (typeof ctx.query.amount === 'string' && /^\d{1,12}(\.\d{1,9})?$/.test(ctx.query.amount)) values.set('amount', ctx.query.amount);
+  return { form: 'transfer', values, refusal: null };
 }
 
 export async function transferAct(deps: Deps, _ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string> {

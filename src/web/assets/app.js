@@ -51,12 +51,15 @@
   var RANGES = [['1d', DAY], ['1w', 7 * DAY], ['1m', 30 * DAY], ['all', 0]];
   var chosen = {}; // a chart's chosen time range survives the live refresh (keyed by its caption)
 
-  /** The x range from the data itself: a history inside one second gets a sub-second axis, never years. */
+  /**
+   * The x range from the data itself: a history inside one second gets a sub-second axis, never
+   * years; a single instant gets an hour either side (ticks in minutes, not fractions of a second).
+   */
   function xRange(kind) {
     return function (u, min, max) {
       if (min === null || max === null) return [min, max];
       var span = max - min;
-      var pad = kind === 'number' ? 0 : span > 0 ? span * 0.02 : kind === 'date' ? DAY : 500;
+      var pad = kind === 'number' ? 0 : span > 0 ? span * 0.02 : kind === 'date' ? DAY : DAY / 24;
       return [min - pad, max + pad];
     };
   }
