@@ -1,9 +1,10 @@
-import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, Unique } from 'typeorm';
 import { Metric } from './metric';
 import { Proposal } from './proposal';
 
 /** migrations 1765000000000-TrackRecord: one decided proposal, metric and target date (issue 68). */
 @Entity('track_record')
+@Unique('track_record_decided_market_id_key', ['decidedMarketId'])
 @Index('track_record_workspace', ['workspaceId', 'id'])
 @Index('track_record_metric', ['metricId', 'settledAt'])
 @Check('track_record_decision_check', `decision IN ('approved','declined')`)
@@ -21,7 +22,7 @@ export class TrackRecordRow {
   @JoinColumn({ name: 'metric_id', foreignKeyConstraintName: 'track_record_metric_id_fkey' })
   metric?: Metric;
   @Column({ type: 'text', name: 'target_date' }) targetDate!: string;
-  @Column({ type: 'uuid', name: 'decided_market_id', unique: true }) decidedMarketId!: string;
+  @Column({ type: 'uuid', name: 'decided_market_id' }) decidedMarketId!: string;
   @Column({ type: 'text' }) decision!: 'approved' | 'declined';
   @Column({ type: 'timestamptz', name: 'decided_at' }) decidedAt!: Date;
   @Column({ type: 'double precision', name: 'range_min' }) rangeMin!: number;
