@@ -327,9 +327,13 @@ describe('track record', () => {
         expect(await page.locator(`tr[data-proposal="${ids[1]}"] [data-field="againstAdvice"]`).count()).toBe(1);
         expect(await page.content()).not.toContain('Board secret');
         expect(await page.evaluate('getComputedStyle(document.body).backgroundColor')).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');
-        const { violations, passes } = await axe(page);
-        expect(passes.map((p) => p.id)).toContain('color-contrast');
-        expect(violations.filter((v) => AXE_FAILING.has(v.impact ?? '')).map((v) => `${v.id}: ${v.help}`)).toEqual([]);
+        for (const width of [1280, 390]) {
+          await page.setViewportSize({ width, height: 900 });
+          await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+          const { violations, passes } = await axe(page);
+          expect(passes.map((p) => p.id)).toContain('color-contrast');
+          expect(violations.filter((v) => AXE_FAILING.has(v.impact ?? '')).map((v) => `${width}: ${v.id}: ${v.help}`)).toEqual([]);
+        }
 
         // The metric's page links to its own record; the CSV downloads from the page.
         await page.goto(`${origin()}/w/${slug}/metrics/${m.id}`);
