@@ -209,13 +209,23 @@ function ruleFigures(rule: RuleFigures['rule'], realised: ScoredRecord[]): RuleF
 }
 
 function calibrationOf(realised: ScoredRecord[]): Calibration {
-  const scored = realised.filter((r) => r.forecastP !== null && r.forecastP !== undefined && r.outcomeV !== null && r.outcomeV !== undefined);
-  const bins = Array.from({ length: RELIABILITY_BINS }, (_, bin) => {
-    const inBin = scored.filter((r) => binOf(r.forecastP!) === bin);
-    return { bin, forecasts: inBin.length, meanForecast: mean(inBin.map((r) => r.forecastP!)), meanOutcome: mean(inBin.map((r) => r.outcomeV!)) };
-  });
-  const brier = mean(scored.map((r) => (r.forecastP! - r.outcomeV!) ** 2));
-  return { forecasts: scored.length, score: brier === null ? null : 1 - brier, bins };
+  const bins = Array.from({ length: RELIABILITY_BINS }, () => ({ n: 0, p: 0, v: 0 }));
+  let forecasts = 0;
+  let sq = 0;
+  for (const r of realised) {
+    if (r.forecastP === null || r.forecastP === undefined || r.outcomeV === null || r.outcomeV === undefined) continue;
+    const b = bins[binOf(r.forecastP)];
+    b.n++;
+    b.p += r.forecastP;
+    b.v += r.outcomeV;
+    forecasts++;
+    sq += (r.forecastP - r.outcomeV) ** 2;
+  }
+  return {
+    forecasts,
+    score: forecasts ? 1 - sq / forecasts : null,
+    bins: bins.map((b, bin) => ({ bin, forecasts: b.n, meanForecast: b.n ? b.p / b.n : null, meanOutcome: b.n ? b.v / b.n : null })),
+  };
 }
 
 const monthOf = (d: Date) => d.toISOString().slice(0, 7);
@@ -223,8 +233,14 @@ const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 /** Records grouped into periods: calendar months of the decision, or runs of PERIOD_DECISIONS decisions when they span few months. */
 function periodsOf(rs: ScoredRecord[]): { kind: 'month' | 'decisions'; groups: { label: string; records: ScoredRecord[] }[] } {
   const sorted = [...rs].sort((a, b) => a.decidedAt.getTime() - b.decidedAt.getTime());
-  const months = [...new Set(sorted.map((r) => monthOf(r.decidedAt)))];
-  if (months.length >= MIN_MONTHS) return { kind: 'month', groups: months.map((m) => ({ label: m, records: sorted.filter((r) => monthOf(r.decidedAt) === m) })) };
+  const byMonth = new Map<string, ScoredRecord[]>();
+  for (const r of sorted) {
+    const m = monthOf(r.decidedAt);
+    const list = byMonth.get(m);
+    if (list) list.push(r);
+    else byMonth.set(m, [r]);
+  }
+  if (byMonth.size >= MIN_MONTHS) return { kind: 'month', groups: [...byMonth].map(([label, records]) => ({ label, records })) };
   const groups: { label: string; records: ScoredRecord[] }[] = [];
   for (let i = 0; i < sorted.length; i += PERIOD_DECISIONS) {
     const records = sorted.slice(i, i + PERIOD_DECISIONS);
@@ -242,11 +258,10 @@ function adviceFigures(rs: ScoredRecord[]): AdviceFigures {
 export function summariseTrackRecord(rs: ScoredRecord[]): TrackRecordSummary {
   const realised = realisedOf(rs);
   const { kind, groups } = periodsOf(rs);
-  const seen: ScoredRecord[] = [];
+  const doneToDate: ScoredRecord[] = [];
   const periods = groups.map(({ label, records }) => {
-    seen.push(...records);
     const done = realisedOf(records);
-    const doneToDate = realisedOf(seen);
+    doneToDate.push(...done);
     const errOf = (pick: (r: ScoredRecord) => number | null | undefined) => mean(done.flatMap((r) => (pick(r) === null || pick(r) === undefined ? [] : [rel(pick(r)!, r.rangeWidth)])));
     return {
       label,
