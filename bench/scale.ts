@@ -8,7 +8,8 @@
  * every page, with real ids, through the real app. Targets: GET p95 < 50 ms, pages < 100 ms, each
  * pass at 100% within 1.5x of its time at 10%. Not part of npm test.
  *   npx tsx bench/scale.ts [--factor 1] [--requests 20]
- * BENCH_DB names the database (default mpps_bench_scale); BENCH_KEEP=1 keeps it afterwards (to profile on).
+ * BENCH_DB names the database (default mpps_bench_scale); BENCH_KEEP=1 keeps it afterwards (to profile on);
+ * BENCH_ONLY=<regex> walks only the calls it matches (e.g. BENCH_ONLY=track-record).
  */
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
@@ -160,7 +161,9 @@ async function atSize(factor: number, measureRoutes: boolean, failures: string[]
       const key = ((await minted.json()) as { apiKey: string }).apiKey;
       const admin = new Set(registeredRoutes().filter((r) => r.auth.label === 'platform admin').map((r) => `/api${r.path}`));
       console.log(`\n| GET | status | p50 ms | p95 ms |\n|---|---|---|---|`);
-      for (const call of catalogCalls(registeredRoutes(), ids, randomUUID)) {
+      // BENCH_ONLY=<regex>: only the calls it matches (one area's routes and pages at full size, without the whole walk).
+      const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
+      for (const call of catalogCalls(registeredRoutes(), ids, randomUUID).filter((c) => !only || only.test(c))) {
         const headers = { [admin.has(call) ? 'X-API-Key' : 'X-Agent-Key']: admin.has(call) ? master : key, 'X-Workspace-Id': ids.workspaceId };
         const times: number[] = [];
         let status = 0;

@@ -17,6 +17,8 @@ export interface ScaleSizes {
   proposalsPerWorkspace: number;
   /** One published event per this many trades. */
   tradesPerEvent: number;
+  /** Track-record rows (issue 68) per proposal and metric: decided pairs over 2026, most realised. */
+  recordsPerPair: number;
 }
 
 export function sizesAt(factor: number): ScaleSizes {
@@ -30,6 +32,7 @@ export function sizesAt(factor: number): ScaleSizes {
     metricsPerWorkspace: 2,
     proposalsPerWorkspace: 2,
     tradesPerEvent: 10,
+    recordsPerPair: 50,
   };
 }
 
@@ -107,6 +110,32 @@ export async function seedScale(q: Q, s: ScaleSizes, log: (line: string) => void
        FROM workspaces w, generate_series(1, $1::int) k`,
     [s.proposalsPerWorkspace],
   );
+  // A year of decisions per workspace (proposals x metrics x recordsPerPair: 200 at the default
+  // sizes): 90% realised, 5% pending, 5% voided, consensus and readings spread over the range.
+  await step(
+    'track record',
+    `INSERT INTO track_record (workspace_id, proposal_id, metric_id, target_date, decided_market_id, decision, decided_at, range_min, range_max,
+                               approved_consensus, declined_consensus, advice, last_reading, average_change, status, realised_value, settled_at,
+                               market_error, persistence_error, average_change_error, direction_held, average_change_direction_held, forecast_p, outcome_v)
+     SELECT x.workspace_id, x.proposal_id, x.metric_id, 'scale-' || x.k, gen_random_uuid(), x.decision, x.decided_at, 0, 1000,
+            x.a, x.d, CASE WHEN x.a > x.d THEN 'approved' WHEN x.a < x.d THEN 'declined' END, x.last, 10, x.status,
+            CASE WHEN x.status = 'realised' THEN x.r END, CASE WHEN x.status <> 'pending' THEN x.decided_at + interval '20 days' END,
+            CASE WHEN x.status = 'realised' THEN x.r - x.f END, CASE WHEN x.status = 'realised' THEN x.r - x.last END,
+            CASE WHEN x.status = 'realised' THEN x.r - x.last - 10 END,
+            CASE WHEN x.status = 'realised' THEN sign(x.f - x.last) = sign(x.r - x.last) END,
+            CASE WHEN x.status = 'realised' THEN x.r > x.last END,
+            CASE WHEN x.status = 'realised' THEN x.f / 1000 END, CASE WHEN x.status = 'realised' THEN x.r / 1000 END
+       FROM (SELECT p.workspace_id, p.id AS proposal_id, mt.id AS metric_id, k,
+                    CASE WHEN h % 2 = 0 THEN 'approved' ELSE 'declined' END AS decision,
+                    timestamptz '2026-01-01' + (k::float8 / $1::int) * interval '330 days' AS decided_at,
+                    (h % 900 + 50)::float8 AS a, ((h / 7) % 900 + 50)::float8 AS d, ((h / 13) % 1000)::float8 AS last, ((h / 17) % 1000)::float8 AS r,
+                    CASE WHEN h % 2 = 0 THEN (h % 900 + 50)::float8 ELSE ((h / 7) % 900 + 50)::float8 END AS f,
+                    CASE WHEN h % 20 = 0 THEN 'pending' WHEN h % 20 = 1 THEN 'voided' ELSE 'realised' END AS status
+               FROM proposals p JOIN metrics mt ON mt.workspace_id = p.workspace_id
+               CROSS JOIN generate_series(1, $1::int) k
+               CROSS JOIN LATERAL (SELECT abs(hashint4(k * 31 + hashint4(mt.sort_order) + p.seq::int * 7)) AS h) hh) x`,
+    [s.recordsPerPair],
+  );
   await step(
     'events',
     `INSERT INTO outbox (workspace_id, type, data, created_at, published_at, seq, agent_id)
@@ -171,6 +200,7 @@ export function catalogCalls(routes: readonly { method: string; path: string }[]
     `${w}/markets/${ids.marketId}`,
     `${w}/proposals`,
     `${w}/proposals/${ids.proposalId}`,
+    `${w}/track-record`,
     `${w}/metrics/new`,
     `${w}/proposals/new`,
     '/workspaces/new',

@@ -2671,6 +2671,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/track-record": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's track record (one metric's with metricId)
+         * @description The workspace's track record (one metric's with metricId): for every decided proposal, metric and target date, both branches' consensus at the decision, what was decided, the decided branch's realised reading, the forecast error and whether the predicted direction held; beside the market, the same error for persistence, the average change and always approve; hit rate, error and calibration by month (or by 5 decisions while few); definitions explain each figure. Only the decided branch is ever realised. Query asOf (the record as it stood then; default now), limit (entries per page, default 50, max 200), cursor (nextCursor of the previous page). Metrics the caller may not read are left out of everything.
+         *
+         *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getTrackRecord"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/track-record/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The track record's entries as CSV
+         * @description The track record's entries as CSV (RFC 4180, a header row, newest decision first, at most 10000), the same rows and figures as GET /track-record. Query metricId, asOf.
+         *
+         *     Auth: public-read (No credentials needed when X-Workspace-Id names a public workspace (read only); otherwise read capability.) Capability: read. Scope: workspace:read.
+         */
+        get: operations["getTrackRecordCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/updates": {
         parameters: {
             query?: never;
@@ -21023,6 +21067,375 @@ export interface operations {
                 };
             };
             /** @description `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTrackRecord: {
+        parameters: {
+            query?: {
+                asOf?: string;
+                cursor?: string;
+                limit?: number;
+                metricId?: string;
+            };
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        asOf: string;
+                        calibration: {
+                            bins: {
+                                bin: number;
+                                forecasts: number;
+                                meanForecast: number | null;
+                                meanOutcome: number | null;
+                            }[];
+                            forecasts: number;
+                            score: number | null;
+                        };
+                        definitions: {
+                            [key: string]: string;
+                        };
+                        entries: {
+                            /** @description The branch with the higher consensus at the decision (null without both, or on a tie). */
+                            advice: ("approved" | "declined") | null;
+                            approvedConsensus: number | null;
+                            averageChange: number | null;
+                            averageChangeError: number | null;
+                            /** Format: date-time */
+                            decidedAt: string;
+                            /** @enum {string} */
+                            decision: "approved" | "declined";
+                            declinedConsensus: number | null;
+                            directionHeld: boolean | null;
+                            /** @description Realised minus forecast, both clamped into the book's range. */
+                            error: number | null;
+                            followedAdvice: boolean | null;
+                            /** @description The decided branch's consensus at the decision. */
+                            forecast: number | null;
+                            lastReading: number | null;
+                            /** @description The decided branch's book: the only one that can realise. */
+                            marketId: string;
+                            metricId: string;
+                            metricName: string;
+                            persistenceError: number | null;
+                            proposalId: string;
+                            proposalTitle: string;
+                            realisedValue: number | null;
+                            relativeError: number | null;
+                            settledAt: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "realised" | "voided";
+                            targetDate: string;
+                            unchosen: {
+                                /** @enum {string} */
+                                branch: "approved" | "declined";
+                                consensus: number | null;
+                                /** @description Never observed: only the decided branch is realised. */
+                                realised: null;
+                            };
+                            unit: string | null;
+                        }[];
+                        metric: {
+                            id: string;
+                            name: string;
+                            unit: string | null;
+                        } | null;
+                        nextCursor: string | null;
+                        /** @enum {string} */
+                        periodKind: "month" | "decisions";
+                        periods: {
+                            averageChangeError: number | null;
+                            calibration: number | null;
+                            decisions: number;
+                            /** Format: date-time */
+                            from: string;
+                            hitRate: {
+                                hits: number;
+                                rate: number | null;
+                                scored: number;
+                            };
+                            label: string;
+                            marketError: number | null;
+                            persistenceError: number | null;
+                            realised: number;
+                            /** Format: date-time */
+                            to: string;
+                            toDate: {
+                                hitRate: {
+                                    hits: number;
+                                    rate: number | null;
+                                    scored: number;
+                                };
+                                marketError: number | null;
+                            };
+                        }[];
+                        summary: {
+                            advice: {
+                                against: {
+                                    decisions: number;
+                                    hitRate: {
+                                        hits: number;
+                                        rate: number | null;
+                                        scored: number;
+                                    };
+                                    meanError: number | null;
+                                    realised: number;
+                                };
+                                followed: {
+                                    decisions: number;
+                                    hitRate: {
+                                        hits: number;
+                                        rate: number | null;
+                                        scored: number;
+                                    };
+                                    meanError: number | null;
+                                    realised: number;
+                                };
+                                none: number;
+                            };
+                            decisions: number;
+                            market: {
+                                decisions: number;
+                                hitRate: {
+                                    hits: number;
+                                    rate: number | null;
+                                    scored: number;
+                                };
+                                meanError: number | null;
+                            };
+                            pending: number;
+                            realised: number;
+                            rules: {
+                                decisions: number;
+                                hitRate: {
+                                    hits: number;
+                                    rate: number | null;
+                                    scored: number;
+                                } | null;
+                                marketBetterBy: number | null;
+                                marketCloser: number;
+                                marketMeanError: number | null;
+                                meanError: number | null;
+                                /** @enum {string} */
+                                rule: "persistence" | "averageChange" | "alwaysApprove";
+                                unobservable: number;
+                            }[];
+                            voided: number;
+                        };
+                        total: number;
+                        workspaceId: string;
+                    };
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `rate_limited` (retryable) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `service_unavailable` (retryable) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTrackRecordCsv: {
+        parameters: {
+            query?: {
+                asOf?: string;
+                metricId?: string;
+            };
+            header?: {
+                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
+                "X-Workspace-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `authentication_required`, `invalid_credentials` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`, `workspace_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;

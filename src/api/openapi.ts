@@ -122,6 +122,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   agents: 'Participants: registration, profiles, keys, balances, the ledger statement, transfers, credits, spends, deposits and withdrawals.',
   deletions: 'Large deletions (a workspace, a participant) run by a job in short batches: their progress.',
   'data-room': "The workspace's public, append-only log of acts: metric revisions, readings, decisions, settlements and voids with their reasons.",
+  'track-record': "Each decided proposal against what its metrics then did, beside simple rules (persistence, the average change, always approve), by period, with the traders' calibration; only the decided branch is ever realised.",
   events: 'The event log (spec §6): read it in order, or stream it.',
   feedback: 'Reports from participants to the operator of the instance.',
   groups: 'Groups in a workspace: capabilities and per-metric permissions granted to their members.',

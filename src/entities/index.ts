@@ -14,7 +14,8 @@ import { Connection, ConnectionCall } from './connection';
 import { BenchmarkStats, ParticipantResult, ParticipantStats, Season, SeasonStats, StandingsPending } from './standings';
 import { Deletion } from './deletion';
 import { DataRoomAction } from './dataRoom';
+import { TrackRecordRow } from './trackRecord';
 import { AgentWallet, CreditTransfer, Deposit, DepositLog, MoneyRequest, Withdrawal } from './credits';
 
 /** Every entity the data source knows; each area appends its own. */
-export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, MarketFunder, Connection, ConnectionCall, ParticipantResult, ParticipantStats, Season, SeasonStats, BenchmarkStats, StandingsPending, FeedbackEntry, AgentHeartbeat, DecisionTrace, WorkspaceRefresh, Source, SourceCacheEntry, Deletion, DataRoomAction];
+export const entities = [Market, Position, Trade, TradeRequest, Agent, ApiKey, Workspace, Group, GroupMember, Membership, Account, LedgerEntry, OutboxEvent, Setting, Metric, MetricReading, MetricRevision, MetricUpdate, ViewLink, ClaimToken, WaitlistEntry, Proposal, ProposalComment, ProposalScorecardRow, EventSequencer, Hook, HookDelivery, MoneyRequest, CreditTransfer, AgentWallet, Deposit, DepositLog, Withdrawal, LimitOrder, MarketFunder, Connection, ConnectionCall, ParticipantResult, ParticipantStats, Season, SeasonStats, BenchmarkStats, StandingsPending, FeedbackEntry, AgentHeartbeat, DecisionTrace, WorkspaceRefresh, Source, SourceCacheEntry, Deletion, DataRoomAction, TrackRecordRow];

@@ -63,6 +63,8 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   seasons: 'standings',
   standings_pending: 'standings',
   carries: 'standings',
+  // the track record: each decision against what happened (issue 68)
+  track_record: 'trackRecord',
   // the rest
   connections: 'connections',
   connection_calls: 'connections',

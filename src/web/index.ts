@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
-import { signedIn, signedInParticipant, visitorOf, type Visitor } from './api';
+import { apiGet, signedIn, signedInParticipant, visitorOf, type Visitor } from './api';
 import { localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, type FormState } from './forms';
 import { asset } from './assets';
 import { html } from './html';
@@ -10,6 +10,7 @@ import { layout, type PageParts } from './layout';
 import { marketPage, metricPage, proposalPage, proposalsPage, workspaceHome } from './pages';
 import { leaderboardPage, profilePage } from './standings';
 import { homePage } from './home';
+import { trackRecordPage } from './trackRecord';
 import { SETTINGS_PAGE, settingsAct, settingsPage, settingsRedraw } from './settings';
 import { readScope } from '../readScope';
 import { actRoutes } from './acts/routes';
@@ -234,6 +235,22 @@ export function webRoutes(deps: Deps): Koa.Middleware {
   router.get('/w/:ws/proposals', page(deps, (d, ctx) => proposalsPage(d, visitorOf(ctx, workspaceParam(ctx)))));
   router.get('/w/:ws/proposals/:id', page(deps, (d, ctx) => proposalPage(d, visitorOf(ctx, workspaceParam(ctx)), String(ctx.params.id), doneOf(ctx))));
   const q = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
+  router.get('/w/:ws/track-record', page(deps, (d, ctx) => trackRecordPage(d, visitorOf(ctx, workspaceParam(ctx)), { metric: q(ctx, 'metric'), cursor: q(ctx, 'cursor'), asOf: q(ctx, 'asOf') })));
+  router.get('/w/:ws/track-record.csv', async (ctx) => {
+    // The API's CSV for this visitor, as a download (a link cannot send the X-Workspace-Id the API route reads).
+    const metric = q(ctx, 'metric');
+    try {
+      const text = await readScope(() => apiGet<string>(deps, visitorOf(ctx, workspaceParam(ctx)), '/track-record/csv', { query: metric ? { metricId: metric } : {} }));
+      ctx.type = 'text/csv; charset=utf-8';
+      ctx.set('Content-Disposition', `attachment; filename="track-record-${workspaceParam(ctx)}.csv"`);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = text;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const r = refusalPage(err);
+      send(ctx, r.status, await withMe(deps, ctx, r.parts), performance.now());
+    }
+  });
   router.get('/leaderboard', page(deps, (d, ctx) => leaderboardPage(d, visitorOf(ctx, null), { sort: q(ctx, 'sort'), min: q(ctx, 'min'), season: q(ctx, 'season'), ws: q(ctx, 'ws'), offset: q(ctx, 'offset'), limit: q(ctx, 'limit') })));
   router.get('/participants/:id', page(deps, (d, ctx) => profilePage(d, visitorOf(ctx, null), String(ctx.params.id))));
   router.get(SETTINGS_PAGE, async (ctx, next) => {

@@ -85,7 +85,7 @@ ${ws.description ? html`<p class="lead" data-field="workspaceDescription">${ws.d
 <div class="scroll" tabindex="0" role="region" aria-label="Metrics (scrolls sideways on a narrow screen)"><table class="metrics"><caption>Metrics</caption>
 <thead><tr><th scope="col">Metric</th><th scope="col">Value</th><th scope="col">Trend</th><th scope="col">Books: target date and consensus</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="4" class="muted">No metrics you may read yet.</td></tr>`}</tbody></table></div>
-<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a>${current?.capabilities.includes('manage') ? html` · <a href="/w/${ws.slug}/members" id="members-link">Members</a>` : ''}</p>
+<p><a href="${href(v, `/w/${ws.slug}/proposals`)}">Proposals ranked by impact</a> · <a href="${href(v, `/w/${ws.slug}/track-record`)}">Track record of decisions</a> · <a href="${href(v, `/w/${ws.slug}/metrics/new`)}">Add a metric</a>${current?.capabilities.includes('manage') ? html` · <a href="/w/${ws.slug}/members" id="members-link">Members</a>` : ''}</p>
 ${joinSection(v, current, `/w/${ws.slug}`, state)}
 ${await positionsHere(deps, v, ws)}`,
   };
@@ -129,6 +129,7 @@ ${unit ? html`<div><dt>Unit</dt><dd data-field="unit">${unit}</dd></div>` : ''}
 <div><dt>Books open</dt><dd>${books.length}</dd></div>
 ${!metric.isLeaf && metric.formula ? html`<div><dt>Formula</dt><dd><code>${metric.formula}</code></dd></div>` : ''}
 </dl>
+<p><a href="${href(v, `/w/${ws.slug}/track-record?metric=${encodeURIComponent(metric.id)}`)}">Track record of decisions on ${metric.name}</a></p>
 ${chart(`${metric.name}: readings and each book's consensus over time`, { ...over, xKind: 'time', yLabel: metric.name, unit }, historyTable(unit, series))}
 ${chart(`${metric.name}: term structure (consensus by target date)`, { ...term, xKind: 'date', yLabel: metric.name, unit }, html`<p>See the table of books below.</p>`)}
 <div class="scroll" tabindex="0" role="region" aria-label="Books (scrolls sideways on a narrow screen)"><table><caption>Books on ${metric.name}</caption>

@@ -111,3 +111,18 @@ export async function pageFigures(page: Page, res: Response | null, paintWaitMs 
   })`)) as Omit<PageFigures, 'serverMs'>;
   return { serverMs, ...nav };
 }
+
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+/** The impacts that fail a page's accessibility check. */
+export const AXE_FAILING = new Set(['serious', 'critical']);
+
+export interface AxeResult {
+  passes: { id: string }[];
+  violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; failureSummary?: string }[] }[];
+}
+
+/** axe-core on the page as it stands: the source evaluated (the pages' CSP refuses an inline script tag, not the debugger's evaluate). */
+export async function axe(page: Page): Promise<AxeResult> {
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
+  return (await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] })')) as AxeResult;
+}

@@ -61,7 +61,7 @@ describe('the MCP connector over the real OAuth 2.1 flow (spec §5.1, §2.13)', 
 
   it('lists the tools by ask type with the routes\' schemas, reads as the person, quotes, and trades only when the person confirms', async () => {
     const { tools } = await client.listTools();
-    expect(tools.length).toBe(55);
+    expect(tools.length).toBe(56);
     const tradeTool = tools.find((t) => t.name === 'trade')!;
     expect(tradeTool.description).toMatch(/^\[trade\]/);
     expect(Object.keys((tradeTool.inputSchema.properties as any).body.properties)).toEqual(expect.arrayContaining(['marketId', 'direction', 'amount', 'targetValue', 'maxBudget']));

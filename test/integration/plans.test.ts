@@ -46,7 +46,7 @@ beforeAll(async () => {
   app = await startTestApp({ DATABASE_URL: url.toString() }, { migrate: true, workers: false });
   const q = (sql: string, params: unknown[] = []) => app.deps.ds.query(sql, params);
   // Ten members per workspace, as at full size (a workspace of hundreds joins its members by a hash).
-  await seedScale(q, { participants: 20_000, workspaces: 2_000, books: 20_000, open: 2_000, trades: 60_000, metricsPerWorkspace: 2, proposalsPerWorkspace: 6, tradesPerEvent: 4 });
+  await seedScale(q, { participants: 20_000, workspaces: 2_000, books: 20_000, open: 2_000, trades: 60_000, metricsPerWorkspace: 2, proposalsPerWorkspace: 6, tradesPerEvent: 4, recordsPerPair: 10 });
   pg = new Client({ connectionString: url.toString(), options: '-c plan_cache_mode=force_generic_plan' });
   await pg.connect();
   PostgresQueryRunner.prototype.query = function (this: PostgresQueryRunner, ...args: Parameters<PostgresQueryRunner['query']>) {

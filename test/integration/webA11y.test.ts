@@ -1,8 +1,8 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { signUp, type TestPerson } from '../helpers/accounts';
-import { launchChromium } from '../helpers/browser';
+import { axe, AXE_FAILING as FAILING, launchChromium } from '../helpers/browser';
 import { buildWorkspace, mint } from '../helpers/factories';
 import { useTestApp, type TestApp } from '../helpers/harness';
 import { seedWebWorkspaces, type WebWorkspaces } from '../helpers/webWorkspace';
@@ -16,8 +16,6 @@ import { seedWebWorkspaces, type WebWorkspaces } from '../helpers/webWorkspace';
  * the form leaves them. What axe found, minor and moderate included, lands in test-results/a11y/.
  */
 const OUT = join(__dirname, '..', '..', 'test-results', 'a11y');
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const FAILING = new Set(['serious', 'critical']);
 
 
 let app: TestApp;
@@ -70,17 +68,6 @@ afterAll(async () => {
   for (const c of Object.values(contexts)) await c?.close();
 });
 
-interface AxeResult {
-  passes: { id: string }[];
-  violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[]; failureSummary?: string }[] }[];
-}
-
-/** axe-core on the page as it stands: the source evaluated (the pages' CSP refuses an inline script tag, not the debugger's evaluate). */
-async function axe(page: Page): Promise<AxeResult> {
-  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE_SOURCE);
-  return (await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] })')) as AxeResult;
-}
-
 interface PageCase {
   name: string;
   path: () => string;
@@ -118,6 +105,7 @@ const PAGES: PageCase[] = [
     shows: '#trade-amount-err',
   },
   { name: 'proposals', path: () => `/w/${seed.ws.slug}/proposals` },
+  { name: 'track record', path: () => `/w/${seed.ws.slug}/track-record` },
   { name: 'proposal with comments', path: () => `/w/${seed.ws.slug}/proposals/${seed.proposalId}`, shows: 'ol.comments ol.replies' },
   { name: 'new metric', path: () => `/w/${own.slug}/metrics/new`, shows: '#metric-form' },
   {

@@ -55,6 +55,7 @@ const SPECS: ToolSpec[] = [
   { name: 'my_transfers', method: 'GET', path: '/agents/transfers', ask: 'look' },
   { name: 'list_groups', method: 'GET', path: '/groups', ask: 'look' },
   { name: 'data_room', method: 'GET', path: '/data-room/actions', ask: 'look' },
+  { name: 'track_record', method: 'GET', path: '/track-record', ask: 'look' },
   { name: 'list_sources', method: 'GET', path: '/sources', ask: 'look' },
   { name: 'read_source_text', method: 'GET', path: '/sources/:id/text', ask: 'look' },
   { name: 'source_tree', method: 'GET', path: '/sources/:id/tree', ask: 'look' },

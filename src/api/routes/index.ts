@@ -25,3 +25,4 @@ import './feedback';
 import './telemetry';
 import './sources';
 import './deletions';
+import './trackRecord';

@@ -9,6 +9,7 @@ import { emitEvent } from '../events';
 import { callback } from '../wiring';
 import { closeOrdersOf, markResolved, markVoided } from '../books';
 import { recordPayouts } from '../trading';
+import { recordBookVoided } from '../trackRecord';
 
 interface HolderRow {
   agent_id: string;
@@ -94,6 +95,7 @@ export async function voidLockedMarket(m: EntityManager, mk: MarketRow, reason: 
   const refunded = await payOut(m, mk, pays, 'refund', ledger, pool);
   await recordPayouts(m, mk.id, pays, now);
   await markVoided(m, mk.id, reason, now);
+  await recordBookVoided(m, mk, now);
   await emitEvent(m, mk.workspaceId, 'market:closed', { marketId: mk.id, voided: true, reason });
   if (!batch) await writeLedger(m, ledger, { shortfall: 'internal' });
   return { refunded };

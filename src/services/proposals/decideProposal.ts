@@ -7,6 +7,7 @@ import { closeOrdersOf, lockMarket, setCloseReason, type MarketRow } from '../bo
 import { voidLockedMarket } from '../lifecycle';
 import { emitEvent } from '../events';
 import { withOneLedgerWrite } from '../ledger';
+import { recordDecision } from '../trackRecord';
 import { markScorecardDecision } from './scorecard';
 import { lockProposal, proposalNotFound, type Branch, type ProposalStatus } from './proposalRows';
 
@@ -88,6 +89,7 @@ export async function decideProposal(deps: Deps, workspaceId: string, proposalId
       updatedAt: now,
     });
     await markScorecardDecision(m, p.id, target);
+    await recordDecision(m, p.id, target, now);
     await emitEvent(m, workspaceId, 'proposal:status_changed', {
       proposalId: p.id,
       fromStatus: p.status,

@@ -1,0 +1,2 @@
+export * from './keepTrackRecord';
+export * from './readTrackRecord';

@@ -1,0 +1,108 @@
+import type { Deps } from '../../deps';
+import { rowReader, type Row } from '../../db/rows';
+import { TrackRecordRow } from '../../entities/trackRecord';
+import { summariseTrackRecord, type ScoredRecord, type TrackRecordSummary } from '../../domain/trackRecord';
+import { DomainError } from '../../errors';
+
+/** An entry of the record as the reader sees it at `asOf` (a reading realised later reads as pending). */
+export type TrackRecordEntry = Row<TrackRecordRow> & { proposalTitle: string; metricName: string; unit: string | null };
+
+export interface TrackRecordQuery {
+  /** Whether the reader may read a metric (the read policy): other metrics are left out of everything. */
+  readable: (metricId: string) => boolean;
+  metricId?: string;
+  asOf: Date;
+  limit: number;
+  /** The last entry id of the previous page (entries go newest decision first). */
+  cursor?: string;
+}
+
+export interface TrackRecord {
+  workspaceId: string;
+  metric: { id: string; name: string; unit: string | null } | null;
+  asOf: Date;
+  summary: TrackRecordSummary;
+  entries: TrackRecordEntry[];
+  total: number;
+  nextCursor: string | null;
+}
+
+const readRow = rowReader(TrackRecordRow);
+/** The most entries a CSV export carries (newest first). */
+export const EXPORT_LIMIT = 10_000;
+
+/** What a reading instant hides: a settlement after it has not happened yet. */
+function asOfView<T extends Pick<Row<TrackRecordRow>, 'status' | 'settledAt'>>(r: T, asOf: Date): T {
+  if (r.status === 'pending' || (r.settledAt && r.settledAt <= asOf)) return r;
+  return {
+    ...r,
+    status: 'pending',
+    settledAt: null,
+    realisedValue: null,
+    marketError: null,
+    persistenceError: null,
+    averageChangeError: null,
+    directionHeld: null,
+    averageChangeDirectionHeld: null,
+    forecastP: null,
+    outcomeV: null,
+  };
+}
+
+/**
+ * A workspace's track record (one metric's with metricId) as it stood at asOf: the summary over every
+ * decision the reader may see, and one page of entries. Reads the stored rows only (kept by the
+ * decision, resolution and void paths).
+ */
+export async function readTrackRecord(deps: Deps, workspaceId: string, q: TrackRecordQuery): Promise<TrackRecord> {
+  const metrics: Array<{ id: string; name: string; unit: string | null }> = await deps.ds.query(`SELECT id, name, unit FROM metrics WHERE workspace_id = $1`, [workspaceId]);
+  const visible = metrics.filter((mt) => q.readable(mt.id));
+  let metric: TrackRecord['metric'] = null;
+  if (q.metricId !== undefined) {
+    metric = visible.find((mt) => mt.id === q.metricId) ?? null;
+    if (!metric) throw new DomainError('not_found', `There is no metric ${q.metricId} you may read in this workspace.`);
+  }
+  const ids = metric ? [metric.id] : visible.map((mt) => mt.id);
+  // The summary's narrow rows and the page of entries in parallel (two statements, one wait).
+  const [rows, page] = await Promise.all([
+    deps.ds.query(
+      `SELECT decided_at, decision, status, settled_at, advice, range_max - range_min AS width, market_error, persistence_error, average_change_error,
+              direction_held, average_change_direction_held, forecast_p, outcome_v
+         FROM track_record WHERE workspace_id = $1 AND metric_id = ANY($2::uuid[]) AND decided_at <= $3`,
+      [workspaceId, ids, q.asOf],
+    ) as Promise<Array<Record<string, unknown>>>,
+    entriesOf(deps, workspaceId, ids, q.asOf, q.limit + 1, q.cursor),
+  ]);
+  const scored: ScoredRecord[] = rows.map((r) => {
+    const row = asOfView(readRow(r), q.asOf);
+    return { ...row, rangeWidth: Number(r.width) };
+  });
+  const more = page.length > q.limit;
+  const entries = more ? page.slice(0, q.limit) : page;
+  return {
+    workspaceId,
+    metric,
+    asOf: q.asOf,
+    summary: summariseTrackRecord(scored),
+    entries,
+    total: scored.length,
+    nextCursor: more ? entries[entries.length - 1].id : null,
+  };
+}
+
+async function entriesOf(deps: Deps, workspaceId: string, metricIds: string[], asOf: Date, limit: number, cursor?: string): Promise<TrackRecordEntry[]> {
+  const rows: Array<Record<string, unknown>> = await deps.ds.query(
+    `SELECT t.*, p.title AS proposal_title, mt.name AS metric_name, mt.unit
+       FROM track_record t JOIN proposals p ON p.id = t.proposal_id JOIN metrics mt ON mt.id = t.metric_id
+      WHERE t.workspace_id = $1 AND t.metric_id = ANY($2::uuid[]) AND t.decided_at <= $3 AND ($4::bigint IS NULL OR t.id < $4::bigint)
+      ORDER BY t.id DESC LIMIT $5`,
+    [workspaceId, metricIds, asOf, cursor ?? null, limit],
+  );
+  return rows.map((r) => ({ ...asOfView(readRow(r), asOf), proposalTitle: r.proposal_title as string, metricName: r.metric_name as string, unit: (r.unit as string | null) ?? null }));
+}
+
+/** Every entry for the CSV export (newest first, at most EXPORT_LIMIT), narrowed and dated as readTrackRecord's. */
+export async function exportTrackRecord(deps: Deps, workspaceId: string, q: Omit<TrackRecordQuery, 'limit' | 'cursor'>): Promise<TrackRecordEntry[]> {
+  const r = await readTrackRecord(deps, workspaceId, { ...q, limit: EXPORT_LIMIT });
+  return r.entries;
+}
