@@ -17,6 +17,7 @@ import { accountId, balanceOf } from '../ledger';
 import { insertReadings, type NewReading, type ResetPeriod } from './readings';
 import { DEFAULT_TIME_PREFERENCE, getMetricRow, loadGraph, requireMetric, UUID_RE, type MetricRow } from './metricRows';
 import { dependantReadings, emitTotalChanges, recalculate, refreshStructure } from './recalculateTotals';
+import { rows } from '../../db/queryRows';
 
 // ---------------------------------------------------------------------------
 // Create, update, delete
@@ -116,7 +117,7 @@ export async function createMetric(m: EntityManager, workspaceId: string, input:
   if (total !== null && !input.resolvesNaUntilMeasured) {
     await insertReadings(m, workspaceId, [{ metricId: id, value: total, kind: 'create' }], actor.clock.now());
   }
-  const [{ owner_id: ownerId }] = await m.query(`SELECT owner_id FROM workspaces WHERE id = $1`, [workspaceId]);
+  const [{ owner_id: ownerId }] = await rows<{ owner_id: string }>(m, `SELECT owner_id FROM workspaces WHERE id = $1`, [workspaceId]);
   const balanceBefore = (await balanceOf(m, accountId.agent(ownerId))) ?? 0n;
   const opening = await openBooksForNewMetric(m, id, actor.clock.now());
   const planned = opening.books.reduce((sum, b) => sum + b.planned, 0n);
