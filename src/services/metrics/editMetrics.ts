@@ -190,17 +190,19 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
   for (const key of Object.keys(next) as Array<keyof typeof next>) if (!sameSetting(next[key], row[key])) changed.push(key);
 
   if (changed.length) {
-    await m.query(
-      `UPDATE metrics SET name = $2, description = $3, value = $4, formula = $5, market_range_max = $6, resets_every = $7, opens_at = $8,
-              resolves_na_until_measured = $9, time_preference = $10, liquidity_credits = $11, market_title = $12, settlement_lag_minutes = $13,
-              is_leaf = $14, unit = $15, updated_at = now()
-        WHERE id = $1`,
-      [row.id, name, description, newValue, node.formula, next.marketRangeMax, next.resetsEvery, next.opensAt, next.resolvesNaUntilMeasured,
-        next.timePreference === null ? null : JSON.stringify(next.timePreference), next.liquidityCredits?.toString() ?? null, next.marketTitle,
-        next.settlementLagMinutes, node.deps.length === 0, next.unit],
-    ).catch((err) => {
+    try {
+      await m.query(
+        `UPDATE metrics SET name = $2, description = $3, value = $4, formula = $5, market_range_max = $6, resets_every = $7, opens_at = $8,
+                resolves_na_until_measured = $9, time_preference = $10, liquidity_credits = $11, market_title = $12, settlement_lag_minutes = $13,
+                is_leaf = $14, unit = $15, updated_at = now()
+          WHERE id = $1`,
+        [row.id, name, description, newValue, node.formula, next.marketRangeMax, next.resetsEvery, next.opensAt, next.resolvesNaUntilMeasured,
+          next.timePreference === null ? null : JSON.stringify(next.timePreference), next.liquidityCredits?.toString() ?? null, next.marketTitle,
+          next.settlementLagMinutes, node.deps.length === 0, next.unit],
+      );
+    } catch (err) {
       throw uniqueViolation(err, name);
-    });
+    }
   }
 
   if (name !== row.name) await renameEverywhere(m, g, row, name, actor);
