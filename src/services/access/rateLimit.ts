@@ -51,9 +51,12 @@ const limiters = new WeakMap<Deps, Map<Bucket, Promise<RateLimiterAbstract>>>();
 
 async function postgresLimiter(deps: Deps, keyPrefix: string, points: number, duration: number): Promise<RateLimiterAbstract> {
   const schemaName = queueSchema(deps.config.QUEUE_PREFIX);
-  await deps.ds.query(`CREATE SCHEMA IF NOT EXISTS "${schemaName}"`).catch((err: { code?: string }) => {
-    if (err.code !== '23505' && err.code !== '42P06') throw err; // created by another process at once
-  });
+  try {
+    await deps.ds.query(`CREATE SCHEMA IF NOT EXISTS "${schemaName}"`);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== '23505' && code !== '42P06') throw err; // created by another process at once
+  }
   return new Promise((resolve, reject) => {
     const l: RateLimiterPostgres = new RateLimiterPostgres(
       { storeClient: deps.ds, storeType: 'typeorm', schemaName, tableName: 'rate_limits', keyPrefix, points, duration, clearExpiredByTimeout: false, ...SPENT_IN_MEMORY(points) },

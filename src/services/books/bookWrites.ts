@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { rows } from '../../db/queryRows';
 
 /**
  * Books owns `markets` and `limit_orders` (src/services/tables.ts): every write to them is here or in
@@ -44,7 +45,8 @@ export const tradeBookCtes = (ok: string): string => `mu AS (
 
 /** A new limit order's row (its values in the column order below), returned as stored. */
 export async function insertLimitOrder(m: EntityManager, values: unknown[]): Promise<Record<string, unknown>> {
-  const [row] = await m.query(
+  const [row] = await rows<Record<string, unknown>>(
+    m,
     `INSERT INTO limit_orders (id, market_id, workspace_id, agent_id, direction, limit_value, limit_p, price_nano, shares, filled, immediate, spent, reserve, status,
                                expires_at, idempotency_key, body_hash, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16, $17, $17) RETURNING *`,

@@ -7,6 +7,7 @@ import { accountId, lockAccounts, openAccounts, writeLedger, type Credit } from 
 import { writeEvents } from '../events';
 import type { Row } from '../../db/rows';
 import type { Market } from '../../entities/market';
+import { firstRow, rows } from '../../db/queryRows';
 
 /**
  * A book as every area reads it: the markets row (the entity's columns but the update time) with its
@@ -15,6 +16,9 @@ import type { Market } from '../../entities/market';
 export type MarketRow = Omit<Row<Market>, 'updatedAt'> & { metricName: string };
 
 export const MARKET_SELECT = `SELECT mk.*, mt.name AS metric_name FROM markets mk JOIN metrics mt ON mt.id = mk.metric_id`;
+
+/** A row of MARKET_SELECT as pg answers it (snake_case, int8 and numeric as strings): rowToMarket reads it. */
+export type MarketRaw = Record<string, unknown>;
 
 /**
  * The markets row reader, written out (not `rowReader(Market)`): it runs for every book of every trade
@@ -87,8 +91,8 @@ export function displayStatus(mk: MarketRow, now: Date): 'open' | 'conditional' 
 
 export async function findMarket(m: DataSource | EntityManager, workspaceId: string, id: string): Promise<MarketRow | null> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
-  const rows = await m.query(`${MARKET_SELECT} WHERE mk.id = $1 AND mk.workspace_id = $2`, [id, workspaceId]);
-  return rows.length ? rowToMarket(rows[0]) : null;
+  const row = await firstRow<MarketRaw>(m, `${MARKET_SELECT} WHERE mk.id = $1 AND mk.workspace_id = $2`, [id, workspaceId]);
+  return row ? rowToMarket(row) : null;
 }
 
 /** `prepared`: a hot path's lock (the trade's), planned once per connection. */
@@ -104,7 +108,7 @@ export async function readMarkets(
   opts: { order?: string; limit?: number; lock?: boolean } = {},
 ): Promise<MarketRow[]> {
   const sql = `${MARKET_SELECT} WHERE ${where}${opts.order ? ` ORDER BY ${opts.order}` : ''}${opts.limit ? ` LIMIT ${Math.trunc(opts.limit)}` : ''}${opts.lock ? ' FOR UPDATE OF mk' : ''}`;
-  return (await m.query(sql, params)).map(rowToMarket);
+  return (await rows<MarketRaw>(m, sql, params)).map(rowToMarket);
 }
 
 /** The statement that locks books in id order (the order every writer takes them in): $1 the ids. Composed into the trade batch's pipelined open. */
@@ -120,8 +124,8 @@ export const marketLateral = (on: string): string => `JOIN LATERAL (${MARKET_SEL
 
 export async function lockMarket(m: EntityManager, id: string, prepared = false): Promise<MarketRow | null> {
   const sql = `${MARKET_SELECT} WHERE mk.id = $1 FOR UPDATE OF mk`;
-  const rows = prepared ? await queryPrepared(m, sql, [id]) : await m.query(sql, [id]);
-  return rows.length ? rowToMarket(rows[0]) : null;
+  const [row] = prepared ? await queryPrepared<MarketRaw>(m, sql, [id]) : await rows<MarketRaw>(m, sql, [id]);
+  return row ? rowToMarket(row) : null;
 }
 
 export function requireMarket(mk: MarketRow | null, id: string): MarketRow {
@@ -170,7 +174,7 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
     return { input, p0, book };
   });
   const col = <T>(f: (p: (typeof plans)[number]) => T) => plans.map(f);
-  const rows: Array<Record<string, any>> = await m.query( // eslint-disable-line @typescript-eslint/no-explicit-any
+  const opened: Array<Record<string, any>> = await m.query( // eslint-disable-line @typescript-eslint/no-explicit-any
     `INSERT INTO markets (workspace_id, metric_id, proposal_id, branch, target_date, granularity, period_start, period_end, resolves_on,
                           horizon_entry, title, range_min, range_max, funder_id, opened_probability, trading_ends_at,
                           funded, liquidity, b, q_higher, q_lower, q0_higher, q0_lower, manual)
@@ -206,14 +210,14 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
       col((p) => p.input.manual ?? false),
     ],
   );
-  if (!rows.length) return [];
-  const ids = rows.map((r) => r.id as string);
+  if (!opened.length) return [];
+  const ids = opened.map((r) => r.id as string);
   await openAccounts(m, ids.map(accountId.pool), 'pool');
 
   // Fund per funder in one transfer; if that funder is short, fund book by book while it can.
   const unfunded = new Set<string>();
   const byFunder = new Map<string, Array<Record<string, any>>>(); // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (const r of rows) if (BigInt(r.liquidity) > 0n) byFunder.set(r.funder_id, [...(byFunder.get(r.funder_id) ?? []), r]);
+  for (const r of opened) if (BigInt(r.liquidity) > 0n) byFunder.set(r.funder_id, [...(byFunder.get(r.funder_id) ?? []), r]);
   // Several funders pay in several statements: their accounts are locked first, in one sorted one.
   if (byFunder.size > 1) await lockAccounts(m, [...byFunder.keys()].map(accountId.agent));
   for (const [funder, books] of byFunder) {
@@ -227,11 +231,11 @@ export async function openBooks(m: EntityManager, inputs: OpenBookInput[]): Prom
       [[...unfunded]],
     );
   }
-  await recordFunders(m, rows.filter((r) => !unfunded.has(r.id)).map((r) => ({ marketId: r.id, agentId: r.funder_id, amount: BigInt(r.liquidity) })));
+  await recordFunders(m, opened.filter((r) => !unfunded.has(r.id)).map((r) => ({ marketId: r.id, agentId: r.funder_id, amount: BigInt(r.liquidity) })));
   const names = new Map<string, string>(inputs.filter((i) => i.metricName).map((i) => [i.metricId, i.metricName!]));
-  const missing = [...new Set(rows.map((r) => r.metric_id as string).filter((id) => !names.has(id)))];
-  if (missing.length) for (const r of await m.query(`SELECT id, name FROM metrics WHERE id = ANY($1::uuid[])`, [missing])) names.set(r.id, r.name);
-  const created = rows.map((r) => {
+  const missing = [...new Set(opened.map((r) => r.metric_id as string).filter((id) => !names.has(id)))];
+  if (missing.length) for (const r of await rows<{ id: string; name: string }>(m, `SELECT id, name FROM metrics WHERE id = ANY($1::uuid[])`, [missing])) names.set(r.id, r.name);
+  const created = opened.map((r) => {
     const mk = rowToMarket({ ...r, metric_name: names.get(r.metric_id) });
     return unfunded.has(mk.id) ? { ...mk, funded: false, liquidity: 0n, b: 0n, qHigher: 0n, qLower: 0n, q0Higher: 0n, q0Lower: 0n } : mk;
   });
@@ -295,10 +299,11 @@ export async function listMarkets(m: DataSource | EntityManager, workspaceId: st
   args.push(f.statuses ?? ['open', 'closed']);
   where.push(`mk.status = ANY($${args.length}::text[])`);
   args.push(f.limit);
-  const rows = await m.query(
+  const found = await rows<MarketRaw>(
+    m,
     // Ended books newest resolution first (a metric page lists its latest results); live ones by horizon.
     `${MARKET_SELECT} WHERE ${where.join(' AND ')} ORDER BY mt.sort_order, mk.resolved_at DESC NULLS FIRST, mk.period_end NULLS LAST, mk.branch NULLS FIRST, mk.created_at LIMIT $${args.length}`,
     args,
   );
-  return rows.map(rowToMarket);
+  return found.map(rowToMarket);
 }

@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps';
-import { findMarket, listMarkets, MARKET_SELECT, rowToMarket, type MarketFilter, type MarketRow } from './books';
+import { findMarket, listMarkets, MARKET_SELECT, rowToMarket, type MarketFilter, type MarketRaw, type MarketRow } from './books';
+import { firstRow } from '../../db/queryRows';
 
 /** The books of a workspace, for listings (open and closed unless the filter says otherwise). */
 export async function marketsOfWorkspace(deps: Deps, workspaceId: string, filter: MarketFilter): Promise<MarketRow[]> {
@@ -26,14 +27,15 @@ export interface MarketByDateQuery {
  * branch: a live one first, else the newest; null when none exists.
  */
 export async function marketByTargetDate(deps: Deps, q: MarketByDateQuery): Promise<MarketRow | null> {
-  const rows = await deps.ds.query(
+  const row = await firstRow<MarketRaw>(
+    deps.ds,
     `${MARKET_SELECT} WHERE mk.workspace_id = $1 AND mk.target_date = $2
         AND ($3::text IS NULL OR mk.metric_id::text = $3) AND ($4::text IS NULL OR lower(mt.name) = lower($4))
         AND mk.proposal_id IS NOT DISTINCT FROM $5::uuid AND mk.branch IS NOT DISTINCT FROM $6::text
       ORDER BY (mk.status IN ('open','closed')) DESC, mk.created_at DESC LIMIT 1`,
     [q.workspaceId, q.targetDate, q.metricId, q.metricName, q.proposalId, q.branch],
   );
-  return rows.length ? rowToMarket(rows[0]) : null;
+  return row ? rowToMarket(row) : null;
 }
 
 /** The open books of a workspace by liquidity, then by trade count, most first (the dashboard). */

@@ -1,19 +1,21 @@
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { rowToOrder, type OrderRow, type OrderStatus } from './orders';
+import { firstRow, rows } from '../../db/queryRows';
 
 /** The caller's orders, newest first; by market and status when asked. */
 export async function ordersOf(deps: Deps, p: { agentId: string; workspaceId: string; marketId?: string; status?: OrderStatus; limit: number }): Promise<OrderRow[]> {
-  const rows = await deps.ds.query(
+  const found = await rows<Record<string, unknown>>(
+    deps.ds,
     `SELECT * FROM limit_orders WHERE agent_id = $1 AND workspace_id = $2 AND ($3::uuid IS NULL OR market_id = $3) AND ($4::text IS NULL OR status = $4)
       ORDER BY seq DESC LIMIT $5`,
     [p.agentId, p.workspaceId, p.marketId ?? null, p.status ?? null, p.limit],
   );
-  return rows.map(rowToOrder);
+  return found.map(rowToOrder);
 }
 
 export async function orderOf(deps: Deps, p: { agentId: string; workspaceId: string; orderId: string }): Promise<OrderRow> {
-  const [row] = await deps.ds.query(`SELECT * FROM limit_orders WHERE id = $1 AND agent_id = $2 AND workspace_id = $3`, [p.orderId, p.agentId, p.workspaceId]);
+  const row = await firstRow<Record<string, unknown>>(deps.ds, `SELECT * FROM limit_orders WHERE id = $1 AND agent_id = $2 AND workspace_id = $3`, [p.orderId, p.agentId, p.workspaceId]);
   if (!row) throw new DomainError('order_not_found', `Order "${p.orderId}" was not found.`);
   return rowToOrder(row);
 }

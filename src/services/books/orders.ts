@@ -7,6 +7,7 @@ import type { OrderData, OrderStatus } from '../../domain/outcomes';
 import { accountId, leg, openAccounts, writeLedger, type Transfer } from '../ledger';
 import { writeEvents, type PendingEvent } from '../events';
 import { bookOf, type MarketRow } from './books';
+import { rows } from '../../db/queryRows';
 
 /** The market's reserve account: every open order's unused reserve (kind pool: never negative). */
 export const reserveAccount = (marketId: string) => `reserve:${marketId}`;
@@ -271,9 +272,19 @@ export function fillAccountsSql(markets: string): string {
 }
 
 /** Close the open orders whose `by` is among `ids`, in one statement: each row with the reserve it held. */
-async function closeOpen(m: EntityManager, by: 'market_id' | 'id', ids: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date): Promise<Array<Record<string, any>>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+/** An order closed by closeOpen: `returned` is the reserve it held (int8, as text). */
+export interface ClosedOrder {
+  id: string;
+  market_id: string;
+  workspace_id: string;
+  agent_id: string;
+  returned: string;
+}
+
+async function closeOpen(m: EntityManager, by: 'market_id' | 'id', ids: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date): Promise<ClosedOrder[]> {
   if (!ids.length) return [];
-  return m.query(
+  return rows<ClosedOrder>(
+    m,
     `WITH u AS (UPDATE limit_orders o SET status = $2, close_reason = $3, reserve = 0, updated_at = $4
        FROM (SELECT id, reserve FROM limit_orders WHERE ${by} = ANY($1::uuid[]) AND status = 'open' FOR UPDATE) prev
       WHERE o.id = prev.id
@@ -292,22 +303,22 @@ export async function closeOrdersOf(m: EntityManager, marketIds: readonly string
 }
 
 /** Close these open orders (cancellation or expiry), returning their reserves. */
-export async function closeOrders(m: EntityManager, orderIds: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date): Promise<Array<Record<string, any>>> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const rows = await closeOpen(m, 'id', orderIds, status, reason, now);
-  await releaseReserves(m, rows, status, reason);
-  return rows;
+export async function closeOrders(m: EntityManager, orderIds: readonly string[], status: 'cancelled' | 'expired', reason: string, now: Date): Promise<ClosedOrder[]> {
+  const closed = await closeOpen(m, 'id', orderIds, status, reason, now);
+  await releaseReserves(m, closed, status, reason);
+  return closed;
 }
 
-async function releaseReserves(m: EntityManager, rows: Array<Record<string, any>>, status: 'cancelled' | 'expired', reason: string, batch?: Transfer[]): Promise<number> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (!rows.length) return 0;
-  const legs = rows.filter((r) => BigInt(r.returned) > 0n).map((r) => leg(reserveAccount(r.market_id), accountId.agent(r.agent_id), BigInt(r.returned), 'order_refund', r.id));
+async function releaseReserves(m: EntityManager, closed: ClosedOrder[], status: 'cancelled' | 'expired', reason: string, batch?: Transfer[]): Promise<number> {
+  if (!closed.length) return 0;
+  const legs = closed.filter((r) => BigInt(r.returned) > 0n).map((r) => leg(reserveAccount(r.market_id), accountId.agent(r.agent_id), BigInt(r.returned), 'order_refund', r.id));
   if (batch) batch.push(...legs);
   else await writeLedger(m, legs, { shortfall: 'internal' });
   await writeEvents(
     m,
-    rows.map((r) => ({ workspaceId: r.workspace_id, type: status === 'cancelled' ? 'order:cancelled' : 'order:expired', data: { orderId: r.id, marketId: r.market_id, agentId: r.agent_id, returned: BigInt(r.returned), reason } })),
+    closed.map((r) => ({ workspaceId: r.workspace_id, type: status === 'cancelled' ? 'order:cancelled' : 'order:expired', data: { orderId: r.id, marketId: r.market_id, agentId: r.agent_id, returned: BigInt(r.returned), reason } })),
   );
-  return rows.length;
+  return closed.length;
 }
 
 export async function openReserve(m: EntityManager, marketId: string): Promise<void> {

@@ -11,6 +11,7 @@ import { accountId, writeLedger } from '../ledger';
 import { resolveOwnedAgent } from '../access';
 import { creditAccounts } from './accounts';
 import { CHAIN_JOB_OPTS, chainDelay, requireChain, walletOf } from './chainAccess';
+import { firstRow } from '../../db/queryRows';
 
 /**
  * A duplicate answers the first record; `visible` says whether the caller may see it (the first
@@ -83,7 +84,7 @@ async function credit(deps: Deps, chain: Chain, d: Deposit, r: ReceiptView, logs
   const paid = logs.reduce((s, l) => s + l.value, 0n);
   const split = depositSplit(paid, unitsPerCredit, feeBps);
   await inTransaction(deps.ds, async (m) => {
-    const [row] = await m.query(`SELECT status FROM deposits WHERE id = $1 FOR UPDATE`, [d.id]);
+    const row = await firstRow<{ status: Deposit['status'] }>(m, `SELECT status FROM deposits WHERE id = $1 FOR UPDATE`, [d.id]);
     if (row?.status !== 'pending') return;
     await m.query(
       `INSERT INTO deposit_logs (chain_id, tx_hash, log_index, deposit_id, from_address, amount_units)

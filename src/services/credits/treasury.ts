@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps';
 import { requireChain } from './chainAccess';
 import { creditAccounts } from './accounts';
+import { rows } from '../../db/queryRows';
 
 /** GET /agents/deposit-address: where and how to deposit (no secrets). */
 export function depositAddress(deps: Deps) {
@@ -24,8 +25,8 @@ export async function treasuryStatus(deps: Deps) {
   const [tokenUnits, gasWei, [held], [pending]] = await Promise.all([
     chain.tokenBalance(s.treasury),
     chain.gasBalance(s.treasury),
-    deps.ds.query(`SELECT coalesce(sum(balance), 0)::text AS v FROM accounts WHERE kind = 'participant'`),
-    deps.ds.query(`SELECT balance::text AS v FROM accounts WHERE id = $1`, [creditAccounts.withdrawalsPending]),
+    rows<{ v: string }>(deps.ds, `SELECT coalesce(sum(balance), 0)::text AS v FROM accounts WHERE kind = 'participant'`),
+    rows<{ v: string }>(deps.ds, `SELECT balance::text AS v FROM accounts WHERE id = $1`, [creditAccounts.withdrawalsPending]),
   ]);
   return {
     address: s.treasury,

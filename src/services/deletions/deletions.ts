@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { rowReader, type Row } from '../../db/rows';
+import { firstRow, rows } from '../../db/queryRows';
 import { Deletion } from '../../entities/deletion';
 import { conflict, DomainError } from '../../errors';
 import { logger } from '../../logger';
@@ -43,7 +44,7 @@ async function recordDeletion(m: EntityManager, kind: Deletion['kind'], targetId
      ON CONFLICT (kind, target_id) WHERE state <> 'done' DO NOTHING`,
     [kind, targetId, targetName, requestedBy, now],
   );
-  const [r] = await m.query(`SELECT * FROM deletions WHERE kind = $1 AND target_id = $2 AND state <> 'done'`, [kind, targetId]);
+  const [r] = await rows<Record<string, unknown>>(m, `SELECT * FROM deletions WHERE kind = $1 AND target_id = $2 AND state <> 'done'`, [kind, targetId]);
   return toRow(r);
 }
 
@@ -62,7 +63,7 @@ async function enqueueDeletion(deps: Deps, id: string, jobId = `deletion-${id}`)
 export async function requestWorkspaceDeletion(deps: Deps, workspaceId: string, requestedBy: string): Promise<DeletionRow> {
   const now = deps.clock.now();
   const d = await inTransaction(deps.ds, async (m) => {
-    const [ws] = await m.query(`SELECT id, slug FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
+    const ws = await firstRow<{ id: string; slug: string }>(m, `SELECT id, slug FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
     if (!ws) throw new DomainError('workspace_not_found', `No workspace "${workspaceId}" exists.`);
     await markWorkspaceDeleting(m, workspaceId, now);
     return recordDeletion(m, 'workspace', workspaceId, ws.slug, requestedBy, now);
@@ -79,12 +80,12 @@ export async function requestWorkspaceDeletion(deps: Deps, workspaceId: string, 
 export async function requestParticipantDeletion(deps: Deps, id: string, requestedBy: string) {
   const now = deps.clock.now();
   const out = await inTransaction(deps.ds, async (m) => {
-    const locked = await m.query(`SELECT id, nickname FROM agents WHERE id = $1 FOR UPDATE`, [id]);
+    const locked = await rows<{ id: string; nickname: string | null }>(m, `SELECT id, nickname FROM agents WHERE id = $1 FOR UPDATE`, [id]);
     if (!locked.length) throw new DomainError('not_found', `Participant "${id}" was not found.`);
-    const owned = await m.query(`SELECT slug FROM workspaces WHERE owner_id = $1 ORDER BY created_at LIMIT 5`, [id]);
+    const owned = await rows<{ slug: string }>(m, `SELECT slug FROM workspaces WHERE owner_id = $1 ORDER BY created_at LIMIT 5`, [id]);
     if (owned.length) {
-      throw conflict(`This participant owns workspace${owned.length > 1 ? 's' : ''} ${owned.map((w: { slug: string }) => w.slug).join(', ')}; delete ${owned.length > 1 ? 'them' : 'it'} first.`, {
-        workspaces: owned.map((w: { slug: string }) => w.slug),
+      throw conflict(`This participant owns workspace${owned.length > 1 ? 's' : ''} ${owned.map((w) => w.slug).join(', ')}; delete ${owned.length > 1 ? 'them' : 'it'} first.`, {
+        workspaces: owned.map((w) => w.slug),
       });
     }
     const moved = await settleParticipantCredits(m, id, now);
@@ -170,14 +171,15 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** GET /deletions/{id}: its requester and the master key see it; anyone else gets 404. */
 export async function deletionFor(deps: Deps, caller: { agentId: string; isMaster: boolean }, id: string): Promise<DeletionRow> {
-  const [r]: Array<Record<string, unknown>> = UUID_RE.test(id) ? await deps.ds.query(`SELECT * FROM deletions WHERE id = $1`, [id]) : [];
+  const r = UUID_RE.test(id) ? await firstRow<Record<string, unknown>>(deps.ds, `SELECT * FROM deletions WHERE id = $1`, [id]) : undefined;
   if (!r || (!caller.isMaster && r.requested_by !== caller.agentId)) throw new DomainError('not_found', `Deletion "${id}" was not found.`);
   return toRow(r);
 }
 
 /** The unfinished deletion of a workspace named by id or slug, if it is being deleted (for the 404's sentence). */
 export async function deletionOfWorkspace(deps: Deps, idOrSlug: string): Promise<string | null> {
-  const [r] = await deps.ds.query(
+  const r = await firstRow<{ id: string }>(
+    deps.ds,
     `SELECT d.id FROM workspaces w JOIN deletions d ON d.kind = 'workspace' AND d.target_id = w.id::text AND d.state <> 'done'
       WHERE w.deleting_at IS NOT NULL AND (w.id::text = $1 OR lower(w.slug) = lower($1)) LIMIT 1`,
     [idOrSlug],

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { changedRows, firstRow, rows } from '../../db/queryRows';
 import { logger } from '../../logger';
 import { closeOrders, lockMarketsById, type MarketRow } from '../books';
 import { accountId, balanceOf, transfer, withOneLedgerWrite } from '../ledger';
@@ -27,15 +28,16 @@ export interface Phase {
   step(m: EntityManager, target: string, now: Date, limits: Limits): Promise<number>;
 }
 
-const n = async (m: EntityManager, sql: string, params: unknown[]): Promise<number> => Number((await m.query(sql, params))[0].n);
+/** A count query's `n` (cast ::int, so pg answers a number). */
+const n = async (m: EntityManager, sql: string, params: unknown[]): Promise<number> => (await rows<{ n: number }>(m, sql, params))[0].n;
 
 /** Delete up to `limit` rows of `table` matching `where` (by ctid: any table, one index scan). */
 async function chunk(m: EntityManager, table: string, where: string, params: unknown[], limit: number): Promise<number> {
-  const [, count] = await m.query(
+  return changedRows(
+    m,
     `DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE ${where} LIMIT ${Math.max(1, Math.floor(limit))}))`,
     params,
   );
-  return Number(count ?? 0);
 }
 
 /** A phase deleting rows of several tables, in order, `rows` per batch. */
@@ -77,7 +79,7 @@ async function voidBooks(m: EntityManager, books: MarketRow[], now: Date): Promi
 }
 
 async function lockLiveBooks(m: EntityManager, workspaceId: string, limit: number): Promise<MarketRow[]> {
-  const ids = (await m.query(`SELECT id FROM markets WHERE workspace_id = $1 AND ${LIVE} ORDER BY id LIMIT ${limit}`, [workspaceId])).map((r: { id: string }) => r.id);
+  const ids = (await rows<{ id: string }>(m, `SELECT id FROM markets WHERE workspace_id = $1 AND ${LIVE} ORDER BY id LIMIT ${limit}`, [workspaceId])).map((r) => r.id);
   if (!ids.length) return [];
   // Locked in id order, like every batch that locks books; a book ended meanwhile is skipped by the void.
   return lockMarketsById(m, ids);
@@ -112,7 +114,7 @@ export const WORKSPACE_PHASES: Phase[] = [
     name: 'workspace',
     count: async () => 1,
     step: async (m, ws, now, limits) => {
-      const [row] = await m.query(`SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [ws]);
+      const row = await firstRow<{ id: string }>(m, `SELECT id FROM workspaces WHERE id = $1 FOR UPDATE`, [ws]);
       if (!row) return 0;
       // Books opened after the books phase (a horizon pass already under way): voided here first.
       const late = await lockLiveBooks(m, ws, limits.books);
@@ -144,7 +146,7 @@ export const PARTICIPANT_PHASES: Phase[] = [
     name: 'participant',
     count: async () => 1,
     step: async (m, id, now) => {
-      const [row] = await m.query(`SELECT id FROM agents WHERE id = $1 FOR UPDATE`, [id]);
+      const row = await firstRow<{ id: string }>(m, `SELECT id FROM agents WHERE id = $1 FOR UPDATE`, [id]);
       if (!row) return 0;
       await settleParticipantCredits(m, id, now);
       await deleteAgentRow(m, id);
@@ -155,9 +157,9 @@ export const PARTICIPANT_PHASES: Phase[] = [
 
 /** Where a deleted participant's credits go: its parent, else its creator, else the treasury. */
 export async function heirOf(m: EntityManager, id: string): Promise<{ account: string; agentId: string | null }> {
-  const [a] = await m.query(`SELECT parent_id, created_by FROM agents WHERE id = $1`, [id]);
-  const heirId: string | null = [a?.parent_id, a?.created_by].find((x: string | null) => x && x !== id) ?? null;
-  const exists = heirId ? (await m.query(`SELECT 1 FROM agents WHERE id = $1`, [heirId])).length > 0 : false;
+  const a = await firstRow<{ parent_id: string | null; created_by: string | null }>(m, `SELECT parent_id, created_by FROM agents WHERE id = $1`, [id]);
+  const heirId = [a?.parent_id, a?.created_by].find((x) => x && x !== id) ?? null;
+  const exists = heirId ? (await rows(m, `SELECT 1 FROM agents WHERE id = $1`, [heirId])).length > 0 : false;
   return exists ? { account: accountId.agent(heirId!), agentId: heirId } : { account: accountId.treasury, agentId: null };
 }
 
@@ -166,7 +168,7 @@ export async function heirOf(m: EntityManager, id: string): Promise<{ account: s
  * back to it), then its whole balance to its heir. What it moved, and to whom.
  */
 export async function settleParticipantCredits(m: EntityManager, id: string, now: Date): Promise<{ amount: bigint; to: { account: string; agentId: string | null } }> {
-  const open: string[] = (await m.query(`SELECT id FROM limit_orders WHERE agent_id = $1 AND status = 'open' ORDER BY id`, [id])).map((r: { id: string }) => r.id);
+  const open = (await rows<{ id: string }>(m, `SELECT id FROM limit_orders WHERE agent_id = $1 AND status = 'open' ORDER BY id`, [id])).map((r) => r.id);
   if (open.length) await closeOrders(m, open, 'cancelled', 'participant deleted', now);
   const to = await heirOf(m, id);
   const balance = (await balanceOf(m, accountId.agent(id), true)) ?? 0n;

@@ -1,3 +1,4 @@
+import { firstRow, rows } from '../../db/queryRows';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { readPoliciesIn, visibleEvents, type ReadPolicy } from '../access';
@@ -36,8 +37,8 @@ export async function feedScopeOf(deps: Deps, caller: Principal | null, named: s
     ids = rows.map((r) => r.id);
     if (caller.keyLocked) ids = ids.filter((id) => id === caller.keyWorkspaceId);
   }
-  const wss: Array<{ id: string; public: boolean; owner_id: string | null }> = ids.length
-    ? await deps.ds.query(`SELECT id, public, owner_id FROM workspaces WHERE id = ANY($1::uuid[])`, [ids])
+  const wss = ids.length
+    ? await rows<{ id: string; public: boolean; owner_id: string | null }>(deps.ds, `SELECT id, public, owner_id FROM workspaces WHERE id = ANY($1::uuid[])`, [ids])
     : [];
   const policies = await readPoliciesIn(deps, caller, wss.map((w) => ({ id: w.id, public: w.public, ownerId: w.owner_id })), viewLink);
   return { workspaceIds: ids, agentId: caller?.agentId ?? null, policies };
@@ -47,6 +48,15 @@ export async function feedScopeOf(deps: Deps, caller: Principal | null, named: s
  * Events after `after` (exclusive) in log order, at most `limit`, leaving out what the reader may
  * not read (scope.policies); `through` is the last seq looked at, the cursor to go on from.
  */
+/** An outbox row as the feed reads it (seq cast to text: an int8). */
+interface OutboxEntry {
+  seq: string;
+  type: string;
+  workspace_id: string | null;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
 export async function readFeedPage(deps: Deps, scope: FeedScope, opts: { after: string; types?: string[]; limit: number }): Promise<{ events: FeedEvent[]; through: string }> {
   if (scope.workspaceIds !== 'all' && !scope.workspaceIds.length) return { events: [], through: opts.after };
   const all = scope.workspaceIds === 'all';
@@ -55,8 +65,9 @@ export async function readFeedPage(deps: Deps, scope: FeedScope, opts: { after: 
   for (;;) {
     const want = opts.limit - out.length;
     const types = opts.types?.length ? opts.types : null;
-    const rows: Array<{ seq: string; type: string; workspace_id: string | null; data: Record<string, unknown>; created_at: Date }> = all
-      ? await deps.ds.query(
+    const found = all
+      ? await rows<OutboxEntry>(
+          deps.ds,
           `SELECT seq::text AS seq, type, workspace_id, data, created_at FROM outbox
             WHERE seq > $1 AND ($2::text[] IS NULL OR type = ANY($2::text[]))
             ORDER BY outbox.seq LIMIT $3`,
@@ -65,7 +76,8 @@ export async function readFeedPage(deps: Deps, scope: FeedScope, opts: { after: 
       : // Per workspace from its own index range (outbox_workspace_seq), then merged: a reader's cost is
         // its workspaces times the page, never the log (a filter on the whole log from the cursor read
         // every later event of every workspace: 100,000 rows for an empty page in bench/scale, issue 60).
-        await deps.ds.query(
+        await rows<OutboxEntry>(
+          deps.ds,
           `SELECT e.seq::text AS seq, e.type, e.workspace_id, e.data, e.created_at
              FROM unnest($1::uuid[]) AS w(id)
              CROSS JOIN LATERAL (
@@ -76,10 +88,10 @@ export async function readFeedPage(deps: Deps, scope: FeedScope, opts: { after: 
             ORDER BY e.seq LIMIT $5`,
           [scope.workspaceIds, through, scope.agentId, types, want],
         );
-    const events = rows.map((r) => ({ id: r.seq, type: r.type, workspaceId: r.workspace_id, data: r.data, timestamp: r.created_at }));
+    const events = found.map((r) => ({ id: r.seq, type: r.type, workspaceId: r.workspace_id, data: r.data, timestamp: r.created_at }));
     out.push(...(await visibleEvents(deps, scope.policies ?? null, events)));
-    if (rows.length) through = rows[rows.length - 1].seq;
-    if (rows.length < want || out.length >= opts.limit) return { events: out, through };
+    if (found.length) through = found[found.length - 1].seq;
+    if (found.length < want || out.length >= opts.limit) return { events: out, through };
   }
 }
 
@@ -90,6 +102,6 @@ export async function readFeed(deps: Deps, scope: FeedScope, opts: { after: stri
 
 /** The newest seq in the log (a stream without Last-Event-ID starts here). */
 export async function logHead(deps: Deps): Promise<string> {
-  const [r] = await deps.ds.query(`SELECT last_seq::text AS head FROM event_sequencer WHERE id = 1`);
+  const r = await firstRow<{ head: string }>(deps.ds, `SELECT last_seq::text AS head FROM event_sequencer WHERE id = 1`);
   return r?.head ?? '0';
 }

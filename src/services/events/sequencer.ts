@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps';
 import { poolPrepared, queryPipelined } from '../../db/prepared';
+import { rows } from '../../db/queryRows';
 import { inTransaction } from '../../db/tx';
 
 /** One sequencer at a time, whatever the number of processes (a transaction-scoped advisory lock). */
@@ -68,7 +69,8 @@ export async function purgeEvents(deps: Deps, retentionDays: number): Promise<{ 
   const cutoff = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000);
   let events = 0;
   for (;;) {
-    const [{ n }] = await deps.ds.query(
+    const [{ n }] = await rows<{ n: number }>(
+      deps.ds,
       `WITH d AS (DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE created_at < $1 AND seq IS NOT NULL LIMIT 5000) RETURNING 1)
        SELECT count(*)::int AS n FROM d`,
       [cutoff],

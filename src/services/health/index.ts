@@ -1,3 +1,4 @@
+import { rows } from '../../db/queryRows';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 
@@ -34,7 +35,7 @@ async function timed(what: string, probe: () => Promise<unknown>): Promise<Check
  */
 export async function health(deps: Deps): Promise<{ status: 'ok'; postgres: Check; queues: Check & { backend: string } }> {
   const [postgres, queues] = await Promise.all([
-    timed('Postgres', () => deps.ds.query('SELECT 1')),
+    timed('Postgres', () => rows(deps.ds, 'SELECT 1')),
     timed('The queue backend', () => deps.hub.queue(deps.hub.allQueueNames()[0]).getWaitingCount()),
   ]);
   const checks = { postgres, queues: { ...queues, backend: deps.hub.backendKind } };

@@ -10,6 +10,7 @@ import { readPolicyOf, visibleEvents, type ReadPolicy } from '../access';
 import { emitEvent } from '../events';
 import { signingSecrets } from './hooks';
 import { postWebhook, type SendResult } from './send';
+import { firstRow, rows } from '../../db/queryRows';
 
 /** A delivering worker holds its endpoint this long past its last step (renewed on every delivery). */
 const LEASE_MS = 30_000;
@@ -23,7 +24,7 @@ async function headMovesWithin(deps: Deps, head: string, ms: number): Promise<bo
   const until = Date.now() + ms;
   while (Date.now() < until) {
     await new Promise((r) => setTimeout(r, LINGER_POLL_MS));
-    const [r] = await deps.ds.query(`SELECT last_seq > $1::bigint AS moved FROM event_sequencer WHERE id = 1`, [head]);
+    const r = await firstRow<{ moved: boolean }>(deps.ds, `SELECT last_seq > $1::bigint AS moved FROM event_sequencer WHERE id = 1`, [head]);
     if (r?.moved) return true;
   }
   return false;
@@ -101,7 +102,8 @@ const LOG_INSERT = `INSERT INTO hook_deliveries (hook_id, event_seq, event_type,
                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`;
 
 async function claim(deps: Deps, hookId: string, token: string): Promise<HookRow | null> {
-  const [row] = await deps.ds.query(
+  const row = await firstRow<HookRow>(
+    deps.ds,
     `WITH u AS (
        UPDATE hooks SET lease_until = now() + $3 * interval '1 millisecond', lease_token = $2
         WHERE id = $1 AND disabled_at IS NULL AND (lease_until IS NULL OR lease_until < now()) AND (next_attempt_at IS NULL OR next_attempt_at <= now())
@@ -119,7 +121,8 @@ async function release(deps: Deps, hookId: string, token: string): Promise<void>
 
 /** Work for an idle endpoint: events past its cursor, and no retry waiting. */
 async function hasPending(deps: Deps, hookId: string): Promise<boolean> {
-  const [r] = await deps.ds.query(
+  const [r] = await rows<{ p: boolean }>(
+    deps.ds,
     `SELECT EXISTS (SELECT 1 FROM hooks h WHERE h.id = $1 AND h.disabled_at IS NULL AND (h.lease_until IS NULL OR h.lease_until < now())
                       AND (h.next_attempt_at IS NULL OR h.next_attempt_at <= now())
                       AND EXISTS (SELECT 1 FROM outbox o WHERE o.workspace_id = h.workspace_id AND o.seq > h.cursor_seq)) AS p`,
@@ -181,8 +184,9 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
   const done: Array<{ seq: string; type: string; attempt: number; r: SendResult }> = [];
   const flush = async (): Promise<boolean> => {
     if (!done.length) return true;
-    const rows = done.splice(0);
-    const [ok] = await deps.ds.query(
+    const settled = done.splice(0);
+    const [ok] = await rows<{ held: number; logged: number }>(
+      deps.ds,
       `WITH l AS (INSERT INTO hook_deliveries (hook_id, event_seq, event_type, attempt, status, http_status, latency_ms, response)
                   SELECT $1, x.seq, x.type, x.attempt, 'delivered', x.http, x.ms, x.resp
                     FROM unnest($2::bigint[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[]) AS x(seq, type, attempt, http, ms, resp) RETURNING 1),
@@ -192,13 +196,13 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
        SELECT (SELECT count(*) FROM u)::int AS held, (SELECT count(*) FROM l)::int AS logged`,
       [
         hook.id,
-        rows.map((d) => d.seq),
-        rows.map((d) => d.type),
-        rows.map((d) => d.attempt),
-        rows.map((d) => d.r.status),
-        rows.map((d) => d.r.latencyMs),
-        rows.map((d) => d.r.snippet),
-        rows[rows.length - 1].seq,
+        settled.map((d) => d.seq),
+        settled.map((d) => d.type),
+        settled.map((d) => d.attempt),
+        settled.map((d) => d.r.status),
+        settled.map((d) => d.r.latencyMs),
+        settled.map((d) => d.r.snippet),
+        settled[settled.length - 1].seq,
         token,
         LEASE_MS,
       ],
@@ -208,7 +212,9 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
   for (;;) {
     // Visible seqs are always a prefix of the log (the sequencer commits in order), so after a short
     // page the endpoint has settled everything up to the head read in the same snapshot.
-    const [page] = await deps.ds.query(
+    // json_agg answers the page as JSON: its timestamps come back as strings.
+    const [page] = await rows<{ head: string; events: Array<Omit<LogRow, 'created_at'> & { created_at: string }> }>(
+      deps.ds,
       `SELECT (SELECT last_seq::text FROM event_sequencer WHERE id = 1) AS head,
               coalesce((SELECT json_agg(e ORDER BY e.seq::bigint) FROM (
                  SELECT seq::text AS seq, type, workspace_id, agent_id, data, created_at FROM outbox
@@ -216,7 +222,7 @@ async function deliverClaimed(deps: Deps, hook: HookRow, token: string): Promise
                   ORDER BY outbox.seq LIMIT $5) e), '[]'::json) AS events`,
       [hook.workspace_id, cursor, types, hook.agent_id, BATCH],
     );
-    const events = (page.events as Array<Omit<LogRow, 'created_at'> & { created_at: string }>).map((e) => ({ ...e, created_at: new Date(e.created_at) }));
+    const events = page.events.map((e) => ({ ...e, created_at: new Date(e.created_at) }));
     // What the owner may not read (a hidden metric's books) is skipped like an unsubscribed type.
     const policies = new Map([[hook.workspace_id, policy]]);
     const visible = new Set((await visibleEvents(deps, policies, events.map((e) => ({ seq: e.seq, workspaceId: e.workspace_id, data: e.data })))).map((e) => e.seq));

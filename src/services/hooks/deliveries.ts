@@ -6,6 +6,7 @@ import { HookDelivery } from '../../entities/hooks';
 import { DomainError } from '../../errors';
 import { sendSigned, webhookBody } from './deliver';
 import { hookOf } from './hooks';
+import { firstRow, rows } from '../../db/queryRows';
 
 /** An endpoint's delivery log, newest first, paged with `before` (a delivery id). */
 export async function deliveriesOf(deps: Deps, actor: Principal, hookId: string, opts: { before?: string; limit: number }): Promise<HookDelivery[]> {
@@ -39,7 +40,7 @@ export async function retryDelivery(deps: Deps, actor: Principal, hookId: string
   const d = /^\d{1,18}$/.test(deliveryId) ? await deps.ds.getRepository(HookDelivery).findOneBy({ id: deliveryId, hookId: hook.id }) : null;
   if (!d) throw new DomainError('not_found', `No delivery ${deliveryId} of hook ${hookId} exists.`);
   if (d.eventType === 'webhook:test') return testHook(deps, actor, hook.id);
-  const [e] = await deps.ds.query(`SELECT seq::text AS seq, type, workspace_id, data, created_at FROM outbox WHERE seq = $1`, [d.eventSeq]);
+  const e = await firstRow<{ seq: string; type: string; workspace_id: string | null; data: Record<string, unknown>; created_at: Date }>(deps.ds, `SELECT seq::text AS seq, type, workspace_id, data, created_at FROM outbox WHERE seq = $1`, [d.eventSeq]);
   if (!e) throw new DomainError('not_found', `Event ${d.eventSeq} is no longer in the log (past its retention).`);
   const r = await sendSigned(deps, hook, e.seq, webhookBody({ id: e.seq, type: e.type, workspaceId: e.workspace_id, timestamp: e.created_at, data: e.data }));
   return logManual(deps, hook.id, e.seq, e.type, r);
@@ -61,7 +62,8 @@ export async function replayHook(deps: Deps, actor: Principal, hookId: string, a
   let row: { head: string } | undefined;
   for (let i = 0; i < 40 && !row; i++) {
     if (i) await new Promise((r) => setTimeout(r, 50));
-    [row] = await deps.ds.query(
+    row = await firstRow<{ head: string }>(
+      deps.ds,
       `WITH u AS (UPDATE hooks SET cursor_seq = LEAST(cursor_seq, $2::bigint), attempt = 0, next_attempt_at = NULL
                    WHERE id = $1 AND (lease_until IS NULL OR lease_until < now()) RETURNING id)
        SELECT (SELECT last_seq::text FROM event_sequencer WHERE id = 1) AS head FROM u`,
@@ -78,7 +80,8 @@ export async function purgeDeliveries(deps: Deps, retentionDays: number): Promis
   const cutoff = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000);
   let deliveries = 0;
   for (;;) {
-    const [{ n }] = await deps.ds.query(
+    const [{ n }] = await rows<{ n: number }>(
+      deps.ds,
       `WITH d AS (DELETE FROM hook_deliveries WHERE id IN (SELECT id FROM hook_deliveries WHERE created_at < $1 LIMIT 5000) RETURNING 1)
        SELECT count(*)::int AS n FROM d`,
       [cutoff],

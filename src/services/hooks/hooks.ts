@@ -6,6 +6,7 @@ import { Hook } from '../../entities/hooks';
 import { DomainError } from '../../errors';
 import { EVENT_TYPES } from '../events';
 import { urlProblem } from './send';
+import { firstRow, rows } from '../../db/queryRows';
 
 /** Old and new secrets both sign for this long after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -56,7 +57,8 @@ export async function createHook(deps: Deps, actor: Principal, workspaceId: stri
   checkUrl(deps, input.url);
   const events = checkEvents(input.events);
   const secret = newSecret();
-  const [row] = await deps.ds.query(
+  const [row] = await rows<{ id: string }>(
+    deps.ds,
     `INSERT INTO hooks (workspace_id, agent_id, url, description, events, secret, cursor_seq, instance)
      SELECT $1, $2, $3, $4, $5::jsonb, $6, last_seq, $7 FROM event_sequencer WHERE id = 1 RETURNING id`,
     [workspaceId, actor.agentId, input.url, input.description ?? '', JSON.stringify(events), secret, deps.config.QUEUE_PREFIX],
@@ -114,7 +116,8 @@ export async function deleteHook(deps: Deps, actor: Principal, id: string): Prom
 export async function rotateHookSecret(deps: Deps, actor: Principal, id: string): Promise<{ hook: Hook; secret: string }> {
   const hook = await hookOf(deps, actor, id);
   const secret = newSecret();
-  const [row] = await deps.ds.query(
+  const row = await firstRow<{ id: string }>(
+    deps.ds,
     `WITH u AS (UPDATE hooks SET previous_secret = secret, previous_secret_until = now() + $2 * interval '1 millisecond', secret = $3, updated_at = now()
                  WHERE id = $1 RETURNING id) SELECT id FROM u`,
     [hook.id, ROTATION_OVERLAP_MS, secret],

@@ -1,6 +1,7 @@
 import { hash as digest } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { idempotencyKeyReuse } from '../../errors';
+import { rows } from '../../db/queryRows';
 
 /**
  * The Idempotency-Key of every money write. Its rules are this file's: the body hash (`requestHash`)
@@ -75,7 +76,7 @@ export async function onceByKey<T>(m: EntityManager, k: MoneyKey, move: () => Pr
     [k.participantId, k.scope, k.key, hash],
   );
   if (!claimed.length) {
-    const [row] = await m.query(`SELECT body_hash, outcome FROM money_requests WHERE participant_id = $1 AND scope = $2 AND idempotency_key = $3`, [k.participantId, k.scope, k.key]);
+    const [row] = await rows<{ body_hash: string | null; outcome: unknown }>(m, `SELECT body_hash, outcome FROM money_requests WHERE participant_id = $1 AND scope = $2 AND idempotency_key = $3`, [k.participantId, k.scope, k.key]);
     return replayIfSameRequest({ bodyHash: row.body_hash }, hash, () => ({ value: decode(row.outcome) as T, replay: true }));
   }
   const value = await move();

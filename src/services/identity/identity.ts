@@ -5,6 +5,7 @@ import { logger } from '../../logger';
 import { pgCode } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { accountId, openAccount } from '../ledger';
+import { firstRow, rows } from '../../db/queryRows';
 
 export const PLATFORM_AGENT_ID = 'platform';
 export const NICKNAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{2,29}$/;
@@ -36,7 +37,8 @@ export async function mintKey(
   const apiKey = opts.value ?? newKeyValue();
   const hash = hashKey(apiKey);
   const keyId = `key_${randomBytes(9).toString('base64url')}`;
-  const [row] = await m.query(
+  const [row] = await rows<{ created_at: Date }>(
+    m,
     `INSERT INTO api_keys (id, agent_id, hash, hash_prefix, label, scopes, workspace_id, workspace_locked, is_master)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING created_at`,
     [keyId, agentId, hash, hash.slice(0, 8), opts.label ?? '', opts.scopes, opts.workspaceId ?? null, opts.workspaceLocked ?? false, opts.isMaster ?? false],
@@ -97,13 +99,13 @@ export interface ResolvedKey {
 
 /** The participant and key behind a raw key value; null when unknown or revoked. */
 export async function keyHolder(deps: Deps, raw: string): Promise<ResolvedKey | null> {
-  const rows = await deps.ds.query(
+  const r = await firstRow<{ id: string; agent_id: string; scopes: string[]; workspace_id: string | null; workspace_locked: boolean; is_master: boolean; last_used_at: Date | null }>(
+    deps.ds,
     `SELECT id, agent_id, scopes, workspace_id, workspace_locked, is_master, last_used_at
        FROM api_keys WHERE hash = $1 AND revoked_at IS NULL`,
     [hashKey(raw)],
   );
-  if (!rows.length) return null;
-  const r = rows[0];
+  if (!r) return null;
   return { agentId: r.agent_id, keyId: r.id, scopes: r.scopes, workspaceId: r.workspace_id, workspaceLocked: r.workspace_locked, isMaster: r.is_master, lastUsedAt: r.last_used_at };
 }
 
@@ -123,12 +125,12 @@ export async function ensurePlatform(ds: DataSource, masterKey: string | undefin
     await openAccount(m, accountId.agent(PLATFORM_AGENT_ID), 'participant');
     if (masterKey) {
       const hash = hashKey(masterKey);
-      const exists = await m.query(`SELECT 1 FROM api_keys WHERE hash = $1 AND is_master AND revoked_at IS NULL`, [hash]);
+      const exists = await rows(m, `SELECT 1 FROM api_keys WHERE hash = $1 AND is_master AND revoked_at IS NULL`, [hash]);
       if (!exists.length) await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (MASTER_API_KEY)', isMaster: true, value: masterKey });
       return {};
     }
     // A live master key: this process's own generated one (print it), or another (print nothing).
-    const [live] = await m.query(`SELECT bool_or(hash = $1) AS mine, count(*) > 0 AS any FROM api_keys WHERE is_master AND revoked_at IS NULL`, [hashKey(generated)]);
+    const [live] = await rows<{ mine: boolean | null; any: boolean }>(m, `SELECT bool_or(hash = $1) AS mine, count(*) > 0 AS any FROM api_keys WHERE is_master AND revoked_at IS NULL`, [hashKey(generated)]);
     if (live.mine) return { printedKey: generated };
     if (live.any) return {};
     const key = await mintKey(m, PLATFORM_AGENT_ID, { scopes: ['*'], label: 'master (generated)', isMaster: true, value: generated });

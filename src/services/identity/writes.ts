@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { ApiKey } from '../../entities/agent';
+import { rows } from '../../db/queryRows';
 
 /**
  * Identity owns `agents` and `api_keys` (src/services/tables.ts). Accounts, participants, hooks,
@@ -13,8 +14,7 @@ export async function linkAgentAccount(m: EntityManager, agentId: string, accoun
 
 /** Unlink every participant of an account (the account is deleted); returns their ids. */
 export async function unlinkAccountAgents(m: EntityManager, accountId: string): Promise<string[]> {
-  const [rows] = await m.query(`UPDATE agents SET account_id = NULL WHERE account_id = $1 RETURNING id`, [accountId]);
-  return (rows as Array<{ id: string }>).map((r) => r.id);
+  return (await rows<{ id: string }>(m, `UPDATE agents SET account_id = NULL WHERE account_id = $1 RETURNING id`, [accountId])).map((r) => r.id);
 }
 
 export async function unlinkAgent(m: EntityManager, agentId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { AccountKind } from '../../entities/ledger';
+import { rows } from '../../db/queryRows';
 
 export const accountId = {
   agent: (id: string) => `agent:${id}`,
@@ -39,13 +40,13 @@ export interface InvariantReport {
 /** The ledger invariant: accounts sum to zero, each balance equals its rows, each transfer balances. */
 export async function checkLedgerInvariant(ds: DataSource | EntityManager): Promise<InvariantReport> {
   const run = async (m: EntityManager | DataSource) => {
-    const [t] = await m.query(`SELECT coalesce(sum(balance), 0)::text AS total FROM accounts`);
+    const [t] = await rows<{ total: string }>(m, `SELECT coalesce(sum(balance), 0)::text AS total FROM accounts`);
     const mism: Array<{ id: string }> = await m.query(
       `SELECT a.id FROM accounts a
          LEFT JOIN (SELECT account_id, sum(amount) AS s FROM ledger_entries GROUP BY account_id) e ON e.account_id = a.id
         WHERE a.balance <> coalesce(e.s, 0)`,
     );
-    const [u] = await m.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM ledger_entries GROUP BY transfer_id HAVING sum(amount) <> 0) x`);
+    const [u] = await rows<{ n: number }>(m, `SELECT count(*)::int AS n FROM (SELECT 1 FROM ledger_entries GROUP BY transfer_id HAVING sum(amount) <> 0) x`);
     const neg: Array<{ id: string }> = await m.query(`SELECT id FROM accounts WHERE kind IN ('participant','pool') AND balance < 0`);
     const total = BigInt(t.total);
     return {

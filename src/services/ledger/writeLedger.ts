@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { formatCredits } from '../../domain/money';
 import { queryPrepared } from '../../db/prepared';
+import { rows } from '../../db/queryRows';
 
 /**
  * The one ledger writer. Every balance change and every ledger row goes through here: one debit to
@@ -163,7 +164,12 @@ export function ledgerFragment(transfers: readonly Transfer[], firstParam: numbe
  * the write (the locked balance plus its net change), or the refusal (insufficient_balance per
  * `shortfall`; a missing account is a bug and aborts).
  */
-export function ledgerOutcome(f: LedgerFragment, row: { ledger: { ok: boolean; before: Record<string, string> | null } }, shortfall: ShortfallPolicy = 'refuse'): Map<string, bigint> {
+/** The ledger write's answer: whether it applied, and each touched account's balance before it (int8 as text, in JSON). */
+export interface LedgerOutcomeRow {
+  ledger: { ok: boolean; before: Record<string, string> | null };
+}
+
+export function ledgerOutcome(f: LedgerFragment, row: LedgerOutcomeRow, shortfall: ShortfallPolicy = 'refuse'): Map<string, bigint> {
   const before = row.ledger.before ?? {};
   if (row.ledger.ok) return new Map(f.plan.accounts.map((a, i) => [a, BigInt(before[a]) + f.plan.nets[i]]));
   throw refusal(f.plan, (a) => (before[a] === undefined ? undefined : BigInt(before[a])), shortfall);
@@ -254,7 +260,7 @@ export class LedgerDraft {
 export async function writeLedger(m: EntityManager, transfers: readonly Transfer[], opts: LedgerWriteOptions = {}): Promise<Map<string, bigint>> {
   const f = ledgerFragment(transfers, 1, { touch: opts.touch });
   if (!f.plan.accounts.length) return new Map();
-  const [row] = await m.query(`WITH ${f.ctes} SELECT ${f.outcome}`, f.params);
+  const [row] = await rows<LedgerOutcomeRow>(m, `WITH ${f.ctes} SELECT ${f.outcome}`, f.params);
   return ledgerOutcome(f, row, opts.shortfall);
 }
 

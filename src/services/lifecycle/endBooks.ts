@@ -6,6 +6,7 @@ import { decideResolution, type MetricFacts, type Reading } from '../../domain/r
 import { withOneLedgerWrite } from '../ledger';
 import { lockMarket, lockMarketsById, type MarketRow } from '../books';
 import { resolveLockedMarket, voidLockedMarket } from './resolveBook';
+import { rows } from '../../db/queryRows';
 
 /** The lane jobs that end books: due books resolved in batches, one book settled early. */
 
@@ -22,14 +23,16 @@ export async function resolveDueBatch(m: EntityManager, marketIds: string[], now
   const out: ResolveOutcome[] = marketIds.filter((id) => !due.some((mk) => mk.id === id)).map((id) => ({ marketId: id, outcome: 'untouched' }));
   if (!due.length) return out;
   const facts = new Map<string, MetricFacts>();
-  for (const r of await m.query(
+  for (const r of await rows<{ id: string; resolves_na_until_measured: boolean; settlement_lag_minutes: number | null; measured_at: Date | null }>(
+    m,
     `SELECT id, resolves_na_until_measured, settlement_lag_minutes, measured_at FROM metrics WHERE id = ANY($1::uuid[])`,
     [[...new Set(due.map((mk) => mk.metricId))]],
   )) {
     facts.set(r.id, { resolvesNaUntilMeasured: r.resolves_na_until_measured, settlementLagMinutes: r.settlement_lag_minutes, measuredAt: r.measured_at });
   }
   const readings = new Map<string, Reading>();
-  for (const r of await m.query(
+  for (const r of await rows<{ id: string; value: number | null; na: boolean }>(
+    m,
     `SELECT x.id, rd.value, rd.na FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::timestamptz[]) AS x(id, metric, ps, pe)
        CROSS JOIN LATERAL (SELECT value, na FROM metric_readings WHERE metric_id = x.metric AND as_of >= x.ps AND as_of < x.pe
                             ORDER BY as_of DESC, id DESC LIMIT 1) rd`,

@@ -4,6 +4,7 @@ import { listMarkets, type MarketRow } from '../books';
 import { refreshMetric } from './refreshHorizons';
 import { voidBooksById } from './resolveBook';
 import { spawnBooksForMetric } from './spawnBooks';
+import { rows } from '../../db/queryRows';
 
 /**
  * What a metric's life does to its books, called by the metrics and workspaces areas inside their
@@ -17,12 +18,13 @@ export async function openBooksForNewMetric(m: EntityManager, metricId: string, 
 
 /** 409 while a live book (open or closed) of the metric has trades. */
 export async function refuseIfTraded(m: EntityManager, metricId: string, sentence: string): Promise<void> {
-  const rows = await m.query(
+  const [{ n }] = await rows<{ n: number }>(
+    m,
     `SELECT count(*)::int AS n FROM markets WHERE metric_id = $1 AND trade_count > 0 AND status IN ('open','closed')`,
     [metricId],
   );
-  if (rows[0].n > 0) {
-    throw conflict(`This metric has ${rows[0].n} traded market${rows[0].n === 1 ? '' : 's'}. ${sentence}`, { tradedMarkets: rows[0].n });
+  if (n > 0) {
+    throw conflict(`This metric has ${n} traded market${n === 1 ? '' : 's'}. ${sentence}`, { tradedMarkets: n });
   }
 }
 
@@ -35,7 +37,7 @@ export async function retireBooksOfDeletedMetric(m: EntityManager, metricId: str
 
 /** A backfill is refused once a book on the metric has resolved (its history is settled). */
 export async function refuseBackfillAfterResolution(m: EntityManager, metricId: string): Promise<void> {
-  const [r] = await m.query(`SELECT count(*)::int AS n FROM markets WHERE metric_id = $1 AND status = 'resolved'`, [metricId]);
+  const [r] = await rows<{ n: number }>(m, `SELECT count(*)::int AS n FROM markets WHERE metric_id = $1 AND status = 'resolved'`, [metricId]);
   if (r.n > 0) throw conflict('This metric has a resolved market: its history can no longer be backfilled.', { resolvedMarkets: r.n });
 }
 

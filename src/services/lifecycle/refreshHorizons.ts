@@ -3,6 +3,7 @@ import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { callback } from '../wiring';
 import { liveBaselineBooks, loadSpawnMetrics, planHorizons, spawnForMetrics } from './spawnBooks';
+import { rows } from '../../db/queryRows';
 
 export interface RefreshSummary {
   metrics: number;
@@ -74,14 +75,14 @@ export async function refreshHorizons(deps: Deps, scope: { workspaceId?: string;
 }
 
 export async function dueMarketIds(deps: Deps, workspaceId: string | null, now: Date): Promise<string[]> {
-  const rows = await deps.ds.query(
+  const due = await rows<{ id: string }>(
+    deps.ds,
     `SELECT id FROM markets WHERE status IN ('open','closed') AND period_end <= $1 AND ($2::uuid IS NULL OR workspace_id = $2::uuid) ORDER BY period_end, id`,
     [now, workspaceId],
   );
-  return rows.map((r: { id: string }) => r.id);
+  return due.map((r) => r.id);
 }
 
 export async function liveMarketIdsOfMetric(m: EntityManager, metricId: string): Promise<string[]> {
-  const rows = await m.query(`SELECT id FROM markets WHERE metric_id = $1 AND status IN ('open','closed') ORDER BY id`, [metricId]);
-  return rows.map((r: { id: string }) => r.id);
+  return (await rows<{ id: string }>(m, `SELECT id FROM markets WHERE metric_id = $1 AND status IN ('open','closed') ORDER BY id`, [metricId])).map((r) => r.id);
 }

@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
+import { rows } from '../../db/queryRows';
 
 const REFRESH_EVERY_S = 60;
 
@@ -9,15 +10,16 @@ const REFRESH_EVERY_S = 60;
  */
 export async function claimRefreshSlot(deps: Pick<Deps, 'ds' | 'clock'>, workspaceId: string, force: boolean): Promise<void> {
   const now = deps.clock.now();
-  const rows: unknown[] = await deps.ds.query(
+  const claimed = await rows(
+    deps.ds,
     `INSERT INTO workspace_refreshes (workspace_id, refreshed_at) VALUES ($1, $2)
      ON CONFLICT (workspace_id) DO UPDATE SET refreshed_at = EXCLUDED.refreshed_at
       WHERE $3 OR workspace_refreshes.refreshed_at <= $2::timestamptz - make_interval(secs => $4)
      RETURNING 1`,
     [workspaceId, now, force, REFRESH_EVERY_S],
   );
-  if (rows.length) return;
-  const [{ refreshed_at }] = await deps.ds.query(`SELECT refreshed_at FROM workspace_refreshes WHERE workspace_id = $1`, [workspaceId]);
+  if (claimed.length) return;
+  const [{ refreshed_at }] = await rows<{ refreshed_at: Date }>(deps.ds, `SELECT refreshed_at FROM workspace_refreshes WHERE workspace_id = $1`, [workspaceId]);
   const retryAfter = Math.max(1, Math.ceil((new Date(refreshed_at).getTime() + REFRESH_EVERY_S * 1000 - now.getTime()) / 1000));
   throw new DomainError(
     'rate_limited',

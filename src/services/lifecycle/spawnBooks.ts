@@ -7,6 +7,7 @@ import { accountId, withOneLedgerWrite } from '../ledger';
 import { voidLockedMarket } from './resolveBook';
 import { closeOrdersOf, setCloseReason } from '../books';
 import { lockMarket } from '../books';
+import { rows } from '../../db/queryRows';
 
 export interface SpawnMetric {
   id: string;
@@ -39,13 +40,27 @@ export interface LiveBook {
 }
 
 export async function loadSpawnMetrics(m: EntityManager, metricIds: string[]): Promise<SpawnMetric[]> {
-  const rows = await m.query(
+  const found = await rows<{
+    id: string;
+    workspace_id: string;
+    name: string;
+    total: number | null;
+    value: number;
+    opens_at: number | null;
+    market_range_max: number;
+    liquidity_credits: string | null;
+    time_preference: TimePreference | null;
+    market_title: string | null;
+    owner_id: string;
+    default_liquidity: string;
+  }>(
+    m,
     `SELECT mt.id, mt.workspace_id, mt.name, mt.total, mt.value, mt.opens_at, mt.market_range_max, mt.liquidity_credits,
             mt.time_preference, mt.market_title, w.owner_id, w.default_liquidity
        FROM metrics mt JOIN workspaces w ON w.id = mt.workspace_id WHERE mt.id = ANY($1::uuid[]) ORDER BY mt.id`,
     [metricIds],
   );
-  return rows.map((r: Record<string, any>) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+  return found.map((r) => ({
     id: r.id,
     workspaceId: r.workspace_id,
     name: r.name,
@@ -62,12 +77,29 @@ export async function loadSpawnMetrics(m: EntityManager, metricIds: string[]): P
 }
 
 export async function liveBaselineBooks(m: EntityManager, metricIds: string[]): Promise<LiveBook[]> {
-  const rows = await m.query(
+  const found = await rows<{
+    id: string;
+    metric_id: string;
+    target_date: string;
+    horizon_entry: string | null;
+    trade_count: number;
+    period_end: Date | null;
+    close_reason: string | null;
+    funded: boolean;
+    b: string;
+    q_higher: string;
+    q_lower: string;
+    range_min: number;
+    range_max: number;
+    last_trade_at: Date | null;
+    manual: boolean;
+  }>(
+    m,
     `SELECT id, metric_id, target_date, horizon_entry, trade_count, period_end, close_reason, funded, b, q_higher, q_lower, range_min, range_max, last_trade_at, manual
        FROM markets WHERE metric_id = ANY($1::uuid[]) AND proposal_id IS NULL AND status IN ('open','closed')`,
     [metricIds],
   );
-  return rows.map((r: Record<string, any>) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return found.map((r) => {
     const b = BigInt(r.b);
     const p = r.funded && b > 0n ? probability({ qHigher: BigInt(r.q_higher), qLower: BigInt(r.q_lower), b }) : null;
     return {

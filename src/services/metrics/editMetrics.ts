@@ -17,6 +17,7 @@ import { accountId, balanceOf } from '../ledger';
 import { insertReadings, type NewReading, type ResetPeriod } from './readings';
 import { DEFAULT_TIME_PREFERENCE, getMetricRow, loadGraph, requireMetric, UUID_RE, type MetricRow } from './metricRows';
 import { dependantReadings, emitTotalChanges, recalculate, refreshStructure } from './recalculateTotals';
+import { rows } from '../../db/queryRows';
 
 // ---------------------------------------------------------------------------
 // Create, update, delete
@@ -116,7 +117,7 @@ export async function createMetric(m: EntityManager, workspaceId: string, input:
   if (total !== null && !input.resolvesNaUntilMeasured) {
     await insertReadings(m, workspaceId, [{ metricId: id, value: total, kind: 'create' }], actor.clock.now());
   }
-  const [{ owner_id: ownerId }] = await m.query(`SELECT owner_id FROM workspaces WHERE id = $1`, [workspaceId]);
+  const [{ owner_id: ownerId }] = await rows<{ owner_id: string }>(m, `SELECT owner_id FROM workspaces WHERE id = $1`, [workspaceId]);
   const balanceBefore = (await balanceOf(m, accountId.agent(ownerId))) ?? 0n;
   const opening = await openBooksForNewMetric(m, id, actor.clock.now());
   const planned = opening.books.reduce((sum, b) => sum + b.planned, 0n);
@@ -189,17 +190,19 @@ export async function updateMetric(m: EntityManager, workspaceId: string, idOrNa
   for (const key of Object.keys(next) as Array<keyof typeof next>) if (!sameSetting(next[key], row[key])) changed.push(key);
 
   if (changed.length) {
-    await m.query(
-      `UPDATE metrics SET name = $2, description = $3, value = $4, formula = $5, market_range_max = $6, resets_every = $7, opens_at = $8,
-              resolves_na_until_measured = $9, time_preference = $10, liquidity_credits = $11, market_title = $12, settlement_lag_minutes = $13,
-              is_leaf = $14, unit = $15, updated_at = now()
-        WHERE id = $1`,
-      [row.id, name, description, newValue, node.formula, next.marketRangeMax, next.resetsEvery, next.opensAt, next.resolvesNaUntilMeasured,
-        next.timePreference === null ? null : JSON.stringify(next.timePreference), next.liquidityCredits?.toString() ?? null, next.marketTitle,
-        next.settlementLagMinutes, node.deps.length === 0, next.unit],
-    ).catch((err) => {
+    try {
+      await m.query(
+        `UPDATE metrics SET name = $2, description = $3, value = $4, formula = $5, market_range_max = $6, resets_every = $7, opens_at = $8,
+                resolves_na_until_measured = $9, time_preference = $10, liquidity_credits = $11, market_title = $12, settlement_lag_minutes = $13,
+                is_leaf = $14, unit = $15, updated_at = now()
+          WHERE id = $1`,
+        [row.id, name, description, newValue, node.formula, next.marketRangeMax, next.resetsEvery, next.opensAt, next.resolvesNaUntilMeasured,
+          next.timePreference === null ? null : JSON.stringify(next.timePreference), next.liquidityCredits?.toString() ?? null, next.marketTitle,
+          next.settlementLagMinutes, node.deps.length === 0, next.unit],
+      );
+    } catch (err) {
       throw uniqueViolation(err, name);
-    });
+    }
   }
 
   if (name !== row.name) await renameEverywhere(m, g, row, name, actor);

@@ -6,6 +6,7 @@ import type { TimePreference } from '../../domain/horizons';
 import { Metric } from '../../entities/metric';
 import { DomainError } from '../../errors';
 import { MetricGraph } from '../../domain/metricGraph';
+import { firstRow, rows } from '../../db/queryRows';
 
 export { fileReading } from './readings';
 
@@ -25,12 +26,13 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 /** A metric of the workspace by id, else by name (case-insensitive); null when neither matches. */
 export async function getMetricRow(m: Db, workspaceId: string, idOrName: string): Promise<MetricRow | null> {
-  const rows = await m.query(
+  const row = await firstRow<Record<string, unknown>>(
+    m,
     `SELECT * FROM metrics WHERE workspace_id = $1 AND (id = $2::uuid OR lower(name) = lower($3))
       ORDER BY (id = $2::uuid) DESC NULLS LAST LIMIT 1`,
     [workspaceId, UUID_RE.test(idOrName) ? idOrName : null, idOrName],
   );
-  return rows.length ? rowToMetric(rows[0]) : null;
+  return row ? rowToMetric(row) : null;
 }
 
 export async function requireMetric(m: Db, workspaceId: string, idOrName: string): Promise<MetricRow> {
@@ -41,8 +43,7 @@ export async function requireMetric(m: Db, workspaceId: string, idOrName: string
 
 /** The metrics of a workspace with computed totals and depth, by depth then order (spec §4.4). */
 export async function metricsOfWorkspace(deps: Deps, workspaceId: string): Promise<MetricRow[]> {
-  const rows = await deps.ds.query(`SELECT * FROM metrics WHERE workspace_id = $1 ORDER BY depth, sort_order, created_at, id`, [workspaceId]);
-  return rows.map(rowToMetric);
+  return (await rows<Record<string, unknown>>(deps.ds, `SELECT * FROM metrics WHERE workspace_id = $1 ORDER BY depth, sort_order, created_at, id`, [workspaceId])).map(rowToMetric);
 }
 
 

@@ -5,6 +5,7 @@ import { updateMetric } from './editMetrics';
 import { writeWorkspaceMetrics } from './metricLock';
 import { getMetricRow } from './metricRows';
 import { fileReading } from './readings';
+import { rows } from '../../db/queryRows';
 
 export interface SettleMetricInput {
   workspaceId: string;
@@ -39,7 +40,7 @@ export async function settleMetric(deps: Deps, input: SettleMetricInput): Promis
     let readingId: string;
     if (metric.isLeaf) {
       await updateMetric(m, workspaceId, metric.id, { value, asOf, updateNote: `settled: ${reason}` }, { agentId: input.agentId, clock: deps.clock });
-      const [r] = await m.query(`SELECT id FROM metric_readings WHERE metric_id = $1 ORDER BY id DESC LIMIT 1`, [metric.id]);
+      const [r] = await rows<{ id: string }>(m, `SELECT id FROM metric_readings WHERE metric_id = $1 ORDER BY id DESC LIMIT 1`, [metric.id]);
       readingId = String(r.id);
     } else {
       readingId = String((await fileReading(m, metric.id, workspaceId, { value, asOf, kind: 'settle', note: reason }, deps.clock)).id);

@@ -4,6 +4,7 @@ import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import { createAgent, mintKey, NICKNAME_RE } from '../identity';
 import { addMember, findWorkspace } from '../workspaces';
+import { firstRow } from '../../db/queryRows';
 
 export interface AgentRecord {
   id: string;
@@ -19,15 +20,26 @@ export interface AgentRecord {
 }
 
 export async function getAgent(m: DataSource | EntityManager, idOrNickname: string): Promise<AgentRecord | null> {
-  const rows = await m.query(
+  const r = await firstRow<{
+    id: string;
+    nickname: string;
+    operator: string | null;
+    bio: string;
+    intent: string;
+    parent_id: string | null;
+    created_by: string | null;
+    created_at: Date;
+    balance: string;
+    unclaimed: boolean;
+  }>(
+    m,
     `SELECT a.*, coalesce(ac.balance, 0)::text AS balance FROM agents a
        LEFT JOIN accounts ac ON ac.id = 'agent:' || a.id
       WHERE a.id = $1 OR lower(a.nickname) = lower($1)
       ORDER BY (a.id = $1) DESC LIMIT 1`,
     [idOrNickname],
   );
-  if (!rows.length) return null;
-  const r = rows[0];
+  if (!r) return null;
   return {
     id: r.id,
     nickname: r.nickname,

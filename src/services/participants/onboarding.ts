@@ -9,6 +9,7 @@ import { claimAgent, createAgent, deleteAgentRow, hashKey, mintKey, NICKNAME_RE,
 import { accountId, dropEmptyAgentAccount, transfer } from '../ledger';
 import { createWorkspace } from '../workspaces';
 import { applyTemplate, resolveTemplate } from '../templates';
+import { firstRow, rows } from '../../db/queryRows';
 
 export interface OnboardInput {
   workspace: { name: string; template?: string; templateParams?: Record<string, unknown>; visibility?: 'public' | 'private' };
@@ -91,7 +92,8 @@ export async function claimTokenInfo(deps: Deps, token: string) {
  * gives way to the participant the account claims.
  */
 async function participantActive(m: EntityManager, agentId: string): Promise<boolean> {
-  const [row] = await m.query(
+  const [row] = await rows<{ active: boolean }>(
+    m,
     `SELECT EXISTS (SELECT 1 FROM ledger_entries WHERE account_id = 'agent:' || $1)
          OR EXISTS (SELECT 1 FROM memberships WHERE agent_id = $1)
          OR EXISTS (SELECT 1 FROM workspaces WHERE owner_id = $1)
@@ -116,12 +118,13 @@ export async function claimParticipant(deps: Deps, actor: Principal, token: stri
   if (!account) throw new DomainError('session_required', 'Only a browser session may claim a participant: sign in and send the session cookie.', { requiredCapabilities: ['session'] });
   return inTransaction(deps.ds, async (m) => {
     await m.query(`SELECT pg_advisory_xact_lock(hashtext('account:' || $1))`, [account]);
-    const [rows] = await m.query(
+    const used = await firstRow<{ agent_id: string }>(
+      m,
       `UPDATE claim_tokens SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL RETURNING agent_id`,
       [hashKey(token)],
     );
-    if (!rows.length) throw unknownToken();
-    const agentId: string = rows[0].agent_id;
+    if (!used) throw unknownToken();
+    const agentId = used.agent_id;
     const own: Array<{ id: string }> = await m.query(`SELECT id FROM agents WHERE account_id = $1 FOR UPDATE`, [account]);
     for (const { id } of own) {
       if (await participantActive(m, id)) {

@@ -10,6 +10,7 @@ import { liveTradesOf, openPositionsOf, resolvedTotalsOf } from '../standings';
 import { accountId, transfer } from '../ledger';
 import { requestParticipantDeletion } from '../deletions';
 import { enrol, findWorkspace, type WorkspaceRow } from '../workspaces';
+import { firstRow, rows } from '../../db/queryRows';
 
 /**
  * A participant's results (spec §2.7, §4.3): realized = settled earnings of resolved books, from the
@@ -22,7 +23,7 @@ async function resultsOf(deps: Deps, agentId: string, workspaceId: string | null
   const metricIds = [...new Set(positions.map((p) => p.market.metricId))];
   const totals = new Map<string, number | null>();
   if (metricIds.length) {
-    for (const r of await deps.ds.query(`SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [metricIds])) totals.set(r.id, r.total);
+    for (const r of await rows<{ id: string; total: number | null }>(deps.ds, `SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [metricIds])) totals.set(r.id, r.total);
   }
   const realized = resolved.settled;
   let open = 0n;
@@ -112,8 +113,8 @@ export async function createChildParticipant(
     for (const w of wanted) {
       const groups = w.groupIds
         ? await groupsByIds(m, w.ws.id, [...new Set(w.groupIds)])
-        : await m.query(`SELECT id, name, capabilities FROM groups WHERE workspace_id = $1 AND system AND name = 'Trader'`, [w.ws.id]);
-      for (const g of groups as Array<{ name: string; capabilities: string[] }>) {
+        : await rows<{ id: string; name: string; capabilities: string[] }>(m, `SELECT id, name, capabilities FROM groups WHERE workspace_id = $1 AND system AND name = 'Trader'`, [w.ws.id]);
+      for (const g of groups) {
         const missing = capabilityChangeNotHeld(w.held, [], g.capabilities);
         if (missing.length) {
           throw new DomainError('not_authorized', `Group "${g.name}" grants ${missing.join(', ')}, which you do not hold in workspace ${w.ws.slug}.`, {
@@ -231,12 +232,12 @@ export async function participantsOfWorkspace(deps: Deps, ws: WorkspaceRow) {
  */
 export async function removeParticipant(deps: Deps, actor: Principal, idParam: string, managesIn: (workspaceId: string) => Promise<boolean>) {
   const id = idParam === 'me' ? actor.agentId : idParam;
-  const rows: Array<{ id: string; parent_id: string | null; created_by: string | null; is_platform: boolean }> = await deps.ds.query(
+  const target = await firstRow<{ id: string; parent_id: string | null; created_by: string | null; is_platform: boolean }>(
+    deps.ds,
     `SELECT id, parent_id, created_by, is_platform FROM agents WHERE id = $1`,
     [id],
   );
-  if (!rows.length) throw new DomainError('not_found', `Participant "${id}" was not found.`);
-  const target = rows[0];
+  if (!target) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (target.is_platform || target.id === PLATFORM_AGENT_ID) throw new DomainError('conflict', 'The platform identity cannot be deleted.');
   if (!actor.isMaster) {
     if (![target.id, target.parent_id, target.created_by].includes(actor.agentId)) {
@@ -244,7 +245,7 @@ export async function removeParticipant(deps: Deps, actor: Principal, idParam: s
         requiredCapabilities: ['self/owner', 'manage'],
       });
     }
-    const wsIds: string[] = (await deps.ds.query(`SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r: { workspace_id: string }) => r.workspace_id);
+    const wsIds = (await rows<{ workspace_id: string }>(deps.ds, `SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r) => r.workspace_id);
     let allowed = wsIds.length === 0;
     for (const wsId of wsIds) if (!allowed && (await managesIn(wsId))) allowed = true;
     if (!allowed) {

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps';
 import { marketPnl, rankByPnl, type MarketPnl } from '../../domain/pnl';
 import { agentPositions, positionMetricValue, positionWorth } from './portfolio';
+import { rows } from '../../db/queryRows';
 
 export interface MarketPnlRow extends MarketPnl {
   marketId: string;
@@ -17,9 +18,9 @@ export async function marketPnlOf(deps: Deps, agentId: string, workspaceId: stri
   const totals = new Map<string, number | null>();
   if (positions.length) {
     const ids = [...new Set(positions.map((p) => p.market.metricId))];
-    for (const r of await deps.ds.query(`SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [ids])) totals.set(r.id, r.total);
+    for (const r of await rows<{ id: string; total: number | null }>(deps.ds, `SELECT id, total FROM metrics WHERE id = ANY($1::uuid[])`, [ids])) totals.set(r.id, r.total);
   }
-  const rows = positions.map((p) => ({
+  const pnl = positions.map((p) => ({
     marketId: p.market.id,
     metricName: p.market.metricName,
     targetDate: p.market.targetDate,
@@ -30,5 +31,5 @@ export async function marketPnlOf(deps: Deps, agentId: string, workspaceId: stri
       open: p.market.status === 'open' || p.market.status === 'closed',
     }),
   }));
-  return rankByPnl(rows);
+  return rankByPnl(pnl);
 }

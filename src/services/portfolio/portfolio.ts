@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { Deps } from '../../deps';
 import { holderPayout, payoutFraction, probability } from '../../domain/lmsr';
-import { marketLateral, rowToMarket, type MarketRow } from '../books';
+import { marketLateral, rowToMarket, type MarketRaw, type MarketRow } from '../books';
+import { rows } from '../../db/queryRows';
 
 export interface PositionView {
   market: MarketRow;
@@ -16,14 +17,16 @@ export interface PositionView {
  * `liveOnly`: books still open (open or closed) only.
  */
 export async function positionsOf(q: Pick<DataSource, 'query'>, agentId: string, workspaceId: string | null, opts: { liveOnly?: boolean } = {}): Promise<PositionView[]> {
-  const rows = await q.query(
+  // The position's int8 columns as strings, beside the book's row (MARKET_SELECT's columns) for rowToMarket.
+  const found = await rows<MarketRaw & { shares_higher: string; shares_lower: string; net_cost: string; payout: string | null }>(
+    q,
     `SELECT p.shares_higher, p.shares_lower, p.net_cost, p.payout, sub.* FROM positions p
        ${marketLateral(`mk.id = p.market_id AND (NOT $3::boolean OR mk.status IN ('open','closed'))`)}
       WHERE p.agent_id = $1 AND ($2::uuid IS NULL OR p.workspace_id = $2::uuid)
       ORDER BY (sub.status IN ('open','closed')) DESC, sub.period_end NULLS LAST, sub.id`,
     [agentId, workspaceId, opts.liveOnly ?? false],
   );
-  return rows.map((r: Record<string, string>) => ({
+  return found.map((r) => ({
     market: rowToMarket(r),
     sharesHigher: BigInt(r.shares_higher),
     sharesLower: BigInt(r.shares_lower),

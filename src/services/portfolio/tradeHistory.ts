@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps';
+import { rows } from '../../db/queryRows';
 
 export interface TradeHistoryRow {
   id: string;
@@ -18,7 +19,21 @@ export interface TradeHistoryRow {
 
 /** A participant's trades, newest first, over every workspace (workspaceId null) or in one. */
 export async function tradeHistoryOf(deps: Deps, agentId: string, workspaceId: string | null, limit: number): Promise<TradeHistoryRow[]> {
-  const rows = await deps.ds.query(
+  const trades = await rows<{
+    id: string;
+    market_id: string;
+    kind: string;
+    direction: string;
+    shares: string;
+    cost: string;
+    created_at: Date;
+    metric_name: string;
+    target_date: string;
+    status: string;
+    proposal_id: string | null;
+    branch: string | null;
+  }>(
+    deps.ds,
     `SELECT t.id, t.market_id, t.kind, t.direction, t.shares, t.cost, t.created_at, mt.name AS metric_name, mk.target_date, mk.status,
             mk.proposal_id, mk.branch
        FROM trades t JOIN markets mk ON mk.id = t.market_id JOIN metrics mt ON mt.id = mk.metric_id
@@ -26,7 +41,7 @@ export async function tradeHistoryOf(deps: Deps, agentId: string, workspaceId: s
       ORDER BY t.seq DESC LIMIT $3`,
     [agentId, workspaceId, limit],
   );
-  return rows.map((r: Record<string, any>) => ({ // eslint-disable-line @typescript-eslint/no-explicit-any
+  return trades.map((r) => ({
     id: r.id,
     marketId: r.market_id,
     metricName: r.metric_name,

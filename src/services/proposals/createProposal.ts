@@ -13,6 +13,7 @@ import { emitEvent } from '../events';
 import { leafMetrics, openPairsOrSkip, pairInputs, planPairs } from './branchPairs';
 import { isUuid } from './proposalRows';
 import { consumePoint } from '../access';
+import { rows } from '../../db/queryRows';
 
 /** metricIds must name leaf metrics of this workspace the caller can read; duplicates collapse. */
 async function checkExpectedMetrics(m: EntityManager, workspaceId: string, ids: string[], readable: (id: string) => boolean): Promise<string[]> {
@@ -46,7 +47,8 @@ async function checkExpectedMetrics(m: EntityManager, workspaceId: string, ids: 
  */
 async function refuseTooManyFreeBooks(m: EntityManager, cap: number, workspaceId: string, agentId: string, opened: number): Promise<void> {
   if (opened === 0) return;
-  const [{ n }] = await m.query(
+  const [{ n }] = await rows<{ n: number }>(
+    m,
     `SELECT count(*)::int AS n FROM proposals p JOIN markets mk ON mk.proposal_id = p.id
       WHERE p.proposed_by = $2 AND p.workspace_id = $1 AND mk.status IN ('open','closed') AND NOT mk.funded`,
     [workspaceId, agentId],

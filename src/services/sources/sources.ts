@@ -6,6 +6,7 @@ import { Source } from '../../entities/source';
 import { DomainError, notFound } from '../../errors';
 import { checkRef, isRepository } from './paths';
 import { encryptToken } from './secrets';
+import { firstRow, rows } from '../../db/queryRows';
 
 export const SOURCE_TYPES = ['text', 'github'] as const;
 export type SourceType = (typeof SOURCE_TYPES)[number];
@@ -90,9 +91,9 @@ export async function sourceRecord(deps: Pick<Deps, 'ds'>, workspaceId: string, 
 
 /** The source read in `q` (a transaction's manager when `lock`: the row stays locked until it commits). */
 async function recordIn(q: Pick<EntityManager, 'query'>, workspaceId: string, id: string, lock: boolean): Promise<SourceRecord> {
-  const rows: Raw[] = UUID_RE.test(id) ? await q.query(`SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [workspaceId, id]) : [];
-  if (!rows.length) throw notFound(`Source ${id}`);
-  return toRecord(rows[0]);
+  const row = UUID_RE.test(id) ? await firstRow<Raw>(q, `SELECT ${COLUMNS} FROM sources WHERE workspace_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [workspaceId, id]) : undefined;
+  if (!row) throw notFound(`Source ${id}`);
+  return toRecord(row);
 }
 
 export async function getSource(deps: Pick<Deps, 'ds'>, workspaceId: string, id: string): Promise<SourceRow> {
@@ -154,6 +155,6 @@ export async function deleteSource(deps: Pick<Deps, 'ds'>, workspaceId: string, 
 export async function sourceText(deps: Pick<Deps, 'ds'>, workspaceId: string, id: string): Promise<{ source: SourceRow; content: string }> {
   const src = await sourceRecord(deps, workspaceId, id);
   if (src.type !== 'text') throw new DomainError('validation_failed', `Source ${id} is a github source; browse it with /sources/${id}/tree and /sources/${id}/file.`);
-  const [{ content }] = await deps.ds.query(`SELECT content FROM sources WHERE id = $1`, [id]);
+  const [{ content }] = await rows<{ content: string | null }>(deps.ds, `SELECT content FROM sources WHERE id = $1`, [id]);
   return { source: sourceRow(src), content: String(content ?? '') };
 }

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { refreshInBackground } from '../kept';
+import { rows } from '../../db/queryRows';
 
 type Q = DataSource | EntityManager;
 
@@ -40,7 +41,7 @@ function cacheOf(q: Q): Map<string, Entry> {
 
 /** The version a cached value was computed under: it changes when a book resolves or a season is edited. */
 async function standingsVersion(q: Q): Promise<string> {
-  const [v] = await q.query(`SELECT (SELECT max(resolved_at) FROM participant_results)::text AS r, (SELECT max(updated_at) FROM seasons)::text AS s`);
+  const [v] = await rows<{ r: string | null; s: string | null }>(q, `SELECT (SELECT max(resolved_at) FROM participant_results)::text AS r, (SELECT max(updated_at) FROM seasons)::text AS s`);
   return `${v.r}|${v.s}`;
 }
 

@@ -3,6 +3,7 @@ import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
 import { rowReader, type Row } from '../../db/rows';
 import { AgentHeartbeat, DecisionTrace } from '../../entities/telemetry';
+import { rows } from '../../db/queryRows';
 
 export const HEARTBEAT_STATUSES = ['ok', 'idle', 'degraded', 'error', 'stopped'] as const;
 export type HeartbeatStatus = (typeof HEARTBEAT_STATUSES)[number];
@@ -174,7 +175,8 @@ export async function purgeTelemetry(deps: Pick<Deps, 'ds' | 'clock'>, retention
   let heartbeats = 0;
   let decisions = 0;
   for (;;) {
-    const [{ n }] = await deps.ds.query(
+    const [{ n }] = await rows<{ n: number }>(
+      deps.ds,
       `WITH d AS (DELETE FROM agent_heartbeats WHERE id IN (
          SELECT h.id FROM agent_heartbeats h WHERE h.received_at < $1
             AND EXISTS (SELECT 1 FROM agent_heartbeats n WHERE n.workspace_id = h.workspace_id AND n.agent_id = h.agent_id AND n.id > h.id)
@@ -186,7 +188,8 @@ export async function purgeTelemetry(deps: Pick<Deps, 'ds' | 'clock'>, retention
     if (n < chunk) break;
   }
   for (;;) {
-    const [{ n }] = await deps.ds.query(
+    const [{ n }] = await rows<{ n: number }>(
+      deps.ds,
       `WITH d AS (DELETE FROM decision_traces WHERE id IN (SELECT id FROM decision_traces WHERE created_at < $1 LIMIT ${chunk}) RETURNING 1)
        SELECT count(*)::int AS n FROM d`,
       [cutoff],

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
 import { TRADE_JOB_OPTS } from './tradeBatches';
 import { recordFailure, type TradeJobData } from './tradeRequests';
+import { changedRows } from '../../db/queryRows';
 
 /**
  * Make sure a pending request has a live job: enqueue it again when its job is gone (lost with a
@@ -66,6 +67,5 @@ export async function recoverPendingTrades(deps: Deps, olderThanMs: number, limi
 
 /** Idempotency records are kept at least 24 hours (spec §4.5): settled ones older than 48 hours go. */
 export async function purgeTradeRequests(deps: Deps): Promise<{ deleted: number }> {
-  const r = await deps.ds.query(`DELETE FROM trade_requests WHERE created_at < now() - interval '48 hours' AND status <> 'pending'`);
-  return { deleted: r[1] ?? 0 };
+  return { deleted: await changedRows(deps.ds, `DELETE FROM trade_requests WHERE created_at < now() - interval '48 hours' AND status <> 'pending'`) };
 }

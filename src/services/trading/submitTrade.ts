@@ -8,8 +8,9 @@ import { accountId, balanceOf } from '../ledger';
 import { bookOf, findMarket, marketConsensus, openOrdersOf, openOrdersSql, requireMarket, wallQuery, wallsFrom } from '../books';
 import { laneBatches } from './tradeBatches';
 import { ensureTradeJob } from './recoverTrades';
-import { holdingOf, priorOutcome, replayIfSameRequest, serializeSpec, storedOutcome, tradeFigures } from './tradeRequests';
+import { holdingOf, priorOutcome, replayIfSameRequest, serializeSpec, storedOutcome, tradeFigures, type StoredRequest } from './tradeRequests';
 import type { TradeOutcome, TradeQuote } from '../../domain/outcomes';
+import { firstRow, rows } from '../../db/queryRows';
 
 /** The API's side of a trade: a dry run, or a request journalled, batched onto its lane and waited for. */
 
@@ -21,7 +22,7 @@ export async function dryRunTrade(deps: Deps, p: { agentId: string; workspaceId:
   const holding = await holdingOf(m, mk.id, p.agentId);
   const wq = wallQuery(mk, p.spec);
   // The walls as the lane's batch selects them (same code), from the book's open orders.
-  const walls = wq ? wallsFrom(openOrdersOf((await m.query(`SELECT ${openOrdersSql('$1')} AS orders`, [[mk.id]]))[0].orders), wq.wallSide, wq.bound, deps.clock.now()) : [];
+  const walls = wq ? wallsFrom(openOrdersOf((await rows<{ orders: unknown }>(m, `SELECT ${openOrdersSql('$1')} AS orders`, [[mk.id]]))[0].orders), wq.wallSide, wq.bound, deps.clock.now()) : [];
   const plan = planTrade({ book: bookOf(mk), rangeMin: mk.rangeMin, rangeMax: mk.rangeMax, holding, spec: p.spec, sellOnly, walls, selfId: p.agentId });
   const balance = (await balanceOf(m, accountId.agent(p.agentId))) ?? 0n;
   const cost = plan.kind === 'buy' ? plan.cash : 0n;
@@ -80,13 +81,13 @@ export async function submitTrade(
       return o;
     }
     if (!p.idempotencyKey || attempt > 5) throw new Error('a trade request was answered "key taken" without a key, or six times over');
-    const rows = await deps.ds.query(
+    const r = await firstRow<StoredRequest>(
+      deps.ds,
       `SELECT request_id, body_hash, status, response, job FROM trade_requests WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`,
       [p.agentId, p.workspaceId, p.idempotencyKey],
     );
-    if (!rows.length) continue; // freed meanwhile: journal it again
-    const r = rows[0];
-    const done = replayIfSameRequest({ bodyHash: r.body_hash }, p.hash, () => (r.status === 'done' ? replay(storedOutcome(r.status, r.response)) : null));
+    if (!r) continue; // freed meanwhile: journal it again
+    const done = replayIfSameRequest({ bodyHash: r.body_hash }, p.hash, () => (r.status === 'done' ? replay(storedOutcome(r.status, r.response!)) : null));
     if (done) return done;
     if (r.status === 'pending') {
       // The client retries: give the request a live job first, in case its job was lost (a pending

@@ -7,6 +7,7 @@ import type { Fill } from '../../domain/orderBook';
 import type { Holding, TradePlan, TradeSpec } from '../../domain/trading';
 import type { MarketRow } from '../books';
 import type { NanoString, TradeFigures, TradeOutcome, TradeResult } from '../../domain/outcomes';
+import { firstRow } from '../../db/queryRows';
 
 /** The trade journal (trade_requests) and the job payload: what the API side, the worker side and recovery share. */
 
@@ -28,15 +29,25 @@ export function deserializeSpec(s: SerializedSpec): TradeSpec {
 
 const nano = (n: bigint): NanoString => n.toString();
 
+/** A trade_requests row as read back: `response` (json) is null while pending, `job` (jsonb) the queued job's data. */
+export interface StoredRequest {
+  request_id: string;
+  body_hash: string | null;
+  status: 'pending' | 'done' | 'failed';
+  response: Record<string, unknown> | null;
+  job: unknown;
+}
+
 export const storedOutcome = (status: string, response: Record<string, unknown>): TradeOutcome =>
   status === 'done' ? { ok: true, body: response as unknown as TradeResult } : { ok: false, body: response };
 
 export async function holdingOf(m: EntityManager, marketId: string, agentId: string): Promise<Holding> {
-  const rows = await m.query(
+  const held = await firstRow<{ shares_higher: string; shares_lower: string }>(
+    m,
     `SELECT shares_higher, shares_lower FROM positions WHERE market_id = $1 AND agent_id = $2`,
     [marketId, agentId],
   );
-  return rows.length ? { higher: BigInt(rows[0].shares_higher), lower: BigInt(rows[0].shares_lower) } : { higher: 0n, lower: 0n };
+  return held ? { higher: BigInt(held.shares_higher), lower: BigInt(held.shares_lower) } : { higher: 0n, lower: 0n };
 }
 
 export function positionData(h: Holding): TradeResult['position'] {
@@ -84,8 +95,8 @@ export const keyOfRequest = (agentId: string, workspaceId: string, key: string):
 
 /** The stored outcome of a request id (null while pending or unknown), read without a lock. */
 export async function priorOutcome(deps: Deps, requestId: string): Promise<TradeOutcome | null> {
-  const rows = await deps.ds.query(`SELECT status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
-  return rows.length && rows[0].status !== 'pending' ? storedOutcome(rows[0].status, rows[0].response) : null;
+  const r = await firstRow<Pick<StoredRequest, 'status' | 'response'>>(deps.ds, `SELECT status, response FROM trade_requests WHERE request_id = $1`, [requestId]);
+  return r && r.status !== 'pending' ? storedOutcome(r.status, r.response!) : null;
 }
 
 export async function recordFailure(m: EntityManager | Deps['ds'], job: Pick<TradeJobData, 'requestId' | 'agentId' | 'workspaceId'>, err: DomainError): Promise<TradeOutcome> {
