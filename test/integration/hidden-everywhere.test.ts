@@ -11,8 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { registeredRoutes, type RouteDef } from '../../src/api/registry';
 import { connectorTools } from '../../src/api/mcp/tools';
 import { pagePaths } from '../../src/web';
-import { policyOffForTests, proposalReadable } from '../../src/services/access';
-import { proposalShownSql } from '../../src/services/proposals';
+import { policyOffForTests, proposalReadable, proposalShownSql } from '../../src/services/access';
 import { signUp } from '../helpers/accounts';
 import { connectThroughOAuth } from '../helpers/mcp';
 

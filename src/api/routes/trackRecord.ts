@@ -37,7 +37,7 @@ defineRoute({
   query: recordQuery.extend({ limit: limitQuery(50, 200), cursor: z.string().regex(/^[0-9]{1,18}$/, 'must be the nextCursor of a previous page').optional() }),
   handler: async (c) => {
     const access = c.workspace();
-    const r = await readTrackRecord(c.deps, access.workspace.id, { readable: access.metricReadable, metricId: c.query.metricId, asOf: asOfOf(c), limit: c.query.limit, cursor: c.query.cursor });
+    const r = await readTrackRecord(c.deps, access.workspace.id, { policy: access.policy, metricId: c.query.metricId, asOf: asOfOf(c), limit: c.query.limit, cursor: c.query.cursor });
     return presentTrackRecord(r);
   },
 });
@@ -53,7 +53,7 @@ defineRoute({
   query: recordQuery,
   handler: async (c) => {
     const access = c.workspace();
-    const entries = await exportTrackRecord(c.deps, access.workspace.id, { readable: access.metricReadable, metricId: c.query.metricId, asOf: asOfOf(c) });
+    const entries = await exportTrackRecord(c.deps, access.workspace.id, { policy: access.policy, metricId: c.query.metricId, asOf: asOfOf(c) });
     c.koa.type = 'text/csv; charset=utf-8';
     c.koa.set('Content-Disposition', `attachment; filename="track-record-${access.workspace.slug}.csv"`);
     return presentTrackRecordCsv(entries);

@@ -125,6 +125,15 @@ export function proposalReadable(policy: Pick<ReadPolicy, 'metric'>, p: { metric
   return its.length === 0 || its.some((id) => policy.metric(id));
 }
 
+/**
+ * SQL: proposal `alias` is not hidden with its metrics (proposalReadable, the same rule in SQL): the metrics it
+ * names (else its books'), none of them or not all of them among the hidden ids (`hidden`, a uuid[] expression).
+ */
+export function proposalShownSql(alias: string, hidden: string): string {
+  const its = `(CASE WHEN cardinality(${alias}.metric_ids) > 0 THEN ${alias}.metric_ids ELSE ARRAY(SELECT DISTINCT b.metric_id FROM markets b WHERE b.proposal_id = ${alias}.id) END)`;
+  return `(cardinality(${its}) = 0 OR NOT (${its} <@ ${hidden}))`;
+}
+
 /** The metrics each proposal goes with (proposalReadable), read in one statement. */
 export async function proposalMetrics(deps: Pick<Deps, 'ds'>, proposalIds: readonly string[]): Promise<Map<string, { metricIds: string[]; bookMetricIds: string[] }>> {
   const ids = [...new Set(proposalIds)].filter((id) => UUID.test(id));

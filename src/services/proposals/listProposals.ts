@@ -2,7 +2,8 @@
 import type { DataSource } from 'typeorm';
 import type { ImpactBasis } from '../../domain/proposalImpact';
 import { rowToMarket, type MarketRow } from '../books';
-import { proposalShownSql, proposalsByIds, type ProposalStatus } from './proposalRows';
+import { proposalsByIds, type ProposalStatus } from './proposalRows';
+import { proposalShownSql } from '../access';
 import { headlineImpact, proposalImpact, proposalViews, type ProposalView } from './proposalViews';
 
 export interface ListProposalsQuery {

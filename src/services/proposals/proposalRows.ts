@@ -41,12 +41,3 @@ export async function proposalsByIds(m: DataSource | EntityManager, ids: string[
   const byId = new Map(rows.map((p) => [p.id, p]));
   return ids.map((id) => byId.get(id)).filter((p): p is Proposal => !!p);
 }
-
-/**
- * SQL: proposal `alias` is not hidden with its metrics (access's proposalReadable): the metrics it
- * names (else its books'), none of them or not all of them among the hidden ids (`hidden`, a uuid[] expression).
- */
-export function proposalShownSql(alias: string, hidden: string): string {
-  const its = `(CASE WHEN cardinality(${alias}.metric_ids) > 0 THEN ${alias}.metric_ids ELSE ARRAY(SELECT DISTINCT b.metric_id FROM markets b WHERE b.proposal_id = ${alias}.id) END)`;
-  return `(cardinality(${its}) = 0 OR NOT (${its} <@ ${hidden}))`;
-}

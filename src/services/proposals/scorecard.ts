@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { rowReader, type Row } from '../../db/rows';
 import { ProposalScorecardRow } from '../../entities/proposal';
 import { marketConsensus, readMarkets, type MarketRow } from '../books';
-import { proposalShownSql } from './proposalRows';
+import { proposalShownSql } from '../access';
 
 /**
  * The decision scorecard: when a branch book of a proposal resolves, the realised value is recorded

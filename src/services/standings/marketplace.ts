@@ -3,8 +3,8 @@ import { Workspace } from '../../entities/workspace';
 import { HORIZONS, SCORE_UNIT, type Horizon } from '../../domain/calibration';
 import { badRequest } from '../../errors';
 import { keptFor } from '../kept';
-import { proposalShownSql, publicScorecardSummary, SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
-import { publiclyHiddenMetricIds } from '../access';
+import { publicScorecardSummary, SCORECARD_TOLERANCE, scorecardSummaries } from '../proposals';
+import { proposalShownSql, publiclyHiddenMetricIds } from '../access';
 
 /** A page of public workspaces: at most `limit` after the cursor, in name order (then id). */
 export interface PublicPage {

@@ -3,13 +3,14 @@ import { rowReader, type Row } from '../../db/rows';
 import { TrackRecordRow } from '../../entities/trackRecord';
 import { summariseTrackRecord, type ScoredRecord, type TrackRecordSummary } from '../../domain/trackRecord';
 import { DomainError } from '../../errors';
+import { proposalShownSql, unreadableMetricIds, type ReadPolicy } from '../access';
 
 /** An entry of the record as the reader sees it at `asOf` (a reading realised later reads as pending). */
 export type TrackRecordEntry = Row<TrackRecordRow> & { proposalTitle: string; metricName: string; unit: string | null };
 
 export interface TrackRecordQuery {
-  /** Whether the reader may read a metric (the read policy): other metrics are left out of everything. */
-  readable: (metricId: string) => boolean;
+  /** The reader's read policy: metrics it may not read, and proposals hidden with them, are left out of everything. */
+  policy: ReadPolicy;
   metricId?: string;
   asOf: Date;
   limit: number;
@@ -55,8 +56,13 @@ function asOfView<T extends Pick<Row<TrackRecordRow>, 'status' | 'settledAt'>>(r
  * decision, resolution and void paths).
  */
 export async function readTrackRecord(deps: Deps, workspaceId: string, q: TrackRecordQuery): Promise<TrackRecord> {
-  const metrics: Array<{ id: string; name: string; unit: string | null }> = await deps.ds.query(`SELECT id, name, unit FROM metrics WHERE workspace_id = $1`, [workspaceId]);
-  const visible = metrics.filter((mt) => q.readable(mt.id));
+  const [metrics, hidden] = await Promise.all([
+    deps.ds.query(`SELECT id, name, unit FROM metrics WHERE workspace_id = $1`, [workspaceId]) as Promise<Array<{ id: string; name: string; unit: string | null }>>,
+    unreadableMetricIds(deps, q.policy),
+  ]);
+  const visible = metrics.filter((mt) => q.policy.metric(mt.id));
+  // A proposal whose metrics are all hidden is hidden with them, its rows on a readable metric too.
+  const shown = hidden?.length ? proposalShownSql('p', '$4::uuid[]') : '$4::uuid[] IS NULL';
   let metric: TrackRecord['metric'] = null;
   if (q.metricId !== undefined) {
     metric = visible.find((mt) => mt.id === q.metricId) ?? null;
@@ -66,12 +72,13 @@ export async function readTrackRecord(deps: Deps, workspaceId: string, q: TrackR
   // The summary's narrow rows and the page of entries in parallel (two statements, one wait).
   const [rows, page] = await Promise.all([
     deps.ds.query(
-      `SELECT decided_at, decision, status, settled_at, advice, range_max - range_min AS width, market_error, persistence_error, average_change_error,
-              direction_held, average_change_direction_held, forecast_p, outcome_v
-         FROM track_record WHERE workspace_id = $1 AND metric_id = ANY($2::uuid[]) AND decided_at <= $3`,
-      [workspaceId, ids, q.asOf],
+      `SELECT t.decided_at, t.decision, t.status, t.settled_at, t.advice, t.range_max - t.range_min AS width, t.market_error, t.persistence_error, t.average_change_error,
+              t.direction_held, t.average_change_direction_held, t.forecast_p, t.outcome_v
+         FROM track_record t JOIN proposals p ON p.id = t.proposal_id
+        WHERE t.workspace_id = $1 AND t.metric_id = ANY($2::uuid[]) AND t.decided_at <= $3 AND ${shown}`,
+      [workspaceId, ids, q.asOf, hidden?.length ? hidden : null],
     ) as Promise<Array<Record<string, unknown>>>,
-    entriesOf(deps, workspaceId, ids, q.asOf, q.limit + 1, q.cursor),
+    entriesOf(deps, workspaceId, ids, q.asOf, q.limit + 1, q.cursor, hidden),
   ]);
   const scored: ScoredRecord[] = rows.map((r) => {
     const row = asOfView(readRow(r), q.asOf);
@@ -90,13 +97,14 @@ export async function readTrackRecord(deps: Deps, workspaceId: string, q: TrackR
   };
 }
 
-async function entriesOf(deps: Deps, workspaceId: string, metricIds: string[], asOf: Date, limit: number, cursor?: string): Promise<TrackRecordEntry[]> {
+async function entriesOf(deps: Deps, workspaceId: string, metricIds: string[], asOf: Date, limit: number, cursor: string | undefined, hidden: string[] | null): Promise<TrackRecordEntry[]> {
+  const shown = hidden?.length ? proposalShownSql('p', '$6::uuid[]') : '$6::uuid[] IS NULL';
   const rows: Array<Record<string, unknown>> = await deps.ds.query(
     `SELECT t.*, p.title AS proposal_title, mt.name AS metric_name, mt.unit
        FROM track_record t JOIN proposals p ON p.id = t.proposal_id JOIN metrics mt ON mt.id = t.metric_id
-      WHERE t.workspace_id = $1 AND t.metric_id = ANY($2::uuid[]) AND t.decided_at <= $3 AND ($4::bigint IS NULL OR t.id < $4::bigint)
+      WHERE t.workspace_id = $1 AND t.metric_id = ANY($2::uuid[]) AND t.decided_at <= $3 AND ($4::bigint IS NULL OR t.id < $4::bigint) AND ${shown}
       ORDER BY t.id DESC LIMIT $5`,
-    [workspaceId, metricIds, asOf, cursor ?? null, limit],
+    [workspaceId, metricIds, asOf, cursor ?? null, limit, hidden?.length ? hidden : null],
   );
   return rows.map((r) => ({ ...asOfView(readRow(r), asOf), proposalTitle: r.proposal_title as string, metricName: r.metric_name as string, unit: (r.unit as string | null) ?? null }));
 }
