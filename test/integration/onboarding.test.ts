@@ -31,7 +31,7 @@ describe('onboarding paused (the default)', () => {
 
 describe('onboarding open', () => {
   let app: TestApp;
-  useTestApp((a) => (app = a), { ONBOARDING_OPEN: 'true', UNCLAIMED_SIGNUP_CREDITS: '100', SIGNUP_CREDITS: '1000', PUBLIC_BASE_URL: 'https://mpp.example' });
+  useTestApp((a) => (app = a), { ONBOARDING_OPEN: 'true', UNCLAIMED_SIGNUP_CREDITS: '100', SIGNUP_CREDITS: '1000', PUBLIC_BASE_URL: 'http://mpp.example' });
 
   const onboard = (body: Record<string, unknown>) => app.http.post('/api/onboard').send(body);
 
@@ -57,7 +57,7 @@ describe('onboarding open', () => {
         starterProposalId: null,
       },
       claimToken: expect.stringMatching(/^ct_/),
-      claimUrl: expect.stringMatching(/^https:\/\/mpp\.example\/claim\/ct_/),
+      claimUrl: expect.stringMatching(/^http:\/\/mpp\.example\/claim\/ct_/),
     });
     const me = await app.http.get('/api/agents/me').set('X-Agent-Key', res.body.apiKey);
     expect(me.body).toMatchObject({ id: res.body.participantId, unclaimed: true, balance: 100, bio: 'hello' });
