@@ -47,8 +47,8 @@ const UNTYPED_QUERY_PENDING = [
   'src/services/credits/index.ts', 'src/services/credits/moveCredits.ts', 'src/services/credits/signupGrant.ts', 
   'src/services/dataRoom/**', 'src/services/lifecycle/lanes.ts', 'src/services/lifecycle/manualBooks.ts', 
   'src/services/proposals/browseProposals.ts', 
-  'src/services/proposals/proposalRows.ts', 'src/services/standings/leaderboard.ts',
-  'src/services/standings/marketplace.ts', 'src/services/standings/profile.ts', 'src/services/standings/seasons.ts', 'src/services/standings/totals.ts',
+  'src/services/proposals/proposalRows.ts', ,
+  
   'src/services/trackRecord/**', 'src/services/trading/applyTrade.ts', 'src/services/trading/placeOrder.ts', 'src/services/trading/tradeBatches.ts',
   'src/services/workspaces/**', 'src/services/tables.ts', 'src/services/wireAreas.ts',
 ];
