@@ -49,7 +49,7 @@ const UNTYPED_QUERY_PENDING = [
   'src/services/proposals/browseProposals.ts', 
   'src/services/proposals/proposalRows.ts', ,
   
-  'src/services/trackRecord/**', 'src/services/trading/applyTrade.ts', 'src/services/trading/placeOrder.ts', 'src/services/trading/tradeBatches.ts',
+  'src/services/trackRecord/**', 'src/services/trading/applyTrade.ts', 'src/services/trading/tradeBatches.ts',
   'src/services/workspaces/**', 'src/services/tables.ts', 'src/services/wireAreas.ts',
 ];
 
