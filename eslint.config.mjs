@@ -41,17 +41,6 @@ const UNTYPED_QUERY = [
   ':not(TSAsExpression > CallExpression)',
 ].join('');
 const untypedQuery = 'TypeORM answers `.query(` untyped: read rows with rows<T>() / firstRow<T>() (db/queryRows), counts of an UPDATE or DELETE with changedRows(); the type says what pg returns (int8 and numeric as strings).';
-// Service files other branches are editing (issue 67 item 5, first half): each is converted, and leaves this list, after they merge.
-const UNTYPED_QUERY_PENDING = [
-  'src/services/access/groups.ts', 'src/services/access/policy.ts', 'src/services/accounts/**', 'src/services/connections/**',
-  'src/services/credits/index.ts', 'src/services/credits/moveCredits.ts', 'src/services/credits/signupGrant.ts', 'src/services/credits/withdrawals.ts',
-  'src/services/dataRoom/**', 'src/services/lifecycle/lanes.ts', 'src/services/lifecycle/manualBooks.ts', 'src/services/lifecycle/resolveBook.ts',
-  'src/services/proposals/browseProposals.ts', 'src/services/proposals/decideProposal.ts', 'src/services/proposals/listProposals.ts',
-  'src/services/proposals/proposalRows.ts', 'src/services/proposals/scorecard.ts', 'src/services/standings/leaderboard.ts',
-  'src/services/standings/marketplace.ts', 'src/services/standings/profile.ts', 'src/services/standings/seasons.ts', 'src/services/standings/totals.ts',
-  'src/services/trackRecord/**', 'src/services/trading/applyTrade.ts', 'src/services/trading/placeOrder.ts', 'src/services/trading/tradeBatches.ts',
-  'src/services/workspaces/**', 'src/services/tables.ts', 'src/services/wireAreas.ts',
-];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'coverage/**', '*.config.js', '*.config.mjs'] },
@@ -95,9 +84,8 @@ export default tseslint.config(
   },
   {
     // Typed query results (issue 67): a `.query(` answer TypeORM types `any` is read through db/queryRows
-    // (rows<T>, firstRow<T>, changedRows). Files being converted on other branches are left out until they land.
+    // (rows<T>, firstRow<T>, changedRows), everywhere in src/services.
     files: ['src/services/**/*.ts'],
-    ignores: UNTYPED_QUERY_PENDING,
     rules: { 'no-restricted-syntax': ['error', { selector: UNTYPED_QUERY, message: untypedQuery }] },
   },
   {

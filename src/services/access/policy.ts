@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps';
+import { rows } from '../../db/queryRows';
 import {
   effectiveCapabilities,
   metricReadable,
@@ -248,8 +249,8 @@ export async function visibleEvents<E extends EventSubject>(deps: Pick<Deps, 'ds
   const metricOfMarket = new Map<string, string>();
   if (looked.length) {
     const ids = [...new Set(looked.map((e) => idOf(e.data.marketId)!))].filter((id) => UUID.test(id));
-    const rows: Array<{ id: string; metric_id: string }> = ids.length ? await deps.ds.query(`SELECT id, metric_id FROM markets WHERE id = ANY($1::uuid[])`, [ids]) : [];
-    for (const r of rows) metricOfMarket.set(r.id, r.metric_id);
+    const markets = ids.length ? await rows<{ id: string; metric_id: string }>(deps.ds, `SELECT id, metric_id FROM markets WHERE id = ANY($1::uuid[])`, [ids]) : [];
+    for (const r of markets) metricOfMarket.set(r.id, r.metric_id);
   }
   const proposals = await proposalMetrics(deps, narrowed.map((e) => idOf(e.data.proposalId)).filter((id): id is string => !!id));
   const out: E[] = [];

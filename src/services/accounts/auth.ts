@@ -84,7 +84,7 @@ export const cookieSaid = (config: Pick<Config, 'secureCookies'>) =>
 export async function dropUnreadableSigningKeys(deps: Deps): Promise<number> {
   const pool = primaryPool(deps);
   const secret = deps.config.authSecret;
-  const rows = (await pool.query(`SELECT id, "privateKey" FROM auth_jwks`)).rows as Array<{ id: string; privateKey: string }>;
+  const { rows } = await pool.query<{ id: string; privateKey: string }>(`SELECT id, "privateKey" FROM auth_jwks`);
   const unreadable: string[] = [];
   for (const r of rows) {
     const ok = await symmetricDecrypt({ key: secret, data: JSON.parse(r.privateKey) as string }).then(
@@ -170,10 +170,10 @@ export function authOptions(config: Config, pool: Pool, hooks: AccountHooks = {}
           // A code no longer stored was redeemed already (or expired): before the provider drops the
           // tokens issued for it, find whose they were, so the connection they opened ends too.
           const id = storedCodeId(body.code);
-          const live = await pool.query(`SELECT 1 FROM auth_verifications WHERE identifier = $1`, [id]);
+          const live = await pool.query<{ '?column?': number }>(`SELECT 1 FROM auth_verifications WHERE identifier = $1`, [id]);
           if (!live.rowCount) {
-            const issued = await pool.query(`SELECT DISTINCT "userId", "clientId" FROM auth_oauth_refresh_tokens WHERE "authorizationCodeId" = $1 AND "userId" IS NOT NULL`, [id]);
-            if (issued.rowCount) await hooks.codeReplayed(issued.rows as Array<{ userId: string; clientId: string }>);
+            const issued = await pool.query<{ userId: string; clientId: string }>(`SELECT DISTINCT "userId", "clientId" FROM auth_oauth_refresh_tokens WHERE "authorizationCodeId" = $1 AND "userId" IS NOT NULL`, [id]);
+            if (issued.rowCount) await hooks.codeReplayed(issued.rows);
           }
         }
         return undefined;

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
+import { firstRow, rows } from '../../db/queryRows';
 import { rowReader, type Row } from '../../db/rows';
 import { Connection, ConnectionCall } from '../../entities/connection';
 import { DomainError } from '../../errors';
@@ -21,9 +22,15 @@ export interface ActiveConnection extends ConnectionRow {
 
 const readConnection = rowReader(Connection);
 
+/** A raw connections row (`SELECT *`, snake_case), with the columns this file reads by name. */
+type ConnectionRaw = Record<string, unknown> & { key_id: string | null; client_id: string; ask: Record<string, boolean> | null };
+
+/** A connection row with its key's columns (WITH_SCOPES, or connectionForGrant's join). */
+type ScopedRaw = ConnectionRaw & { key_scopes: string[] | null; key_workspace_id?: string | null; key_locked?: boolean | null };
+
 /** A connection row read with WITH_SCOPES (its key's scopes as key_scopes). */
-function rowOf(r: Record<string, unknown>): ConnectionRow {
-  return { ...readConnection(r), ask: normalizeAsk(r.ask as Record<string, boolean> | null), scopes: (r.key_scopes as string[] | null) ?? [] };
+function rowOf(r: ScopedRaw): ConnectionRow {
+  return { ...readConnection(r), ask: normalizeAsk(r.ask), scopes: r.key_scopes ?? [] };
 }
 
 /** What revokes an account's OAuth grants to a client (the account system's tables), in the caller's transaction. */
@@ -51,7 +58,8 @@ export async function connectionForGrant(
     if (!agents.length) return null;
     const agentId = agents[0].id;
     await m.query(`SELECT pg_advisory_xact_lock(hashtext('connection:' || $1 || ':' || $2))`, [agentId, grant.clientId]);
-    const [live] = await m.query(
+    const live = await rows<ScopedRaw>(
+      m,
       `UPDATE connections c SET last_used_at = now() FROM api_keys k
         WHERE c.agent_id = $1 AND c.client_id = $2 AND c.revoked_at IS NULL AND k.id = c.key_id AND k.revoked_at IS NULL
         RETURNING c.*, k.scopes AS key_scopes, k.workspace_id AS key_workspace_id, k.workspace_locked AS key_locked`,
@@ -59,12 +67,13 @@ export async function connectionForGrant(
     );
     if (live.length) return live[0];
     // Its key was revoked (DELETE /agents/me/keys/{keyId}): the connection ends, not silently replaced.
-    const [keyless] = await m.query(`UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND client_id = $2 AND revoked_at IS NULL RETURNING id`, [agentId, grant.clientId]);
+    const keyless = await rows<{ id: string }>(m, `UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND client_id = $2 AND revoked_at IS NULL RETURNING id`, [agentId, grant.clientId]);
     if (keyless.length) {
       await revokeGrants(m, grant.userId, grant.clientId);
       return null;
     }
-    const cut = await m.query(
+    const cut = await rows<{ '?column?': number }>(
+      m,
       `SELECT 1 FROM connections WHERE agent_id = $1 AND client_id = $2 AND revoked_at IS NOT NULL AND date_trunc('second', revoked_at) >= $3 LIMIT 1`,
       [agentId, grant.clientId, grant.issuedAt],
     );
@@ -73,12 +82,14 @@ export async function connectionForGrant(
     const name = info?.name ?? grant.clientId;
     const scopes = keyScopesForGrant(grant.scopes);
     const key = await mintKey(m, agentId, { scopes, label: `connection: ${name}`.slice(0, 100) });
-    const [r] = await m.query(
+    const [r] = await rows<ConnectionRaw>(
+      m,
       `INSERT INTO connections (agent_id, client_id, client_name, redirect_host, key_id, ask, last_used_at)
        VALUES ($1, $2, $3, $4, $5, $6, now()) RETURNING *`,
       [agentId, grant.clientId, name, info?.redirectHost ?? '', key.keyId, normalizeAsk(null)],
     );
-    return { ...r, key_scopes: scopes, key_workspace_id: null, key_locked: false };
+    const opened: ScopedRaw = { ...r, key_scopes: scopes, key_workspace_id: null, key_locked: false };
+    return opened;
   });
   if (!row) return null;
   const conn = rowOf(row);
@@ -98,11 +109,11 @@ export async function endConnectionsOfGrant(deps: Deps, userId: string, clientId
     const agents: Array<{ id: string }> = await m.query(`SELECT id FROM agents WHERE account_id = $1`, [userId]);
     let ended = 0;
     for (const { id: agentId } of agents) {
-      const [rows] = await m.query(
+      const list = await rows<{ key_id: string | null; client_id: string }>(
+        m,
         `UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND ($2::text IS NULL OR client_id = $2) AND revoked_at IS NULL RETURNING key_id, client_id`,
         [agentId, clientId],
       );
-      const list = rows as Array<{ key_id: string | null; client_id: string }>;
       ended += list.length;
       const keys = list.map((r) => r.key_id).filter((k): k is string => !!k);
       await revokeKeysById(m, keys);
@@ -137,16 +148,16 @@ export async function logCall(deps: Deps, connectionId: string, call: CallRecord
 
 /** GET /connections: the caller's live connections, newest first. */
 export async function listConnections(deps: Deps, agentId: string): Promise<ConnectionRow[]> {
-  const rows = await deps.ds.query(`SELECT ${WITH_SCOPES} FROM connections c WHERE agent_id = $1 AND revoked_at IS NULL ORDER BY connected_at DESC, id`, [agentId]);
-  return rows.map(rowOf);
+  const list = await rows<ScopedRaw>(deps.ds, `SELECT ${WITH_SCOPES} FROM connections c WHERE agent_id = $1 AND revoked_at IS NULL ORDER BY connected_at DESC, id`, [agentId]);
+  return list.map(rowOf);
 }
 
 const notYours = () => new DomainError('not_found', 'No such connection of yours.');
 
-async function ownConnection(m: DataSource | EntityManager, agentId: string, id: string, lock = false) {
-  const rows = await m.query(`SELECT * FROM connections WHERE id = $1 AND agent_id = $2 AND revoked_at IS NULL${lock ? ' FOR UPDATE' : ''}`, [id, agentId]);
-  if (!rows.length) throw notYours();
-  return rows[0];
+async function ownConnection(m: DataSource | EntityManager, agentId: string, id: string, lock = false): Promise<ConnectionRaw> {
+  const row = await firstRow<ConnectionRaw>(m, `SELECT * FROM connections WHERE id = $1 AND agent_id = $2 AND revoked_at IS NULL${lock ? ' FOR UPDATE' : ''}`, [id, agentId]);
+  if (!row) throw notYours();
+  return row;
 }
 
 /** A call row as GET /connections/{id}/calls lists it (the entity's columns but its ids). */
@@ -157,12 +168,12 @@ export const CALLS_PAGE = 200;
 /** GET /connections/{id}/calls: up to 200 call rows, newest first, strictly before `before` when given. */
 export async function connectionCalls(deps: Deps, agentId: string, id: string, before?: Date): Promise<CallRow[]> {
   await ownConnection(deps.ds, agentId, id);
-  const rows = await deps.ds.query(
+  return rows<CallRow>(
+    deps.ds,
     `SELECT tool, method, path, workspace, body, confirmation, status, at FROM connection_calls
       WHERE connection_id = $1 AND ($2::timestamptz IS NULL OR at < $2) ORDER BY at DESC, id DESC LIMIT ${CALLS_PAGE}`,
     [id, before ?? null],
   );
-  return rows;
 }
 
 /** PUT /connections/{id}/ask: switch asking on or off per type (look stays off); the connection as it is now. */
@@ -170,8 +181,8 @@ export async function setConnectionAsk(deps: Deps, agentId: string, id: string, 
   return inTransaction(deps.ds, async (m) => {
     const row = await ownConnection(m, agentId, id, true);
     const next = normalizeAsk({ ...normalizeAsk(row.ask), ...ask });
-    const [updated] = await m.query(`UPDATE connections c SET ask = $2 WHERE id = $1 RETURNING ${WITH_SCOPES}`, [id, next]);
-    return rowOf(updated[0]);
+    const [updated] = await rows<ScopedRaw>(m, `UPDATE connections c SET ask = $2 WHERE id = $1 RETURNING ${WITH_SCOPES}`, [id, next]);
+    return rowOf(updated);
   });
 }
 
@@ -190,15 +201,15 @@ export async function removeConnection(
     const row = await ownConnection(m, agentId, id, true);
     await m.query(`UPDATE connections SET revoked_at = now() WHERE id = $1`, [id]);
     if (row.key_id) await revokeKeysById(m, [row.key_id]);
-    const [agent] = await m.query(`SELECT account_id FROM agents WHERE id = $1`, [agentId]);
+    const agent = await firstRow<{ account_id: string | null }>(m, `SELECT account_id FROM agents WHERE id = $1`, [agentId]);
     if (agent?.account_id) await revokeGrants(m, agent.account_id, row.client_id);
   });
 }
 
 /** Every live connection of a participant is removed with its key (its account was deleted). */
 export async function removeConnectionsOf(m: EntityManager, agentId: string): Promise<void> {
-  const [rows] = await m.query(`UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND revoked_at IS NULL RETURNING key_id`, [agentId]);
-  const keys = (rows as Array<{ key_id: string | null }>).map((r) => r.key_id).filter((k): k is string => !!k);
+  const ended = await rows<{ key_id: string | null }>(m, `UPDATE connections SET revoked_at = now() WHERE agent_id = $1 AND revoked_at IS NULL RETURNING key_id`, [agentId]);
+  const keys = ended.map((r) => r.key_id).filter((k): k is string => !!k);
   await revokeKeysById(m, keys);
 }
 
@@ -207,6 +218,6 @@ export async function removeConnectionsOf(m: EntityManager, agentId: string): Pr
  * with them, so a refresh it sends is refused, and the refusal can say why.
  */
 export async function clientConnectionsRemoved(deps: Deps, clientId: string): Promise<boolean> {
-  const [row] = await deps.ds.query(`SELECT count(*) FILTER (WHERE revoked_at IS NULL)::int AS live, count(*)::int AS all FROM connections WHERE client_id = $1`, [clientId]);
+  const [row] = await rows<{ live: number; all: number }>(deps.ds, `SELECT count(*) FILTER (WHERE revoked_at IS NULL)::int AS live, count(*)::int AS all FROM connections WHERE client_id = $1`, [clientId]);
   return row.all > 0 && row.live === 0;
 }

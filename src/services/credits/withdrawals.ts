@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
+import { rows } from '../../db/queryRows';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
 import { withdrawalUnits } from '../../domain/credits';
@@ -124,7 +125,7 @@ async function signOnce(deps: Deps, w: Withdrawal): Promise<Withdrawal> {
     const cur = await repo.findOneOrFail({ where: { id: w.id }, lock: { mode: 'pessimistic_write' } });
     if (cur.status !== 'queued') return cur;
     await m.query(`SELECT pg_advisory_xact_lock(hashtext('withdrawal-signer:' || $1))`, [signer]);
-    const [{ n }] = await m.query(`SELECT max(nonce) AS n FROM withdrawals WHERE signer = $1 AND nonce IS NOT NULL`, [signer]);
+    const [{ n }] = await rows<{ n: number | null }>(m, `SELECT max(nonce) AS n FROM withdrawals WHERE signer = $1 AND nonce IS NOT NULL`, [signer]);
     const nonce = Math.max(await chain.pendingNonce(), n === null ? 0 : Number(n) + 1);
     const tx = await chain.signTransfer(cur.toAddress, cur.units, nonce);
     await repo.update({ id: w.id }, { status: 'signed', signer, nonce, txHash: tx.hash, rawTx: tx.raw, updatedAt: new Date() });

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { rows } from '../../db/queryRows';
 import { DomainError } from '../../errors';
 import { holderPayout, payoutFraction } from '../../domain/lmsr';
 import { splitProRata } from '../../domain/funding';
@@ -19,7 +20,7 @@ interface HolderRow {
 }
 
 async function holders(m: EntityManager, marketId: string): Promise<HolderRow[]> {
-  return m.query(`SELECT agent_id, shares_higher, shares_lower, net_cost FROM positions WHERE market_id = $1 ORDER BY agent_id`, [marketId]);
+  return rows<HolderRow>(m, `SELECT agent_id, shares_higher, shares_lower, net_cost FROM positions WHERE market_id = $1 ORDER BY agent_id`, [marketId]);
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Deciding a pending proposal: approve, decline (or decline as spam) or withdraw, voiding and refunding the branches ruled out. */
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
+import { rows } from '../../db/queryRows';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
 import { closeOrdersOf, lockMarket, setCloseReason, type MarketRow } from '../books';
@@ -57,7 +58,7 @@ export async function decideProposal(deps: Deps, workspaceId: string, proposalId
       const mk = await lockMarket(m, id);
       if (mk && (mk.status === 'open' || mk.status === 'closed')) books.push(mk);
     }
-    const [{ seq }] = await m.query(`SELECT max(seq)::text AS seq FROM trades WHERE market_id = ANY($1::uuid[])`, [books.map((b) => b.id)]);
+    const [{ seq }] = await rows<{ seq: string | null }>(m, `SELECT max(seq)::text AS seq FROM trades WHERE market_id = ANY($1::uuid[])`, [books.map((b) => b.id)]);
     const toVoid = branchesToVoid(d);
     const target = TARGET[d.decision];
     const reason = d.spam && d.decision === 'decline' ? 'proposal declined as spam' : `proposal ${target}`;

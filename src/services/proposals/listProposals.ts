@@ -1,7 +1,8 @@
 /** Listing a workspace's proposals: a page newest first or by |headline impact|, with the number matching. */
 import type { DataSource } from 'typeorm';
+import { rows } from '../../db/queryRows';
 import type { ImpactBasis } from '../../domain/proposalImpact';
-import { rowToMarket, type MarketRow } from '../books';
+import { rowToMarket, type MarketRaw, type MarketRow } from '../books';
 import { proposalsByIds, type ProposalStatus } from './proposalRows';
 import { proposalShownSql } from '../access';
 import { headlineImpact, proposalImpact, proposalViews, type ProposalView } from './proposalViews';
@@ -15,6 +16,9 @@ export interface ListProposalsQuery {
   offset: number;
 }
 
+/** A proposal with its headline book (a MARKET_SELECT-like row; `id` null when the book is not spawned). */
+type HeadlineRaw = MarketRaw & { pid: string; p_seq: string; p_metric_ids: string[] | null; p_hm: string | null; p_hd: string | null; id: string | null };
+
 /**
  * A page of proposals, newest first or by |headline impact| (nulls last), with the total matching.
  * The page's ids are chosen in SQL (the impact sort ranks every matching proposal from one join
@@ -27,11 +31,12 @@ export async function listProposals(ds: DataSource, workspaceId: string, q: List
     args.push(q.hiddenMetricIds);
     where += ` AND ${proposalShownSql('p', `$${args.length}::uuid[]`)}`;
   }
-  const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposals p WHERE ${where}`, args);
+  const [{ n }] = await rows<{ n: number }>(ds, `SELECT count(*)::int AS n FROM proposals p WHERE ${where}`, args);
   let pageIds: string[];
   if (q.sort === 'impact') {
     // Only the headline pair of every matching proposal is loaded to rank them.
-    const rows = await ds.query(
+    const headlines = await rows<HeadlineRaw>(
+      ds,
       `SELECT p.id AS pid, p.seq AS p_seq, p.metric_ids AS p_metric_ids, p.headline_metric_id AS p_hm, p.headline_target_date AS p_hd, mk.*, mt.name AS metric_name
          FROM proposals p
          LEFT JOIN markets mk ON mk.proposal_id = p.id AND mk.metric_id = p.headline_metric_id AND mk.target_date = p.headline_target_date
@@ -40,7 +45,7 @@ export async function listProposals(ds: DataSource, workspaceId: string, q: List
       args,
     );
     const ranked = new Map<string, { seq: bigint; markets: MarketRow[]; p: ImpactBasis }>();
-    for (const r of rows) {
+    for (const r of headlines) {
       let e = ranked.get(r.pid);
       if (!e) {
         e = { seq: BigInt(r.p_seq), markets: [], p: { metricIds: r.p_metric_ids ?? [], headlineMetricId: r.p_hm, headlineTargetDate: r.p_hd } };
@@ -57,8 +62,8 @@ export async function listProposals(ds: DataSource, workspaceId: string, q: List
     });
     pageIds = scored.slice(q.offset, q.offset + q.limit).map((s) => s.id);
   } else {
-    const rows = await ds.query(`SELECT p.id FROM proposals p WHERE ${where} ORDER BY p.created_at DESC, p.seq DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, q.limit, q.offset]);
-    pageIds = rows.map((r: { id: string }) => r.id);
+    const page = await rows<{ id: string }>(ds, `SELECT p.id FROM proposals p WHERE ${where} ORDER BY p.created_at DESC, p.seq DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, q.limit, q.offset]);
+    pageIds = page.map((r) => r.id);
   }
   if (!pageIds.length) return { items: [], total: n };
   return { items: await proposalViews(ds, await proposalsByIds(ds, pageIds)), total: n };

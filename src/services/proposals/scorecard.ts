@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { firstRow, rows } from '../../db/queryRows';
 import { rowReader, type Row } from '../../db/rows';
 import { ProposalScorecardRow } from '../../entities/proposal';
 import { marketConsensus, readMarkets, type MarketRow } from '../books';
@@ -16,7 +17,9 @@ export const SCORECARD_TOLERANCE = 0.1;
 export type ScorecardRow = Row<ProposalScorecardRow> & { proposalTitle: string };
 
 const readScorecard = rowReader(ProposalScorecardRow);
-const rowToScorecard = (r: Record<string, unknown>): ScorecardRow => ({ ...readScorecard(r), proposalTitle: r.proposal_title as string });
+/** A SCORECARD_SELECT row (snake_case), with the columns read by name. */
+type ScorecardRaw = Record<string, unknown> & { proposal_id: string; proposal_title: string };
+const rowToScorecard = (r: ScorecardRaw): ScorecardRow => ({ ...readScorecard(r), proposalTitle: r.proposal_title });
 
 const SCORECARD_SELECT = `SELECT s.*, p.title AS proposal_title FROM proposal_scorecard s JOIN proposals p ON p.id = s.proposal_id`;
 
@@ -26,7 +29,7 @@ const SCORECARD_SELECT = `SELECT s.*, p.title AS proposal_title FROM proposal_sc
  */
 export async function recordScorecard(m: EntityManager, mk: MarketRow, value: number, finalConsensus: number | null, now: Date): Promise<void> {
   if (!mk.proposalId || !mk.branch) return;
-  const [p] = await m.query(`SELECT status FROM proposals WHERE id = $1`, [mk.proposalId]);
+  const p = await firstRow<{ status: string }>(m, `SELECT status FROM proposals WHERE id = $1`, [mk.proposalId]);
   if (!p) return;
   const otherBranch = mk.branch === 'approved' ? 'declined' : 'approved';
   const sib = await readMarkets(m, 'mk.proposal_id = $1 AND mk.metric_id = $2 AND mk.target_date = $3 AND mk.branch = $4', [mk.proposalId, mk.metricId, mk.targetDate, otherBranch], {
@@ -77,8 +80,8 @@ export async function markScorecardDecision(m: EntityManager, proposalId: string
 export async function scorecardOf(m: DataSource | EntityManager, proposalIds: string[]): Promise<Map<string, ScorecardRow[]>> {
   const out = new Map<string, ScorecardRow[]>(proposalIds.map((id) => [id, []]));
   if (!proposalIds.length) return out;
-  const rows = await m.query(`${SCORECARD_SELECT} WHERE s.proposal_id = ANY($1::uuid[]) ORDER BY s.id`, [proposalIds]);
-  for (const r of rows) out.get(r.proposal_id)?.push(rowToScorecard(r));
+  const entries = await rows<ScorecardRaw>(m, `${SCORECARD_SELECT} WHERE s.proposal_id = ANY($1::uuid[]) ORDER BY s.id`, [proposalIds]);
+  for (const r of entries) out.get(r.proposal_id)?.push(rowToScorecard(r));
   return out;
 }
 
@@ -193,10 +196,10 @@ export async function publicScorecardSummary(ds: DataSource, hiddenMetricIds: re
 export async function workspaceScorecard(ds: DataSource, workspaceId: string, page: { limit: number; offset: number }, hiddenMetricIds: string[] | null = null): Promise<WorkspaceScorecard> {
   const shown = scorecardShownSql(hiddenMetricIds, 2);
   const args = hiddenMetricIds?.length ? [workspaceId, hiddenMetricIds] : [workspaceId];
-  const rows: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard s WHERE s.workspace_id = $1${shown} GROUP BY decision, taken`, args);
-  const { summary, byDecision, undecided } = summarize(rows);
-  const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM proposal_scorecard s WHERE s.workspace_id = $1${shown}`, args);
-  const entries = await ds.query(`${SCORECARD_SELECT} WHERE s.workspace_id = $1${shown} ORDER BY s.id DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, page.limit, page.offset]);
+  const sums: Array<Record<string, unknown>> = await ds.query(`${SUMS_SELECT} FROM proposal_scorecard s WHERE s.workspace_id = $1${shown} GROUP BY decision, taken`, args);
+  const { summary, byDecision, undecided } = summarize(sums);
+  const [{ n }] = await rows<{ n: number }>(ds, `SELECT count(*)::int AS n FROM proposal_scorecard s WHERE s.workspace_id = $1${shown}`, args);
+  const entries = await rows<ScorecardRaw>(ds, `${SCORECARD_SELECT} WHERE s.workspace_id = $1${shown} ORDER BY s.id DESC LIMIT $${args.length + 1} OFFSET $${args.length + 2}`, [...args, page.limit, page.offset]);
   return {
     tolerance: SCORECARD_TOLERANCE,
     summary,

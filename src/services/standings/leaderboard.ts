@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { firstRow } from '../../db/queryRows';
 import { cachedStanding } from './boardCache';
 import { readSums, sumSelect, type SummedRow } from './sums';
 
@@ -75,13 +76,15 @@ async function computeStandings(q: Q, lq: LeaderboardQuery): Promise<{ total: nu
 /** Past the last page the window count is not there: count the ranked participants directly. */
 async function countRanked(q: Q, table: string, lq: LeaderboardQuery): Promise<number> {
   if (lq.offset === 0) return 0;
-  const [r] = await q.query(
+  // A count answers one row.
+  const r = (await firstRow<{ n: number }>(
+    q,
     `SELECT count(*)::int AS n FROM (
        SELECT s.agent_id FROM ${table} s JOIN workspaces w ON w.id = s.workspace_id AND w.public
         WHERE ($1::uuid IS NULL OR s.workspace_id = $1) AND ($2::uuid IS NULL OR s.metric_id = $2) AND NOT (s.metric_id = ANY($4::uuid[])) ${lq.seasonId ? 'AND s.season_id = $5' : ''}
         GROUP BY s.agent_id HAVING sum(s.resolved_markets) >= $3) x`,
     [lq.workspaceId ?? null, lq.metricId ?? null, lq.minResolvedMarkets, lq.hiddenMetricIds, ...(lq.seasonId ? [lq.seasonId] : [])],
-  );
+  ))!;
   return r.n;
 }
 

@@ -1,3 +1,4 @@
+import { rows } from '../../db/queryRows';
 import type { Deps } from '../../deps';
 import { Workspace } from '../../entities/workspace';
 import { HORIZONS, SCORE_UNIT, type Horizon } from '../../domain/calibration';
@@ -31,14 +32,14 @@ function decodeCursor(cursor: string | undefined): [string, string] | [null, nul
  */
 async function publicWorkspacePage(deps: Deps, page: PublicPage): Promise<{ ws: Array<{ id: string; slug: string; name: string }>; nextCursor: string | null }> {
   const [name, id] = decodeCursor(page.cursor);
-  const rows: Array<{ id: string; slug: string; name: string }> = await deps.ds.query(
+  const found: Array<{ id: string; slug: string; name: string }> = await deps.ds.query(
     `SELECT id, slug, name FROM workspaces
       WHERE public AND ($2::text IS NULL OR (name, id) > ($2::text, $3::uuid))
       ORDER BY name, id LIMIT $1`,
     [page.limit + 1, name, id],
   );
-  const ws = rows.slice(0, page.limit);
-  return { ws, nextCursor: rows.length > page.limit ? encodeCursor(ws[ws.length - 1]) : null };
+  const ws = found.slice(0, page.limit);
+  return { ws, nextCursor: found.length > page.limit ? encodeCursor(ws[ws.length - 1]) : null };
 }
 
 /**
@@ -53,7 +54,7 @@ export async function marketplaceStats(deps: Deps, page: PublicPage) {
   // The books of metrics the public may not read, and proposals hidden with them, count in no figure (issue 65).
   const bookShown = `NOT (mk.metric_id = ANY($2::uuid[]))`;
   const proposalShown = hidden.length ? proposalShownSql('p', '$2::uuid[]') : 'true';
-  const rows: Array<{ id: string; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
+  const figureRows: Array<{ id: string; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
     `SELECT w.id,
             coalesce((SELECT sum(mk.volume) FROM markets mk WHERE mk.workspace_id = w.id AND ${bookShown}), 0)::text AS volume,
             (SELECT count(*) FROM markets mk WHERE mk.workspace_id = w.id AND mk.status IN ('open','closed') AND ${bookShown})::int AS open_books,
@@ -62,7 +63,7 @@ export async function marketplaceStats(deps: Deps, page: PublicPage) {
        FROM unnest($1::uuid[]) AS w(id)`,
     [ids, hidden],
   );
-  const figures = new Map(rows.map((r) => [r.id, r]));
+  const figures = new Map(figureRows.map((r) => [r.id, r]));
   const totals = await keptFor(deps, `standings:marketplace:${hidden.join(',')}`, async () => {
     const [overall]: Array<{ workspaces: number; volume: string; open_books: number; participants: number; decided: number }> = await deps.ds.query(
     `SELECT (SELECT count(*) FROM workspaces WHERE public)::int AS workspaces,
@@ -103,7 +104,7 @@ export async function benchmark(deps: Deps, page: PublicPage) {
   const ids = ws.map((w) => w.id);
   // The forecast errors are summed per workspace, not per metric: a workspace whose Public group hides
   // a metric has its errors withheld (no books shown), and the overall leaves them out (issue 65).
-  const withheld: string[] = hidden.length ? (await deps.ds.query(`SELECT DISTINCT workspace_id FROM metrics WHERE id = ANY($1::uuid[])`, [hidden])).map((r: { workspace_id: string }) => r.workspace_id) : [];
+  const withheld: string[] = hidden.length ? (await rows<{ workspace_id: string }>(deps.ds, `SELECT DISTINCT workspace_id FROM metrics WHERE id = ANY($1::uuid[])`, [hidden])).map((r) => r.workspace_id) : [];
   const stats: Array<{ workspace_id: string; horizon: Horizon; books: number; abs_err: string }> = await deps.ds.query(
     `SELECT b.workspace_id, b.horizon, b.books, b.abs_err::text FROM benchmark_stats b WHERE b.workspace_id = ANY($1::uuid[]) AND NOT (b.workspace_id = ANY($2::uuid[]))`,
     [ids, withheld],
@@ -119,9 +120,9 @@ export async function benchmark(deps: Deps, page: PublicPage) {
   });
   const overallStats = totals.value.byHorizonRows;
   const overallCard = totals.value.card;
-  const byHorizon = (rows: Array<{ horizon: Horizon; books: number; abs_err: string }>): HorizonError[] =>
+  const byHorizon = (sums: Array<{ horizon: Horizon; books: number; abs_err: string }>): HorizonError[] =>
     HORIZONS.map((h) => {
-      const hs = rows.filter((r) => r.horizon === h);
+      const hs = sums.filter((r) => r.horizon === h);
       const books = hs.reduce((n, r) => n + r.books, 0);
       const err = hs.reduce((s, r) => s + BigInt(r.abs_err), 0n);
       return { horizon: h, books, meanAbsError: books ? Math.round(Number(err) / books) / SCORE_UNIT : null };

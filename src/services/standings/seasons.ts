@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { inTransaction } from '../../db/tx';
+import { firstRow, rows } from '../../db/queryRows';
 import { rowReader, type Row } from '../../db/rows';
 import { Season } from '../../entities/standings';
 import type { Deps } from '../../deps';
@@ -23,15 +24,15 @@ function toSeason(raw: Record<string, unknown>, now: Date): SeasonRow {
 }
 
 export async function listSeasons(deps: Deps): Promise<SeasonRow[]> {
-  const rows = await deps.ds.query(`SELECT id, name, starts_at, ends_at FROM seasons ORDER BY starts_at DESC, id`);
+  const seasons = await rows<Record<string, unknown>>(deps.ds, `SELECT id, name, starts_at, ends_at FROM seasons ORDER BY starts_at DESC, id`);
   const now = deps.clock.now();
-  return rows.map((r: Record<string, unknown>) => toSeason(r, now));
+  return seasons.map((r) => toSeason(r, now));
 }
 
 export async function seasonById(deps: Deps, id: string): Promise<SeasonRow> {
-  const rows = UUID_RE.test(id) ? await deps.ds.query(`SELECT id, name, starts_at, ends_at FROM seasons WHERE id = $1`, [id]) : [];
-  if (!rows.length) throw new DomainError('not_found', `No season "${id}" exists.`);
-  return toSeason(rows[0], deps.clock.now());
+  const row = UUID_RE.test(id) ? await firstRow<Record<string, unknown>>(deps.ds, `SELECT id, name, starts_at, ends_at FROM seasons WHERE id = $1`, [id]) : undefined;
+  if (!row) throw new DomainError('not_found', `No season "${id}" exists.`);
+  return toSeason(row, deps.clock.now());
 }
 
 export interface StandingsRequest {
@@ -94,9 +95,9 @@ function checkPeriod(startsAt: Date, endsAt: Date): void {
 export async function createSeason(deps: Deps, input: Required<SeasonInput>): Promise<SeasonRow> {
   checkPeriod(input.startsAt, input.endsAt);
   const id = await inTransaction(deps.ds, async (m) => {
-    const [row] = await m.query(`INSERT INTO seasons (name, starts_at, ends_at) VALUES ($1, $2, $3) RETURNING id`, [input.name, input.startsAt, input.endsAt]);
+    const [row] = await rows<{ id: string }>(m, `INSERT INTO seasons (name, starts_at, ends_at) VALUES ($1, $2, $3) RETURNING id`, [input.name, input.startsAt, input.endsAt]);
     await rebuild(m, row.id);
-    return row.id as string;
+    return row.id;
   });
   return seasonById(deps, id);
 }
@@ -104,7 +105,7 @@ export async function createSeason(deps: Deps, input: Required<SeasonInput>): Pr
 export async function updateSeason(deps: Deps, id: string, patch: SeasonInput): Promise<SeasonRow> {
   await seasonById(deps, id);
   await inTransaction(deps.ds, async (m) => {
-    const [cur] = await m.query(`SELECT name, starts_at, ends_at FROM seasons WHERE id = $1 FOR UPDATE`, [id]);
+    const [cur] = await rows<{ name: string; starts_at: Date; ends_at: Date }>(m, `SELECT name, starts_at, ends_at FROM seasons WHERE id = $1 FOR UPDATE`, [id]);
     const startsAt = patch.startsAt ?? cur.starts_at;
     const endsAt = patch.endsAt ?? cur.ends_at;
     checkPeriod(startsAt, endsAt);

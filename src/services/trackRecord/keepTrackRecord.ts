@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { firstRow } from '../../db/queryRows';
 import { adviceOf, scoreRealised, type Branch, type DecidedPair, type RealisedScore } from '../../domain/trackRecord';
 import { marketConsensus, readMarkets, type MarketRow } from '../books';
 
@@ -56,7 +57,8 @@ export async function recordDecision(m: EntityManager, proposalId: string, decis
       lastReading: lastOf.get(mk.metricId) ?? null,
       averageChange: changeOf.get(mk.metricId) ?? null,
     };
-    const [row] = await m.query(
+    const row = await firstRow<{ id: string }>(
+      m,
       `INSERT INTO track_record (workspace_id, proposal_id, metric_id, target_date, decided_market_id, decision, decided_at, range_min, range_max,
                                  approved_consensus, declined_consensus, advice, last_reading, average_change)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
@@ -72,7 +74,17 @@ export async function recordDecision(m: EntityManager, proposalId: string, decis
 /** Inside the resolving transaction of a book: the decided pair it realises, if any, is scored (once). */
 export async function recordBookResolved(m: EntityManager, mk: MarketRow, value: number, now: Date): Promise<void> {
   if (!mk.proposalId || !mk.branch) return;
-  const [r] = await m.query(
+  const r = await firstRow<{
+    id: string;
+    decision: Branch;
+    range_min: number;
+    range_max: number;
+    approved_consensus: number | null;
+    declined_consensus: number | null;
+    last_reading: number | null;
+    average_change: number | null;
+  }>(
+    m,
     `SELECT id, decision, range_min, range_max, approved_consensus, declined_consensus, last_reading, average_change
        FROM track_record WHERE decided_market_id = $1 AND status = 'pending' FOR UPDATE`,
     [mk.id],

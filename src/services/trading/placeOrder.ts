@@ -4,6 +4,7 @@ import { queueFamilies } from '../../../jobs/definitions';
 import type { Deps } from '../../deps';
 import { DomainError, idempotencyKeyReuse } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
+import { firstRow } from '../../db/queryRows';
 import { NANO, probability, probabilityOf, type Direction } from '../../domain/lmsr';
 import { ownerPriceNano, reserveFor } from '../../domain/orderBook';
 import { accountId, leg, writeLedger } from '../ledger';
@@ -37,7 +38,7 @@ export async function applyPlaceOrder(deps: Deps, job: PlaceOrderJob): Promise<O
   try {
     return await inTransaction(deps.ds, async (m) => {
       const mk = await lockMarket(m, job.marketId);
-      const [prior] = await m.query(`SELECT placement FROM limit_orders WHERE id = $1`, [job.orderId]);
+      const prior = await firstRow<{ placement: OrderPlacement }>(m, `SELECT placement FROM limit_orders WHERE id = $1`, [job.orderId]);
       if (prior) return { ok: true, body: prior.placement };
       if (!mk || mk.workspaceId !== job.workspaceId) throw new DomainError('market_not_found', `Market "${job.marketId}" was not found in this workspace.`);
       const now = deps.clock.now();
@@ -56,7 +57,7 @@ export async function applyPlaceOrder(deps: Deps, job: PlaceOrderJob): Promise<O
         try {
           await executeTrade(m, deps, { requestId: `order:${job.orderId}`, agentId: job.agentId, workspaceId: job.workspaceId, marketId: mk.id, spec: { mode: 'buy', direction: dir, amount: budget.toString(), limit: job.limit } });
           await m.query('RELEASE SAVEPOINT order_cross');
-          const [t] = await m.query(`SELECT id, shares::text, cost::text FROM trades WHERE request_id = $1 AND kind = 'buy'`, [`order:${job.orderId}`]);
+          const t = await firstRow<{ id: string; shares: string; cost: string }>(m, `SELECT id, shares::text, cost::text FROM trades WHERE request_id = $1 AND kind = 'buy'`, [`order:${job.orderId}`]);
           if (t) immediate = { shares: BigInt(t.shares), cost: BigInt(t.cost), tradeId: t.id };
         } catch (err) {
           if (!(err instanceof DomainError) || !['trade_too_small', 'price_moved'].includes(err.code)) throw err;
@@ -89,12 +90,12 @@ export async function applyCancelOrder(deps: Deps, job: CancelOrderJob): Promise
   try {
     return await inTransaction(deps.ds, async (m) => {
       await lockMarket(m, job.marketId);
-      const [row] = await m.query(`SELECT * FROM limit_orders WHERE id = $1 AND agent_id = $2 AND workspace_id = $3`, [job.orderId, job.agentId, job.workspaceId]);
+      const row = await firstRow<Record<string, unknown> & { status: string; reserve: string }>(m, `SELECT * FROM limit_orders WHERE id = $1 AND agent_id = $2 AND workspace_id = $3`, [job.orderId, job.agentId, job.workspaceId]);
       if (!row) throw new DomainError('order_not_found', `Order "${job.orderId}" was not found.`);
       if (row.status !== 'open') throw new DomainError('order_not_open', `Order "${job.orderId}" is ${row.status}.`, { status: row.status });
       await closeOrders(m, [job.orderId], 'cancelled', 'cancelled by its owner', deps.clock.now());
-      const [after] = await m.query(`SELECT * FROM limit_orders WHERE id = $1`, [job.orderId]);
-      return { ok: true, body: { v: 2, order: orderData(rowToOrder(after)), returned: String(row.reserve) } };
+      const after = await firstRow<Record<string, unknown>>(m, `SELECT * FROM limit_orders WHERE id = $1`, [job.orderId]);
+      return { ok: true, body: { v: 2, order: orderData(rowToOrder(after!)), returned: String(row.reserve) } };
     });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
@@ -107,7 +108,7 @@ export async function applyExpireOrder(deps: Deps, job: { orderId: string; marke
   return inTransaction(deps.ds, async (m) => {
     await lockMarket(m, job.marketId);
     const now = deps.clock.now();
-    const [due] = await m.query(`SELECT id FROM limit_orders WHERE id = $1 AND status = 'open' AND expires_at <= $2`, [job.orderId, now]);
+    const due = await firstRow<{ id: string }>(m, `SELECT id FROM limit_orders WHERE id = $1 AND status = 'open' AND expires_at <= $2`, [job.orderId, now]);
     if (!due) return { expired: false };
     await closeOrders(m, [job.orderId], 'expired', 'expired', now);
     return { expired: true };
@@ -141,7 +142,7 @@ export async function submitOrder(
 ): Promise<Outcome<OrderPlacement> & { replay?: true }> {
   if (p.expiresAt && p.expiresAt <= deps.clock.now()) throw new DomainError('validation_failed', 'expiresAt must be in the future.');
   if (p.idempotencyKey) {
-    const [r] = await deps.ds.query(`SELECT body_hash, placement FROM limit_orders WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`, [p.agentId, p.workspaceId, p.idempotencyKey]);
+    const r = await firstRow<{ body_hash: string | null; placement: OrderPlacement }>(deps.ds, `SELECT body_hash, placement FROM limit_orders WHERE agent_id = $1 AND workspace_id = $2 AND idempotency_key = $3`, [p.agentId, p.workspaceId, p.idempotencyKey]);
     if (r) return replayIfSameRequest({ bodyHash: r.body_hash }, p.hash, () => ({ ok: true, body: r.placement, replay: true }));
   }
   const orderId = p.idempotencyKey ? uuidOf(`${p.agentId}|${p.workspaceId}|${p.idempotencyKey}|${p.hash}`) : randomUUID();
@@ -173,7 +174,7 @@ export async function submitOrder(
 }
 
 export async function submitCancelOrder(deps: Deps, p: { agentId: string; workspaceId: string; orderId: string }): Promise<Outcome<OrderCancelled>> {
-  const [r] = await deps.ds.query(`SELECT market_id FROM limit_orders WHERE id = $1 AND agent_id = $2 AND workspace_id = $3`, [p.orderId, p.agentId, p.workspaceId]);
+  const r = await firstRow<{ market_id: string }>(deps.ds, `SELECT market_id FROM limit_orders WHERE id = $1 AND agent_id = $2 AND workspace_id = $3`, [p.orderId, p.agentId, p.workspaceId]);
   if (!r) throw new DomainError('order_not_found', `Order "${p.orderId}" was not found.`);
   const job: CancelOrderJob = { ...p, marketId: r.market_id };
   return outcomeOf<OrderCancelled>(await deps.hub.enqueueAndWait('trade', 'cancelOrder', job, { jobId: `cancel-${p.orderId}-${randomUUID()}`, laneKey: r.market_id, ...ORDER_JOB_OPTS, waitMs: deps.config.TRADE_WAIT_MS }), 'cancel');
