@@ -213,11 +213,17 @@ describe('deposits', () => {
       // Watched: while pending the page reloads itself (and says so); the blocks come, and it shows credited.
       if ((await row.getAttribute('data-status')) === 'pending') expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(1);
       await chain.mine(CONFIRMATIONS);
+      // Each look is bounded (a meta refresh may land in the middle of a click: the next look goes on),
+      // and the whole watch has the room a loaded CI machine needs.
       await waitFor('the page to show the deposit credited', async () => {
-        if ((await page.locator('tr[data-deposit]').first().getAttribute('data-status')) === 'credited') return true;
-        await Promise.all([page.waitForResponse((r) => r.url().includes('/credits') && r.request().isNavigationRequest()), page.locator('[data-watch="deposits"] button').click()]);
+        if ((await page.locator('tr[data-deposit]').first().getAttribute('data-status', { timeout: 5_000 })) === 'credited') return true;
+        await Promise.all([
+          page.waitForResponse((r) => r.url().includes('/credits') && r.request().isNavigationRequest(), { timeout: 10_000 }),
+          page.locator('[data-watch="deposits"] button').click({ timeout: 5_000 }),
+        ]);
+        await page.waitForLoadState('load', { timeout: 10_000 });
         return false;
-      }, 20_000, 250);
+      }, 60_000, 250);
       expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
       expect(Number(await page.locator('main [data-field="balance"]').getAttribute('data-value'))).toBe(98);
       // A malformed hash is the API's sentence beside the field.
