@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import { UNTYPED_QUERY } from './scripts/lib/untypedQuery.mjs';
 
 // Import bans by layer. ESLint keeps only the last `no-restricted-imports` that matches a file, so
 // each block below lists every ban that applies to its files.
@@ -29,17 +30,6 @@ const noEntities = {
 const deepArea = { regex: '(^|/)services/[^/]+/(?!index$)[^/]+$', message: 'Import another area through its index (services/<area>), not one of its files.' };
 const deepSibling = { regex: '^\\.\\./[^/.]+/(?!index$)[^/]+$', message: 'Import another area through its index (../<area>), not one of its files.' };
 
-// Copied from scripts/lib/untypedQuery.ts (the source, which scripts/shape-figures.ts counts with; this
-// config is plain ESM and cannot import TypeScript): a `.query(` call with no type argument whose answer
-// is used, not assigned to an annotated variable and not cast.
-const UNTYPED_QUERY = [
-  "CallExpression[callee.property.name='query']:not([typeArguments])",
-  ':not(ExpressionStatement > AwaitExpression > CallExpression)',
-  ':not(ExpressionStatement > CallExpression)',
-  ':not(VariableDeclarator[id.typeAnnotation] > AwaitExpression > CallExpression)',
-  ':not(TSAsExpression > AwaitExpression > CallExpression)',
-  ':not(TSAsExpression > CallExpression)',
-].join('');
 const untypedQuery = 'TypeORM answers `.query(` untyped: read rows with rows<T>() / firstRow<T>() (db/queryRows), counts of an UPDATE or DELETE with changedRows(); the type says what pg returns (int8 and numeric as strings).';
 
 export default tseslint.config(

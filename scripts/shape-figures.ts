@@ -7,7 +7,7 @@
  * classes no code outside src/entities names. The owner map is this tree's src/services/tables.ts.
  * Issue 67's figures follow: calls that name a route by its path string (pages, MCP tools, doors),
  * authorization decided inside services (`not_authorized` refusals), untyped `.query(` results in
- * src/services (the selector `scripts/lib/untypedQuery.ts` shares with lint), loops between areas
+ * src/services (the selector `scripts/lib/untypedQuery.mjs` shares with lint), loops between areas
  * (scripts/lib/areaGraph.ts), and the pairs the duplicates tool reports.
  */
 import { readFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import madge from 'madge';
 import { ESLint } from 'eslint';
 import { areaLoops } from './lib/areaGraph';
-import { UNTYPED_QUERY } from './lib/untypedQuery';
+import { UNTYPED_QUERY } from './lib/untypedQuery.mjs';
 
 const root = process.argv[2] ?? process.cwd();
 
