@@ -215,8 +215,10 @@ describe('deposits', () => {
       await chain.mine(CONFIRMATIONS);
       // Each look is bounded (a meta refresh may land in the middle of a click: the next look goes on),
       // and the whole watch has the room a loaded CI machine needs.
+      // The chain goes on making blocks meanwhile (one a look), as the deposit tests above do with settled(…, 1).
       await waitFor('the page to show the deposit credited', async () => {
         if ((await page.locator('tr[data-deposit]').first().getAttribute('data-status', { timeout: 5_000 })) === 'credited') return true;
+        await chain.mine(1);
         await Promise.all([
           page.waitForResponse((r) => r.url().includes('/credits') && r.request().isNavigationRequest(), { timeout: 10_000 }),
           page.locator('[data-watch="deposits"] button').click({ timeout: 5_000 }),
@@ -235,7 +237,7 @@ describe('deposits', () => {
       await browser.close();
     }
     await expectBooksMatchChain();
-  }, 60_000);
+  }, 120_000);
 
   it('credits two Transfer logs of one tx, each (chain, tx, log) once', async () => {
     const { agent, wallet } = await depositor();
