@@ -212,20 +212,24 @@ describe('deposits', () => {
       expect(await row.count()).toBe(1);
       // Watched: while pending the page reloads itself (and says so); the blocks come, and it shows credited.
       if ((await row.getAttribute('data-status')) === 'pending') expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(1);
+      const depositId = await row.getAttribute('data-deposit');
       await chain.mine(CONFIRMATIONS);
-      // Each look is bounded (a meta refresh may land in the middle of a click: the next look goes on),
-      // and the whole watch has the room a loaded CI machine needs.
-      // The chain goes on making blocks meanwhile (one a look), as the deposit tests above do with settled(…, 1).
+      // The service's own checks credit it while the chain goes on making blocks (as settled(…, 1) above);
+      // the wait has the room a machine busy with the fault harness needs.
+      await waitFor('the deposit to be credited', async () => {
+        await chain.mine(1);
+        return (await person.browser.get(`/api/agents/${person.agentId}/deposits/${depositId}`)).body.status === 'credited';
+      }, 150_000, 250);
+      // The page's own reload (or its Check again) shows it credited.
       await waitFor('the page to show the deposit credited', async () => {
         if ((await page.locator('tr[data-deposit]').first().getAttribute('data-status', { timeout: 5_000 })) === 'credited') return true;
-        await chain.mine(1);
         await Promise.all([
           page.waitForResponse((r) => r.url().includes('/credits') && r.request().isNavigationRequest(), { timeout: 10_000 }),
           page.locator('[data-watch="deposits"] button').click({ timeout: 5_000 }),
         ]);
         await page.waitForLoadState('load', { timeout: 10_000 });
         return false;
-      }, 60_000, 250);
+      }, 30_000, 250);
       expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
       expect(Number(await page.locator('main [data-field="balance"]').getAttribute('data-value'))).toBe(98);
       // A malformed hash is the API's sentence beside the field.
@@ -237,7 +241,7 @@ describe('deposits', () => {
       await browser.close();
     }
     await expectBooksMatchChain();
-  }, 120_000);
+  }, 240_000);
 
   it('credits two Transfer logs of one tx, each (chain, tx, log) once', async () => {
     const { agent, wallet } = await depositor();
