@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { firstRow } from '../../db/queryRows';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
 import type { Principal } from '../../domain/capabilities';
@@ -23,11 +24,10 @@ export interface SignupGrant {
 }
 
 async function paidAt(m: EntityManager | Deps['ds'], agentId: string): Promise<Date | null> {
-  const rows: Array<{ at: Date }> = await m.query(
-    `SELECT e.created_at AS at FROM ledger_entries e WHERE e.account_id = $1 AND e.kind = 'signup_grant' ORDER BY e.id LIMIT 1`,
-    [accountId.agent(agentId)],
-  );
-  return rows[0]?.at ?? null;
+  const first = await firstRow<{ at: Date }>(m, `SELECT e.created_at AS at FROM ledger_entries e WHERE e.account_id = $1 AND e.kind = 'signup_grant' ORDER BY e.id LIMIT 1`, [
+    accountId.agent(agentId),
+  ]);
+  return first?.at ?? null;
 }
 
 /** GET /agents/signup-grant: what the grant is and whether the caller may take it. */

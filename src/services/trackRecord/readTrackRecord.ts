@@ -3,6 +3,7 @@ import { rowReader, type Row } from '../../db/rows';
 import { TrackRecordRow } from '../../entities/trackRecord';
 import { summariseTrackRecord, type ScoredRecord, type TrackRecordSummary } from '../../domain/trackRecord';
 import { DomainError } from '../../errors';
+import { rows } from '../../db/queryRows';
 import { proposalShownSql, unreadableMetricIds, type ReadPolicy } from '../access';
 
 /** An entry of the record as the reader sees it at `asOf` (a reading realised later reads as pending). */
@@ -57,7 +58,7 @@ function asOfView<T extends Pick<Row<TrackRecordRow>, 'status' | 'settledAt'>>(r
  */
 export async function readTrackRecord(deps: Deps, workspaceId: string, q: TrackRecordQuery): Promise<TrackRecord> {
   const [metrics, hidden] = await Promise.all([
-    deps.ds.query(`SELECT id, name, unit FROM metrics WHERE workspace_id = $1`, [workspaceId]) as Promise<Array<{ id: string; name: string; unit: string | null }>>,
+    rows<{ id: string; name: string; unit: string | null }>(deps.ds, `SELECT id, name, unit FROM metrics WHERE workspace_id = $1`, [workspaceId]),
     unreadableMetricIds(deps, q.policy),
   ]);
   const visible = metrics.filter((mt) => q.policy.metric(mt.id));
@@ -70,17 +71,18 @@ export async function readTrackRecord(deps: Deps, workspaceId: string, q: TrackR
   }
   const ids = metric ? [metric.id] : visible.map((mt) => mt.id);
   // The summary's narrow rows and the page of entries in parallel (two statements, one wait).
-  const [rows, page] = await Promise.all([
-    deps.ds.query(
+  const [summaryRows, page] = await Promise.all([
+    rows<Record<string, unknown>>(
+      deps.ds,
       `SELECT t.decided_at, t.decision, t.status, t.settled_at, t.advice, t.range_max - t.range_min AS width, t.market_error, t.persistence_error, t.average_change_error,
               t.direction_held, t.average_change_direction_held, t.forecast_p, t.outcome_v
          FROM track_record t JOIN proposals p ON p.id = t.proposal_id
         WHERE t.workspace_id = $1 AND t.metric_id = ANY($2::uuid[]) AND t.decided_at <= $3 AND ${shown}`,
       [workspaceId, ids, q.asOf, hidden?.length ? hidden : null],
-    ) as Promise<Array<Record<string, unknown>>>,
+    ),
     entriesOf(deps, workspaceId, ids, q.asOf, q.limit + 1, q.cursor, hidden),
   ]);
-  const scored: ScoredRecord[] = rows.map((r) => {
+  const scored: ScoredRecord[] = summaryRows.map((r) => {
     const row = asOfView(readRow(r), q.asOf);
     return { ...row, rangeWidth: Number(r.width) };
   });
@@ -99,14 +101,15 @@ export async function readTrackRecord(deps: Deps, workspaceId: string, q: TrackR
 
 async function entriesOf(deps: Deps, workspaceId: string, metricIds: string[], asOf: Date, limit: number, cursor: string | undefined, hidden: string[] | null): Promise<TrackRecordEntry[]> {
   const shown = hidden?.length ? proposalShownSql('p', '$6::uuid[]') : '$6::uuid[] IS NULL';
-  const rows: Array<Record<string, unknown>> = await deps.ds.query(
+  const found = await rows<Record<string, unknown>>(
+    deps.ds,
     `SELECT t.*, p.title AS proposal_title, mt.name AS metric_name, mt.unit
        FROM track_record t JOIN proposals p ON p.id = t.proposal_id JOIN metrics mt ON mt.id = t.metric_id
       WHERE t.workspace_id = $1 AND t.metric_id = ANY($2::uuid[]) AND t.decided_at <= $3 AND ($4::bigint IS NULL OR t.id < $4::bigint) AND ${shown}
       ORDER BY t.id DESC LIMIT $5`,
     [workspaceId, metricIds, asOf, cursor ?? null, limit, hidden?.length ? hidden : null],
   );
-  return rows.map((r) => ({ ...asOfView(readRow(r), asOf), proposalTitle: r.proposal_title as string, metricName: r.metric_name as string, unit: (r.unit as string | null) ?? null }));
+  return found.map((r) => ({ ...asOfView(readRow(r), asOf), proposalTitle: r.proposal_title as string, metricName: r.metric_name as string, unit: (r.unit as string | null) ?? null }));
 }
 
 /** Every entry for the CSV export (newest first, at most EXPORT_LIMIT), narrowed and dated as readTrackRecord's. */
