@@ -69,10 +69,9 @@ export async function refreshNow(deps: Deps, scope: { workspaceId?: string; metr
   // for the queue to answer again and enqueues the pass anew, within the one deadline (issue 66).
   const deadline = Date.now() + REFRESH_WAIT_MS;
   const queue = deps.hub.queueFor('horizons');
-  let r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: REFRESH_WAIT_MS });
-  while (!r.finished && r.interrupted && Date.now() < deadline && (await deps.hub.whenConnected(queue, deadline - Date.now()))) {
-    r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: Math.max(1, deadline - Date.now()) });
-  }
+  let r;
+  do r = await deps.hub.enqueueAndWait('horizons', 'refresh', scope, { jobId: `refresh-${randomUUID()}`, waitMs: Math.max(1, deadline - Date.now()) });
+  while (!r.finished && r.interrupted && Date.now() < deadline && (await deps.hub.whenConnected(queue, deadline - Date.now())));
   if (!r.finished) return null;
   const funding = await inTransaction(deps.ds, (m) => fundOwnerBooks(m, scope, deps.clock.now()));
   return { ...r.result, ...funding };
