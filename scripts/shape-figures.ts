@@ -11,7 +11,7 @@
  * (scripts/lib/areaGraph.ts), and the pairs the duplicates tool reports.
  */
 import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
 import { TABLE_OWNERS } from '../src/services/tables';
 import { entityTables, scanWrites, stripComments } from './lib/tableWrites';
@@ -22,7 +22,7 @@ import { ESLint } from 'eslint';
 import { areaLoops } from './lib/areaGraph';
 import { UNTYPED_QUERY } from './lib/untypedQuery.mjs';
 
-const root = process.argv[2] ?? process.cwd();
+const root = resolve(process.argv[2] ?? process.cwd());
 
 const walk = (dir: string) => walkTs(dir).map((p) => relative(root, p).replace(/\\/g, '/'));
 
