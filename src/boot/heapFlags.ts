@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * No allocation-site pretenuring (issue 29, docs/decisions.md). Left on, V8 decides from an early
+ * No allocation-site pretenuring (issue 29 step 15, docs/decisions-log.md). Left on, V8 decides from an early
  * burst of rows that stay alive (a listing, the boot's reads) that everything pg's row and date sites
  * allocate lives long, and from then on puts those objects straight into old space: about 2.6 KB a
  * trade of rows that die within the batch, which only a mark-compact frees. Off, a trade leaves about

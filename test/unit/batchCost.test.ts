@@ -18,7 +18,7 @@ describe('fitBatchCost', () => {
   });
 
   it('splits the figures of a day measured on this machine', () => {
-    // Server process, 8 clients over 100 markets, TRADE_BATCH_MAX 1, 2, 4 and 64 (docs/decisions.md).
+    // Server process, 8 clients over 100 markets, TRADE_BATCH_MAX 1, 2, 4 and 64 (docs/decisions-log.md, issue 29 step 17).
     const fit = fitBatchCost([
       { batch: 1, cpuMsPerTrade: 2.03 },
       { batch: 1.8, cpuMsPerTrade: 1.36 },

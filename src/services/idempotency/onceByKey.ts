@@ -11,7 +11,7 @@ import { rows } from '../../db/queryRows';
  * - `money_requests` (below, `onceByKey`): transfers, credits, spending, withdrawals, which have none;
  * - `trade_requests`, the trade lanes' journal (services/trading): the key sits on the request's
  *   journal row, written inside the batch's one statement and read by recovery (see docs/decisions.md,
- *   "Issue 58: the rest");
+ *   "Money, the ledger and idempotency");
  * - `limit_orders`: the key sits on the order it placed (the order id is derived from it).
  *
  * For money_requests: a key is scoped to the participant and a scope (a workspace id, or '-' where

@@ -132,7 +132,7 @@ interface PositionState {
  * A taker's trade row, written out key by key in TradeRowData's order (as `fillEffects` writes the
  * fills'). Not `{ ...base, id, ... }`: V8 (Node 20) gives an object spread and then extended a hidden
  * class of its own, every time, in old space, so each trade left about 3 KB there for the next
- * mark-compact (issue 29, docs/decisions.md); one shape also keeps the batch write's reads monomorphic.
+ * mark-compact (issue 29 step 15, docs/decisions-log.md); one shape also keeps the batch write's reads monomorphic.
  */
 function tradeRow(job: TradeJobData, mk: MarketRow, now: Date, f: Omit<TradeRowData, 'requestId' | 'marketId' | 'workspaceId' | 'agentId' | 'createdAt'>): TradeRowData {
   return { id: f.id, requestId: job.requestId, marketId: mk.id, workspaceId: mk.workspaceId, agentId: job.agentId, kind: f.kind, direction: f.direction,
