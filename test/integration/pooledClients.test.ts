@@ -73,3 +73,36 @@ it("the queues' Postgres pool: the same", async () => {
     await conn.close();
   }
 });
+
+it("a statement ended by a terminated backend: the client leaves TypeORM's pool at release, before its socket closes (a retried 503 would meet it)", async () => {
+  const pool = (app.deps.ds.driver as PostgresDriver).master as Pool;
+  const client = await pool.connect();
+  let released = false;
+  try {
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const sleeping = client.query('SELECT pg_sleep(30)').then(
+      () => 'answered',
+      (err: unknown) => (isConnectionLoss(err) ? 'lost connection' : String(err)),
+    );
+    await waitForActive(pid);
+    expect((await admin.query('SELECT pg_terminate_backend($1) AS done', [pid])).rows[0].done).toBe(true);
+    expect(await sleeping).toBe('lost connection');
+    // Released at once, as a request's finally does, with no error: the pool must not keep it idle.
+    const idle = pool.idleCount;
+    client.release();
+    released = true;
+    expect(pool.idleCount).toBe(idle);
+  } finally {
+    if (!released) client.release(true);
+  }
+  expect(await app.deps.ds.query('SELECT 3 AS three')).toEqual([{ three: 3 }]);
+});
+
+async function waitForActive(pid: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const r = await admin.query<{ state: string }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [pid]);
+    if (r.rows[0]?.state === 'active') return;
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  throw new Error(`backend ${pid} never ran its statement`);
+}
