@@ -6,7 +6,7 @@ import { keyEditSchema, keyRowSchema, mintedKeySchema } from '../schemas/partici
 import { defineRoute } from '../registry';
 import { agentIdParam } from './agents';
 
-// lastUsedAt: bumped at most about once a minute per key (Redis SET NX EX 60).
+// lastUsedAt: bumped at most about once a minute per key (services/access/keys.ts touchKeyUsed: an in-process debounce, then one conditional UPDATE).
 
 export const scopeList = z
   .array(z.enum(SCOPES, { error: `must be one of ${SCOPES.join(', ')}` }))
