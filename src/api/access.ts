@@ -15,7 +15,8 @@ import { principalOfAccount } from '../services/accounts';
 import { keyHolder } from '../services/identity';
 import { deletionOfWorkspace } from '../services/deletions';
 import { defaultWorkspaceOf, workspaceByIdOrSlug, type WorkspaceRow } from '../services/workspaces';
-import { hasSessionCookie, sessionOf } from './accountSession';
+import { hasSessionCookie } from '../edge/sessionCookie';
+import { sessions } from './sessions';
 import type { AuthRule } from './auth';
 
 export type Caller = Principal;
@@ -80,7 +81,7 @@ export async function resolveCaller(deps: Deps, h: IncomingHttpHeaders): Promise
 
 /** The browser session behind the cookie, as the account's participant; 401 when it has ended. */
 async function sessionCaller(deps: Deps, h: IncomingHttpHeaders): Promise<Caller> {
-  const session = await sessionOf(deps, h);
+  const session = await sessions().sessionOf(deps, h);
   if (!session) throw new DomainError('invalid_credentials', 'Your session has ended or was signed out: sign in again (POST /api/auth/sign-in/email).');
   return principalOfAccount(deps, session);
 }

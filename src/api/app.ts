@@ -87,16 +87,6 @@ export function jsonBodies(): Koa.Middleware {
   ]);
 }
 
-/**
- * Headers on every answer (issue 57): no MIME sniffing of JSON or the reference; no Referer leaving
- * a page (pages carry view-link tokens in their URL).
- */
-export async function securityHeaders(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
-  await next();
-}
-
 /** The API under /api: every registered route through the one caller (callRoute). */
 export function apiRoutes(deps: Deps): Koa.Middleware {
   const router = new Router({ prefix: '/api' });

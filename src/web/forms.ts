@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type Koa from 'koa';
 import { ApiError, DomainError } from '../errors';
 import { html, type Html } from './html';
 
@@ -7,10 +6,8 @@ import { html, type Html } from './html';
  * Forms on the pages (issue 59): a form posts to the page's own address, the act goes through the
  * API in process for the visitor (src/web/api.ts apiAct), and the browser is redirected back (303)
  * or, when refused, shown the page again with the API's sentence beside the field it is about.
+ * The post itself (cross-site refusal, bounded read) is the one skeleton of src/edge/forms.ts.
  */
-
-/** The largest form body a page reads (a comment or a proposal's text fits well inside). */
-export const FORM_LIMIT = 64 * 1024;
 
 /** What a refused act leaves for the page that shows the form again. */
 export interface Refusal {
@@ -41,45 +38,6 @@ export function refusalOf(err: DomainError): Refusal {
   const path = Array.isArray(issues) && issues.length ? issues[0].path : undefined;
   const first = Array.isArray(path) ? path[0] : typeof path === 'string' && path ? path.split('.')[0] : undefined;
   return { code: e.code, sentence: e.message, field: typeof first === 'string' ? first : null, status: e.status };
-}
-
-/**
- * The body of a page's form (application/x-www-form-urlencoded, at most FORM_LIMIT bytes). Anything
- * else is refused with a sentence: a page's forms send nothing else.
- */
-export async function readForm(ctx: Koa.Context): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) {
-    throw new ApiError('unsupported_media_type', 'This page takes its own forms only (application/x-www-form-urlencoded).');
-  }
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > FORM_LIMIT) throw new ApiError('payload_too_large', `The form is over ${FORM_LIMIT / 1024} KB: nothing was done.`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of ctx.req) {
-    size += (c as Buffer).length;
-    if (size > FORM_LIMIT) throw new ApiError('payload_too_large', `The form is over ${FORM_LIMIT / 1024} KB: nothing was done.`);
-    chunks.push(c as Buffer);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
-
-/**
- * A form post must come from this service's own pages. A browser says where a request came from
- * (Sec-Fetch-Site, else Origin); a cross-site one is refused before its body is read. A request
- * naming neither is no browser's cross-site post: the session cookie is SameSite=Lax, which a
- * cross-site POST does not carry, so such a post acts with no session at all.
- */
-export function refuseCrossSite(ctx: Koa.Context, publicBaseUrl: string, sentence = 'This form only accepts posts from this service\'s own pages: nothing was done.'): void {
-  const site = ctx.get('sec-fetch-site');
-  const origin = ctx.get('origin');
-  const own = new URL(publicBaseUrl).origin;
-  // The request's own origin also counts (a service reached under another name than PUBLIC_BASE_URL).
-  const self = `${ctx.protocol}://${ctx.host}`;
-  // Sec-Fetch-Site decides when sent: under the service's Referrer-Policy no-referrer, a browser sends
-  // "Origin: null" with its own pages' form posts, so Origin is only read from a browser without it.
-  if (site ? site !== 'same-origin' && site !== 'none' : origin && origin !== own && origin !== self) {
-    throw new ApiError('origin_not_allowed', sentence);
-  }
 }
 
 /** A path on this site to go back to (a form's `back` field, sign-in's `next`): never another host. */

@@ -3,7 +3,9 @@ import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
 import { apiGet, signedIn, signedInParticipant, visitorOf, type Visitor } from './api';
-import { localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, type FormState } from './forms';
+import { localPath, refusalOf, SIGN_IN_PAGE, type FormState } from './forms';
+import { handleForm, seeOther } from '../edge/forms';
+import { cacheFor, pageHeaders } from '../edge/headers';
 import { asset } from './assets';
 import { html } from './html';
 import { layout, type PageParts } from './layout';
@@ -44,12 +46,6 @@ function refusalPage(err: DomainError): { status: number; parts: PageParts } {
   };
 }
 
-/**
- * Scripts only from this origin (the JSON blocks beside the charts are data, never run), no inline
- * script, no framing: what a workspace's text could smuggle in has nowhere to run.
- */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
 function send(ctx: Koa.Context, status: number, parts: PageParts, started: number): void {
   sendPage(ctx, status, parts, started);
 }
@@ -61,9 +57,7 @@ function send(ctx: Koa.Context, status: number, parts: PageParts, started: numbe
 export function sendPage(ctx: Koa.Context, status: number, parts: PageParts, started = performance.now()): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('Content-Security-Policy', CSP);
-  ctx.set('X-Content-Type-Options', 'nosniff');
+  pageHeaders(ctx, 'page');
   // The render first (bench/pages.ts and the tests read its dur), then each API call the page made, in order.
   const calls = (ctx.state.webCalls ?? []) as NonNullable<Visitor['calls']>;
   ctx.set('Server-Timing', [`render;dur=${(performance.now() - started).toFixed(1)}`, ...calls.map((c, i) => `api${i};desc="${c.route}";dur=${c.ms.toFixed(1)}`)].join(', '));
@@ -123,28 +117,26 @@ export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchPa
 export type Redraw = (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>;
 
 /**
- * A page's form post: refused when cross-site, read (urlencoded, bounded), sent to sign-in and back
+ * A page's form post, on the one skeleton (src/edge/forms.ts): refused when cross-site, read (urlencoded, bounded), sent to sign-in and back
  * when the visitor has no session or key, acted through the API in process, then 303 to where the
  * act says (the page again, usually). A refusal draws the form's page again with the API's sentence
  * beside the field it is about, with the API's status.
  */
 export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, act: Act, redraw: Redraw): Koa.Middleware {
-  return async (ctx) => {
-    const started = performance.now();
-    let values: URLSearchParams | null = null;
-    let v: Visitor | null = null;
-    try {
-      refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
-      values = await readForm(ctx);
-      v = visitorFor(ctx);
+  // The visitor each request acted as, for the refusal's redraw (none when the refusal came first).
+  const visitors = new WeakMap<Koa.Context, Visitor>();
+  return handleForm({
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    act: async (ctx, values, started) => {
+      const v = visitorFor(ctx);
+      visitors.set(ctx, v);
       // No session, or one that ended: sign in, then back.
       const ended = (err: unknown) => {
         if (err instanceof DomainError && dropEndedSession(ctx, err)) return false;
         throw err;
       };
       if (!(await signedIn(deps, v).catch(ended))) {
-        ctx.redirect(`${SIGN_IN_PAGE}?next=${encodeURIComponent(localPath(values.get('back'), '/'))}`);
-        ctx.status = 303;
+        seeOther(ctx, `${SIGN_IN_PAGE}?next=${encodeURIComponent(localPath(values.get('back'), '/'))}`);
         return;
       }
       const next = await act(deps, ctx, v, values);
@@ -153,29 +145,27 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
         // never asks to resend a form. Only a review too long for an address is answered here.
         const review = 'show' in next ? reviewAddress(values, next.at) : null;
         if (review) {
-          ctx.redirect(review);
-          ctx.status = 303;
+          seeOther(ctx, review);
           return;
         }
         if ('show' in next) {
-          const visitor = v;
           const shown: FormState = { form: values.get('form') ?? '', values, refusal: null, quote: next.show };
-          send(ctx, 200, await withMe(deps, ctx, await readScope(() => redraw(deps, ctx, visitor, shown))), started);
+          send(ctx, 200, await withMe(deps, ctx, await readScope(() => redraw(deps, ctx, v, shown))), started);
         } else send(ctx, 200, await withMe(deps, ctx, next), started);
         return;
       }
-      ctx.redirect(localPath(next, '/'));
-      ctx.status = 303;
-    } catch (err) {
+      seeOther(ctx, localPath(next, '/'));
+    },
+    refused: async (ctx, err, values, started) => {
       if (!(err instanceof DomainError)) throw err;
       const refusal = refusalOf(err);
-      if (!values || !v) {
+      const visitor = visitors.get(ctx);
+      if (!values || !visitor) {
         const r = refusalPage(err);
         send(ctx, r.status, r.parts, started);
         return;
       }
       const state: FormState = { form: values.get('form') ?? '', values, refusal };
-      const visitor = v;
       try {
         send(ctx, refusal.status, await readScope(async () => withMe(deps, ctx, await redraw(deps, ctx, visitor, state))), started);
       } catch (again) {
@@ -183,8 +173,8 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
         const r = refusalPage(again);
         send(ctx, r.status, r.parts, started);
       }
-    }
-  };
+    },
+  });
 }
 
 /** The longest review address a form's review is redirected to (well inside a browser's and Node's limits). */
@@ -265,7 +255,7 @@ export function webRoutes(deps: Deps): Koa.Middleware {
   router.get('/assets/:name', async (ctx) => {
     const file = await asset(String(ctx.params.name));
     if (!file) return;
-    ctx.set('Cache-Control', 'public, max-age=3600');
+    cacheFor(ctx, 3600);
     ctx.type = file.type;
     ctx.body = file.body;
   });

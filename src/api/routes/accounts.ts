@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deleteAccount } from '../../services/accounts';
-import { endedSessionCookie } from '../accountSession';
+import { endedSessionCookie } from '../../edge/sessionCookie';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
 

@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { isAPIError } from 'better-auth/api';
 import { fromNodeHeaders } from 'better-auth/node';
-import type { Deps } from '../deps';
-import { accountSystem } from '../services/accounts';
+import type { Deps } from '../../deps';
+import { accountSystem } from '../../services/accounts';
 
 /**
  * The OAuth pages' two form answers, through the account system's server API (issue 58: its

@@ -1,13 +1,13 @@
 import type Koa from 'koa';
 import { toNodeHandler } from 'better-auth/node';
-import { guardAccountRoute } from '../api/middleware/accountGuard';
-import { registeredRoutes } from '../api/registry';
-import type { Deps } from '../deps';
-import { accountSystem, AUTH_BASE_PATH } from '../services/accounts';
-import { inOAuthShape, isOAuthEndpoint, refusalInOurShape } from './accountRefusals';
-import { toApiError } from '../api/dispatch';
-import { isRetryable } from '../errors';
-import { clientConnectionsRemoved } from '../services/connections';
+import { guardAccountRoute } from './guard';
+import { registeredRoutes } from '../../api/registry';
+import type { Deps } from '../../deps';
+import { accountSystem, AUTH_BASE_PATH } from '../../services/accounts';
+import { inOAuthShape, isOAuthEndpoint, refusalInOurShape } from './refusals';
+import { toApiError } from '../../api/dispatch';
+import { isRetryable } from '../../errors';
+import { clientConnectionsRemoved } from '../../services/connections';
 
 /**
  * The library answers a refresh whose token is gone "session not found". Removing a connection
@@ -30,7 +30,7 @@ async function explainEndedRefresh(deps: Deps, request: Request, res: Response):
 /**
  * The account system (spec §5.1) answers under /api/auth/* itself, before any body is read: sign-up,
  * sign-in, sign-out, session, password reset. The /api/auth routes of our own registry (DELETE
- * /api/auth/me) go on to the API. Its refusals leave in the API's one error shape (accountRefusals.ts).
+ * /api/auth/me) go on to the API. Its refusals leave in the API's one error shape (refusals.ts).
  */
 export function accountDoor(deps: Deps): Koa.Middleware {
   const ownAuthPaths = new Set(registeredRoutes().filter((r) => !r.accountSystem && `/api${r.path}`.startsWith(`${AUTH_BASE_PATH}/`)).map((r) => `/api${r.path}`));

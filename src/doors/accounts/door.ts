@@ -2,18 +2,20 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { isAPIError } from 'better-auth/api';
 import { fromNodeHeaders } from 'better-auth/node';
-import { brakeSignIn } from '../api/middleware/accountGuard';
-import { limitByAddress } from '../api/middleware/rateLimit';
-import type { Deps } from '../deps';
-import { ApiError, DomainError } from '../errors';
-import { endedSessionCookie } from '../api/accountSession';
-import { accountSystem, RESET_PASSWORD_PAGE } from '../services/accounts';
-import { apiAct, signedInParticipant, visitorOf, type Visitor } from '../web/api';
-import { fieldRefusal, formRefusal, invalidAttrs, localPath, readForm, refusalOf, refuseCrossSite, SIGN_IN_PAGE, valueOf, type FormState, type Refusal } from '../web/forms';
-import { html, type Html } from '../web/html';
-import { formPost, sendPage } from '../web';
-import type { PageParts } from '../web/layout';
-import { DELETE_ACCOUNT_PATH, settingsRedraw } from '../web/settings';
+import { brakeSignIn } from './guard';
+import { limitByAddress } from '../../api/middleware/rateLimit';
+import type { Deps } from '../../deps';
+import { ApiError, DomainError } from '../../errors';
+import { endedSessionCookie } from '../../edge/sessionCookie';
+import { handleForm, seeOther } from '../../edge/forms';
+import { accountSystem } from '../../services/accounts';
+import { apiAct, signedInParticipant, visitorOf, type Visitor } from '../../web/api';
+import { localPath, refusalOf, SIGN_IN_PAGE, type FormState, type Refusal } from '../../web/forms';
+import { html } from '../../web/html';
+import { formPost, sendPage } from '../../web';
+import type { PageParts } from '../../web/layout';
+import { DELETE_ACCOUNT_PATH, settingsRedraw } from '../../web/settings';
+import { MIN_PASSWORD, RESET_PAGE, resetPage, SIGN_OUT_PATH, SIGN_UP_PAGE, signInPage, signUpPage } from './pages';
 
 /**
  * The account pages (issue 59): sign-up, sign-in, sign-out and password reset as forms in the web's
@@ -22,12 +24,6 @@ import { DELETE_ACCOUNT_PATH, settingsRedraw } from '../web/settings';
  * same brakes as its JSON routes: the per-address limit on every form, the sign-in brake per email
  * and per address. Refusals are sentences beside the field they are about.
  */
-export const SIGN_UP_PAGE = '/sign-up';
-export const SIGN_OUT_PATH = '/sign-out';
-export const RESET_PAGE = RESET_PASSWORD_PAGE;
-
-const MIN_PASSWORD = 8;
-
 /** What the account system's own codes are about: the field its refusal is drawn beside. */
 function fieldOfReason(reason: string): string | null {
   if (reason === 'INVALID_EMAIL_OR_PASSWORD' || reason.includes('PASSWORD')) return 'password';
@@ -59,61 +55,6 @@ const fieldError = (field: string, sentence: string) => new ApiError('validation
 const nextOf = (raw: string | null | undefined) => localPath(raw, '/');
 const query = (ctx: Koa.Context, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : null);
 
-function input(state: FormState | null, form: string, name: string, label: string, attrs: Html, keep = true): Html {
-  const id = `${form}-${name}`;
-  return html`<label for="${id}">${label}</label><input id="${id}" name="${name}"${attrs}${keep ? html` value="${valueOf(state, form, name)}"` : ''}${invalidAttrs(state, form, name)}>${fieldRefusal(state, form, name)}`;
-}
-
-function signUpPage(next: string, state: FormState | null): PageParts {
-  const f = 'sign-up';
-  return {
-    title: 'Sign up',
-    body: html`<h1>Sign up</h1><p class="lead">An account gets its own participant: trade, propose and discuss in the workspaces you join.</p>
-<form method="post" action="${SIGN_UP_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}"><input type="hidden" name="next" value="${next}">
-${input(state, f, 'name', 'Name', html` autocomplete="name" required maxlength="200"`)}
-${input(state, f, 'email', 'Email', html` type="email" autocomplete="email" required maxlength="320"`)}
-${input(state, f, 'password', `Password (${MIN_PASSWORD} characters or more)`, html` type="password" autocomplete="new-password" required minlength="${String(MIN_PASSWORD)}" maxlength="128"`, false)}
-${formRefusal(state, f, ['name', 'email', 'password'])}<button type="submit">Sign up</button></form>
-<p>Have an account? <a href="${SIGN_IN_PAGE}${next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}">Sign in</a>.</p>`,
-  };
-}
-
-function signInPage(next: string, state: FormState | null, note: string | null = null): PageParts {
-  const f = 'sign-in';
-  const back = next !== '/' ? `?next=${encodeURIComponent(next)}` : '';
-  return {
-    title: 'Sign in',
-    body: html`<h1>Sign in</h1>${note ? html`<p class="note" role="status">${note}</p>` : ''}
-<form method="post" action="${SIGN_IN_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}"><input type="hidden" name="next" value="${next}">
-${input(state, f, 'email', 'Email', html` type="email" autocomplete="username" required maxlength="320"`)}
-${input(state, f, 'password', 'Password', html` type="password" autocomplete="current-password" required maxlength="128"`, false)}
-${formRefusal(state, f, ['email', 'password'])}<button type="submit">Sign in</button></form>
-<p>No account yet? <a href="${SIGN_UP_PAGE}${back}">Sign up</a>. Forgot your password? <a href="${RESET_PAGE}">Reset it</a>.</p>`,
-  };
-}
-
-function resetPage(state: FormState | null, token: string | null, note: string | null = null): PageParts {
-  if (token) {
-    const f = 'reset-set';
-    return {
-      title: 'Choose a new password',
-      body: html`<h1>Choose a new password</h1><p class="lead">Every session of the account ends: sign in again with the new password.</p>
-<form method="post" action="${RESET_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}"><input type="hidden" name="token" value="${token}">
-${input(state, f, 'password', `New password (${MIN_PASSWORD} characters or more)`, html` type="password" autocomplete="new-password" required minlength="${String(MIN_PASSWORD)}" maxlength="128"`, false)}
-${fieldRefusal(state, f, 'token')}${formRefusal(state, f, ['password', 'token'])}<button type="submit">Set the password</button></form>`,
-    };
-  }
-  const f = 'reset-request';
-  return {
-    title: 'Reset your password',
-    body: html`<h1>Reset your password</h1>${note ? html`<p class="note" role="status">${note}</p>` : ''}<p class="lead">We email a link to choose a new password, valid for an hour, if the address has an account.</p>
-<form method="post" action="${RESET_PAGE}" class="stack" novalidate><input type="hidden" name="form" value="${f}">
-${input(state, f, 'email', 'Email', html` type="email" autocomplete="email" required maxlength="320"`)}
-${formRefusal(state, f, ['email'])}<button type="submit">Email me a link</button></form>
-<p><a href="${SIGN_IN_PAGE}">Back to sign in</a></p>`,
-  };
-}
-
 /** Hands the account system's cookies (the session, or its end) on to the browser. */
 function forwardCookies(ctx: Koa.Context, headers: Headers | undefined): void {
   for (const c of headers?.getSetCookie() ?? []) ctx.append('Set-Cookie', c);
@@ -141,29 +82,20 @@ function clearSessionCookie(ctx: Koa.Context, deps: Deps): void {
   ctx.append('Set-Cookie', endedSessionCookie(deps.config));
 }
 
-const see = (ctx: Koa.Context, to: string) => {
-  ctx.redirect(to);
-  ctx.status = 303;
-};
-
 /** The page drawn with the header: who is signed in (when the request carries a cookie). */
 async function draw(deps: Deps, ctx: Koa.Context, status: number, parts: PageParts, started: number): Promise<void> {
   sendPage(ctx, status, { ...parts, me: await signedInParticipant(deps, visitorOf(ctx, null)) }, started);
 }
 
 /**
- * One account form: refused when cross-site, read (urlencoded, bounded), acted; the act says where
- * the browser goes next (303). A refusal draws the form again with the sentence beside its field.
+ * One account form, on the one form-post skeleton (src/edge/forms.ts): the act says where the
+ * browser goes next (303). A refusal draws the form again with the sentence beside its field.
  */
 function accountForm(deps: Deps, act: (ctx: Koa.Context, values: URLSearchParams) => Promise<string>, redraw: (values: URLSearchParams, state: FormState) => PageParts): Koa.Middleware {
-  return async (ctx) => {
-    const started = performance.now();
-    let values: URLSearchParams | null = null;
-    try {
-      refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
-      values = await readForm(ctx);
-      see(ctx, await act(ctx, values));
-    } catch (err) {
+  return handleForm({
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    act: async (ctx, values) => seeOther(ctx, await act(ctx, values)),
+    refused: async (ctx, err, values, started) => {
       const refusal = refusalFrom(err);
       if (!refusal) throw err;
       if (!values) {
@@ -171,8 +103,8 @@ function accountForm(deps: Deps, act: (ctx: Koa.Context, values: URLSearchParams
         return;
       }
       await draw(deps, ctx, refusal.status, redraw(values, { form: values.get('form') ?? '', values, refusal }), started);
-    }
-  };
+    },
+  });
 }
 
 const trimmed = (values: URLSearchParams, name: string) => (values.get(name) ?? '').trim();
@@ -230,26 +162,28 @@ export function accountPages(deps: Deps): Koa.Middleware {
     ),
   );
 
-  router.post(SIGN_OUT_PATH, async (ctx) => {
-    const started = performance.now();
-    try {
-      refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL);
-      const values = await readForm(ctx);
-      try {
-        const { headers } = await auth().api.signOut({ headers: fromNodeHeaders(ctx.headers), returnHeaders: true });
-        forwardCookies(ctx, headers);
-      } catch (err) {
-        // No session (already signed out, or it ended): the cookie goes all the same.
-        if (!isAPIError(err)) throw err;
-      }
-      clearSessionCookie(ctx, deps);
-      see(ctx, nextOf(values.get('back')));
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      const r = refusalOf(err);
-      sendPage(ctx, r.status, { title: 'Not done', body: html`<h1>Not done</h1><p class="lead" data-code="${r.code}">${r.sentence}</p><p><a href="/">Home</a></p>` }, started);
-    }
-  });
+  router.post(
+    SIGN_OUT_PATH,
+    handleForm({
+      publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+      act: async (ctx, values) => {
+        try {
+          const { headers } = await auth().api.signOut({ headers: fromNodeHeaders(ctx.headers), returnHeaders: true });
+          forwardCookies(ctx, headers);
+        } catch (err) {
+          // No session (already signed out, or it ended): the cookie goes all the same.
+          if (!isAPIError(err)) throw err;
+        }
+        clearSessionCookie(ctx, deps);
+        seeOther(ctx, nextOf(values.get('back')));
+      },
+      refused: async (ctx, err, _values, started) => {
+        if (!(err instanceof DomainError)) throw err;
+        const r = refusalOf(err);
+        sendPage(ctx, r.status, { title: 'Not done', body: html`<h1>Not done</h1><p class="lead" data-code="${r.code}">${r.sentence}</p><p><a href="/">Home</a></p>` }, started);
+      },
+    }),
+  );
 
   router.get(RESET_PAGE, async (ctx) => {
     const error = query(ctx, 'error');

@@ -3,7 +3,8 @@ import type { Deps } from '../../deps';
 import { ApiError } from '../../errors';
 import { consumePoint } from '../../services/access';
 import { AUTH_BASE_PATH } from '../../services/accounts';
-import { limitByAddress } from './rateLimit';
+import { limitByAddress } from '../../api/middleware/rateLimit';
+import { readBounded } from '../../edge/body';
 
 /** The account system's bodies are small (an email, a password, a client's metadata). */
 export const AUTH_BODY_LIMIT = 64 * 1024;
@@ -43,26 +44,6 @@ export function cors(ctx: Koa.Context): boolean {
   }
   ctx.set(CORS_HEADERS);
   return false;
-}
-
-/**
- * Reads a request body up to the limit: a declared length over it is refused before a byte is read,
- * an undeclared one as soon as it passes the limit (413 either way).
- */
-async function boundedBody(ctx: Koa.Context): Promise<string> {
-  const declared = Number(ctx.get('content-length') || 0);
-  if (declared > AUTH_BODY_LIMIT) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of ctx.req) {
-    size += (c as Buffer).length;
-    if (size > AUTH_BODY_LIMIT) {
-      ctx.req.destroy();
-      throw tooLarge();
-    }
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A JSON body the account system could not read (it answers 500 to one): refused here as the API refuses it. */
@@ -107,7 +88,7 @@ export async function guardAccountRoute(deps: Deps, ctx: Koa.Context): Promise<v
   const path = ctx.path.slice(AUTH_BASE_PATH.length);
   if (ctx.method === 'POST' && path === '/oauth2/register') await limitByAddress(deps, ctx, 'client_registration');
   if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'OPTIONS') return;
-  const raw = await boundedBody(ctx);
+  const raw = await readBounded(ctx, AUTH_BODY_LIMIT, tooLarge);
   if (ctx.method === 'POST' && path === '/sign-in/email') await brakeSignIn(deps, ctx, emailOf(ctx, raw));
   if (raw && !ctx.is('application/x-www-form-urlencoded')) refuseUnreadableJson(raw);
   // The node adapter of the account system takes an already-read body from req.body.

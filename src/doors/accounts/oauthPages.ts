@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { Deps } from '../deps';
+import type { Deps } from '../../deps';
 import {
   authServerMetadata,
   AUTH_BASE_PATH,
@@ -8,15 +8,16 @@ import {
   OAUTH_LOGIN_PAGE,
   oauthClientSummary,
   protectedResourceMetadata,
-} from '../services/accounts';
-import { sessionOf } from '../api/accountSession';
+} from '../../services/accounts';
+import { sessionOf } from './session';
 import { answerConsent, signInForAuthorization, type FlowStep } from './authFlow';
-import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../domain/connections';
-import { brakeSignIn } from '../api/middleware/accountGuard';
-import { escapeHtml, Html } from '../web/html';
-import { layout } from '../web/layout';
-import { SIGN_UP_PAGE } from './accountPages';
-import { readForm, refuseCrossSite } from '../web/forms';
+import { GRANT_DESCRIPTIONS, GRANT_SCOPES, type GrantScope } from '../../domain/connections';
+import { brakeSignIn } from './guard';
+import { escapeHtml, Html } from '../../web/html';
+import { layout } from '../../web/layout';
+import { SIGN_UP_PAGE } from './pages';
+import { handleForm } from '../../edge/forms';
+import { cacheFor, pageHeaders } from '../../edge/headers';
 
 /**
  * The OAuth side of the connector (spec §5.1): the discovery documents, and the two server-rendered
@@ -28,18 +29,12 @@ const RESOURCE_METADATA_PATHS = new Set([`/.well-known/oauth-protected-resource$
 
 const esc = escapeHtml;
 
-/**
- * The pages' own: scripts and styles from this origin only, no framing. No form-action: the consent
- * form's answer redirects to the assistant's callback, which a browser would check against it.
- */
-const OAUTH_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
-
 /** An OAuth page in the web's layout; its body is built here from text escaped with the web's escaper. */
 function page(title: string, body: string): string {
   return layout({ title, body: new Html(body) });
 }
 
-/** The pages' forms are the web's (src/web/forms.ts): same cross-site rule, same bounded reader. */
+/** The pages' forms go through the one form-post skeleton (src/edge/forms.ts): same cross-site rule, same bounded reader. */
 const CROSS_SITE = 'This form only accepts posts from this service\'s own pages: nothing was done. Start again from your assistant.';
 
 /** The scopes the person left ticked, within what was asked; what is not a grant (offline_access) stays as asked. */
@@ -90,10 +85,43 @@ function signInPage(query: string, error?: string): string {
 }
 
 export function oauthPages(deps: Deps): Koa.Middleware {
+  const signInPost = handleForm({
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    crossSite: CROSS_SITE,
+    act: async (ctx, form) => {
+      const query = form.get('oauth_query') ?? '';
+      await brakeSignIn(deps, ctx, (form.get('email') ?? '').trim().toLowerCase());
+      const step = await signInForAuthorization(deps, ctx, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
+      if (!step.error && follow(ctx, step)) return;
+      ctx.status = step.error ? 401 : 400;
+      ctx.type = 'html';
+      ctx.body = signInPage(query, step.error ?? 'The authorization request could not continue; start again from your assistant.');
+    },
+  });
+  const consentPost = handleForm({
+    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    crossSite: CROSS_SITE,
+    act: async (ctx, form) => {
+      const session = await sessionOf(deps, ctx.headers).catch(() => null);
+      if (!session) {
+        ctx.status = 401;
+        ctx.type = 'html';
+        ctx.body = signInPage(form.get('oauth_query') ?? '', 'Your session ended: sign in again.');
+        return;
+      }
+      const oauthQuery = form.get('oauth_query') ?? '';
+      const asked = (new URLSearchParams(oauthQuery).get('scope') ?? '').split(' ').filter(Boolean);
+      const step = await answerConsent(deps, ctx, { accept: form.get('accept') === 'yes', oauthQuery, scope: asked.length ? narrowedScope(asked, form) : undefined });
+      if (!step.error && follow(ctx, step)) return;
+      ctx.status = 400;
+      ctx.type = 'html';
+      ctx.body = page('Connect an assistant', `<h1>That did not work</h1><p class="err">${esc(step.error ?? 'The authorization request could not continue.')}</p><p>Start again from your assistant.</p>`);
+    },
+  });
   return async (ctx, next) => {
     if (ctx.method === 'GET' && AS_METADATA_PATHS.has(ctx.path)) {
       ctx.body = await authServerMetadata(deps);
-      ctx.set('Cache-Control', 'public, max-age=300');
+      cacheFor(ctx, 300);
       ctx.set('Access-Control-Allow-Origin', '*');
       ctx.state.rawAnswer = true;
       return;
@@ -106,34 +134,19 @@ export function oauthPages(deps: Deps): Koa.Middleware {
     }
     if (ctx.path === OAUTH_LOGIN_PAGE) {
       ctx.state.rawAnswer = true;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set('Content-Security-Policy', OAUTH_CSP);
-      ctx.set('X-Frame-Options', 'DENY');
+      pageHeaders(ctx, 'oauth');
       if (ctx.method === 'GET') {
         ctx.type = 'html';
         ctx.body = signInPage(queryOf(ctx));
         return;
       }
-      if (ctx.method === 'POST') {
-        refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL, CROSS_SITE);
-        const form = await readForm(ctx);
-        const query = form.get('oauth_query') ?? '';
-        await brakeSignIn(deps, ctx, (form.get('email') ?? '').trim().toLowerCase());
-        const step = await signInForAuthorization(deps, ctx, { email: form.get('email') ?? '', password: form.get('password') ?? '', oauthQuery: query });
-        if (!step.error && follow(ctx, step)) return;
-        ctx.status = step.error ? 401 : 400;
-        ctx.type = 'html';
-        ctx.body = signInPage(query, step.error ?? 'The authorization request could not continue; start again from your assistant.');
-        return;
-      }
+      if (ctx.method === 'POST') return signInPost(ctx, next);
     }
     if (ctx.path === OAUTH_CONSENT_PAGE) {
       ctx.state.rawAnswer = true;
-      ctx.set('Cache-Control', 'no-store');
-      ctx.set('X-Frame-Options', 'DENY');
-      ctx.set('Content-Security-Policy', OAUTH_CSP);
-      const session = await sessionOf(deps, ctx.headers).catch(() => null);
+      pageHeaders(ctx, 'oauth');
       if (ctx.method === 'GET') {
+        const session = await sessionOf(deps, ctx.headers).catch(() => null);
         if (!session) {
           ctx.type = 'html';
           ctx.body = signInPage(queryOf(ctx));
@@ -155,24 +168,7 @@ ${grantBoxes(scopes)}
         );
         return;
       }
-      if (ctx.method === 'POST') {
-        refuseCrossSite(ctx, deps.config.PUBLIC_BASE_URL, CROSS_SITE);
-        const form = await readForm(ctx);
-        if (!session) {
-          ctx.status = 401;
-          ctx.type = 'html';
-          ctx.body = signInPage(form.get('oauth_query') ?? '', 'Your session ended: sign in again.');
-          return;
-        }
-        const oauthQuery = form.get('oauth_query') ?? '';
-        const asked = (new URLSearchParams(oauthQuery).get('scope') ?? '').split(' ').filter(Boolean);
-        const step = await answerConsent(deps, ctx, { accept: form.get('accept') === 'yes', oauthQuery, scope: asked.length ? narrowedScope(asked, form) : undefined });
-        if (!step.error && follow(ctx, step)) return;
-        ctx.status = 400;
-        ctx.type = 'html';
-        ctx.body = page('Connect an assistant', `<h1>That did not work</h1><p class="err">${esc(step.error ?? 'The authorization request could not continue.')}</p><p>Start again from your assistant.</p>`);
-        return;
-      }
+      if (ctx.method === 'POST') return consentPost(ctx, next);
     }
     await next();
   };

@@ -1,4 +1,4 @@
-import { docUrl, type ErrorCode } from '../errors';
+import { docUrl, type ErrorCode } from '../../errors';
 
 /**
  * The account system (Better Auth) answers its refusals as {message, code} (its own codes, such as

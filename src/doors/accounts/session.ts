@@ -1,30 +1,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { fromNodeHeaders } from 'better-auth/node';
-import type { Config } from '../config';
-import type { Deps } from '../deps';
-import { accountSystem, COOKIE_PREFIX, type SignedInAccount } from '../services/accounts';
+import type { Deps } from '../../deps';
+import { accountSystem, type SignedInAccount } from '../../services/accounts';
 
 /**
- * The browser session at the edge (issue 58): the cookie is read here, by the front doors (the REST
- * edge's caller resolution, the pages through it, the OAuth pages); services/accounts sees the
- * account it names, never the cookie.
+ * The browser session at the edge (issue 58): the session is read here, for the account pages, the
+ * OAuth pages and (through the seam src/api/sessions.ts, registered by accountEdge) the API's caller
+ * resolution; services/accounts sees the account it names, never the cookie.
  */
-
-/** The session cookie's name (the __Secure- prefix comes with the Secure attribute). */
-export function sessionCookieName(config: Config): string {
-  return `${config.secureCookies ? '__Secure-' : ''}${COOKIE_PREFIX}.session_token`;
-}
-
-/** The Set-Cookie that ends the session cookie in the browser (account deletion, a session found ended). */
-export function endedSessionCookie(config: Config): string {
-  return `${sessionCookieName(config)}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${config.secureCookies ? '; Secure' : ''}`;
-}
-
-/** Whether the request carries this service's session cookie at all (cheap: no database). */
-export function hasSessionCookie(h: IncomingHttpHeaders): boolean {
-  const cookie = h.cookie;
-  return typeof cookie === 'string' && cookie.includes(`${COOKIE_PREFIX}.session_token=`);
-}
 
 /**
  * The signed-in account behind the request's session cookie (the account system's server API checks
