@@ -20,6 +20,13 @@ const noDoors = {
   group: ['**/web', '**/web/**', '**/doors', '**/doors/**'],
   message: 'The API is one front door beside the pages, the account system and MCP (src/doors mounts them): it imports none of them.',
 };
+// src/edge (issue 67) is the neutral module under the front doors: the one bounded body reader,
+// form-post skeleton and page headers that web and doors share. It imports none of them.
+const edgeIsNeutral = {
+  regex: '^(\\.\\./)+(web|doors|api)(/.*)?$',
+  message: 'src/edge is shared by the front doors (src/web, src/doors, src/api): it imports none of them.',
+};
+const webNoDoors = { group: ['**/doors', '**/doors/**'], message: 'The pages are one front door beside the account edge (src/doors/accounts): they import none of src/doors.' };
 const noEntities = {
   group: ['**/entities', '**/entities/**'],
   message: 'src/api shows plain rows: take the row type its service exports (e.g. WorkspaceRow), never a TypeORM entity.',
@@ -103,6 +110,10 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [noDb, noApi, deepArea] }] },
   },
   {
+    files: ['src/edge/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [edgeIsNeutral, deepArea] }] },
+  },
+  {
     // web/ (the pages) reads only through the API's routes in process (src/api/dispatch): no db/,
     // no typeorm, no entities, no services (a service call would skip the API's access checks),
     // and none of api/'s app, routes or middleware.
@@ -115,6 +126,7 @@ export default tseslint.config(
             noDb,
             noEntities,
             noApi,
+            webNoDoors,
             { group: ['**/services', '**/services/**'], message: 'Pages read through the API in process (src/web/api.ts apiGet), never a service directly: the API decides what a visitor may see.' },
           ],
         },

@@ -8,10 +8,12 @@
  * Issue 67's figures follow: calls that name a route by its path string (pages, MCP tools, doors),
  * authorization decided inside services (`not_authorized` refusals), untyped `.query(` results in
  * src/services (the selector `scripts/lib/untypedQuery.mjs` shares with lint), loops between areas
- * (scripts/lib/areaGraph.ts), and the pairs the duplicates tool reports.
+ * (scripts/lib/areaGraph.ts), the pairs the duplicates tool reports, and the imports that cross
+ * between the front doors (doors -> api, doors -> web, web -> api: each a climb a request's way
+ * through createApp makes from one door into another's files).
  */
 import { readFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import * as ts from 'typescript';
 import { TABLE_OWNERS } from '../src/services/tables';
 import { entityTables, scanWrites, stripComments } from './lib/tableWrites';
@@ -100,6 +102,32 @@ function pathStrings(file: string, src: string): number {
   return n;
 }
 
+/** Import and export-from statements of a file, resolved to tree paths (relative specifiers only). */
+function importsOf(file: string, src: string): string[] {
+  const sf = ts.createSourceFile(file, src, ts.ScriptTarget.Latest, false);
+  const out: string[] = [];
+  for (const st of sf.statements) {
+    const spec = (ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier) ? st.moduleSpecifier.text : null;
+    if (spec?.startsWith('.')) out.push(join(dirname(file), spec).replace(/\\/g, '/'));
+  }
+  return out;
+}
+
+/** Imports crossing between the front doors: from src/doors into src/api or src/web, from src/web into src/api. */
+function doorImports() {
+  const door = (f: string) => /^src\/(doors|web|api)(\/|$)/.exec(f)?.[1] ?? null;
+  const crossings = { 'doors->api': 0, 'doors->web': 0, 'web->api': 0 } as Record<string, number>;
+  for (const f of files) {
+    const from = door(f);
+    if (from !== 'doors' && from !== 'web') continue;
+    for (const target of importsOf(f, read(f))) {
+      const key = `${from}->${door(target)}`;
+      if (key in crossings) crossings[key]++;
+    }
+  }
+  return { total: Object.values(crossings).reduce((a, b) => a + b, 0), ...crossings };
+}
+
 async function shapeStep3() {
   const doors = [...walk(join(root, 'src/web')), ...walk(join(root, 'src/api/mcp')), ...walk(join(root, 'src/doors'))];
   const byPath = doors.map((f) => [f, pathStrings(f, read(f))] as const).filter(([, n]) => n > 0);
@@ -124,6 +152,7 @@ async function shapeStep3() {
     untypedQueryResults: untyped,
     areaLoops: loops.map((l) => l.nodes.join(' ')),
     duplicates,
+    doorImports: doorImports(),
   };
 }
 

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { readBounded } from './body';
 
@@ -51,8 +52,8 @@ export function seeOther(ctx: Koa.Context, to: string): void {
 }
 
 export interface FormPost {
-  /** This service's public address (PUBLIC_BASE_URL): a post from elsewhere is refused unread. */
-  publicBaseUrl: string;
+  /** The configuration, read at each post (its PUBLIC_BASE_URL: a post from elsewhere is refused unread). */
+  config: Pick<Config, 'PUBLIC_BASE_URL'>;
   /** The cross-site refusal's sentence, when the door says more than the default. */
   crossSite?: string;
   /** Acts on the form's values and answers (a redirect with seeOther, or a page). */
@@ -70,7 +71,7 @@ export function handleForm(spec: FormPost): Koa.Middleware {
     const started = performance.now();
     let values: URLSearchParams | null = null;
     try {
-      refuseCrossSite(ctx, spec.publicBaseUrl, spec.crossSite);
+      refuseCrossSite(ctx, spec.config.PUBLIC_BASE_URL, spec.crossSite);
       values = await readForm(ctx);
       await spec.act(ctx, values, started);
     } catch (err) {

@@ -126,7 +126,7 @@ export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, 
   // The visitor each request acted as, for the refusal's redraw (none when the refusal came first).
   const visitors = new WeakMap<Koa.Context, Visitor>();
   return handleForm({
-    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    config: deps.config,
     act: async (ctx, values, started) => {
       const v = visitorFor(ctx);
       visitors.set(ctx, v);

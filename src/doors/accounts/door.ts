@@ -93,7 +93,7 @@ async function draw(deps: Deps, ctx: Koa.Context, status: number, parts: PagePar
  */
 function accountForm(deps: Deps, act: (ctx: Koa.Context, values: URLSearchParams) => Promise<string>, redraw: (values: URLSearchParams, state: FormState) => PageParts): Koa.Middleware {
   return handleForm({
-    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    config: deps.config,
     act: async (ctx, values) => seeOther(ctx, await act(ctx, values)),
     refused: async (ctx, err, values, started) => {
       const refusal = refusalFrom(err);
@@ -165,7 +165,7 @@ export function accountPages(deps: Deps): Koa.Middleware {
   router.post(
     SIGN_OUT_PATH,
     handleForm({
-      publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+      config: deps.config,
       act: async (ctx, values) => {
         try {
           const { headers } = await auth().api.signOut({ headers: fromNodeHeaders(ctx.headers), returnHeaders: true });

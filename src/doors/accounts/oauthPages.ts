@@ -86,7 +86,7 @@ function signInPage(query: string, error?: string): string {
 
 export function oauthPages(deps: Deps): Koa.Middleware {
   const signInPost = handleForm({
-    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    config: deps.config,
     crossSite: CROSS_SITE,
     act: async (ctx, form) => {
       const query = form.get('oauth_query') ?? '';
@@ -99,7 +99,7 @@ export function oauthPages(deps: Deps): Koa.Middleware {
     },
   });
   const consentPost = handleForm({
-    publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+    config: deps.config,
     crossSite: CROSS_SITE,
     act: async (ctx, form) => {
       const session = await sessionOf(deps, ctx.headers).catch(() => null);
