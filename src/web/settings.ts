@@ -15,7 +15,7 @@ import type { PageParts } from './layout';
 /**
  * The settings page (issue 59): connections (GET /connections: the ask switches, disconnect), API
  * keys (GET /agents/me/keys: mint with scopes, shown once; revoke) and account deletion (DELETE
- * /auth/me, confirmed by typing your name; the act is in src/doors/accountPages.ts, which clears the
+ * /auth/me, confirmed by typing your name; the act is in src/doors/accounts/door.ts, which clears the
  * cookie). Every act goes through the API in process for the session's participant.
  */
 export const SETTINGS_PAGE = '/settings';

@@ -21,7 +21,7 @@ export const MCP_PATH = '/mcp';
 /** The server-rendered pages of the OAuth flow (sign-in and consent). */
 export const OAUTH_LOGIN_PAGE = '/oauth/sign-in';
 export const OAUTH_CONSENT_PAGE = '/oauth/consent';
-/** The web's page to choose a new password (src/doors/accountPages.ts): the reset mail's link lands there. */
+/** The web's page to choose a new password (src/doors/accounts/door.ts): the reset mail's link lands there. */
 export const RESET_PASSWORD_PAGE = '/reset-password';
 
 const base = (config: Config) => config.PUBLIC_BASE_URL.replace(/\/+$/, '');
@@ -236,7 +236,7 @@ function build(deps: Deps) {
       },
     }),
   );
-  // Its HTTP handler is mounted by the front door (src/doors/accounts.ts), which shapes its refusals.
+  // Its HTTP handler is mounted by the account edge (src/doors/accounts/authSystem.ts), which shapes its refusals.
   return { auth, pool };
 }
 
@@ -266,7 +266,7 @@ export async function closeAccountSystem(deps: Deps): Promise<void> {
   systems.delete(deps);
 }
 
-/** A signed-in account, as the edge resolved it from a session (src/api/accountSession.ts). */
+/** A signed-in account, as the edge resolved it from a session (src/doors/accounts/session.ts). */
 export interface SignedInAccount {
   userId: string;
   email: string;
