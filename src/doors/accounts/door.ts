@@ -22,8 +22,10 @@ import { MIN_PASSWORD, RESET_PAGE, resetPage, SIGN_OUT_PATH, SIGN_UP_PAGE, signI
  * layout, working without script. They call the account system's server API (Better Auth's
  * auth.api.*) directly, with the browser's headers, and hand its Set-Cookie on to the browser. The
  * same brakes as its JSON routes: the per-address limit on every form, the sign-in brake per email
- * and per address. Refusals are sentences beside the field they are about.
+ * and per address. Refusals are sentences beside the field they are about; the forms are drawn by
+ * pages.ts.
  */
+
 /** What the account system's own codes are about: the field its refusal is drawn beside. */
 function fieldOfReason(reason: string): string | null {
   if (reason === 'INVALID_EMAIL_OR_PASSWORD' || reason.includes('PASSWORD')) return 'password';
