@@ -11,11 +11,10 @@ import { handleForm, seeOther } from '../../edge/forms';
 import { accountSystem } from '../../services/accounts';
 import { apiAct, signedInParticipant, visitorOf, type Visitor } from '../../web/api';
 import { localPath, refusalOf, SIGN_IN_PAGE, type FormState, type Refusal } from '../../web/forms';
-import { html } from '../../web/html';
 import { formPost, sendPage } from '../../web';
 import type { PageParts } from '../../web/layout';
 import { DELETE_ACCOUNT_PATH, settingsRedraw } from '../../web/settings';
-import { MIN_PASSWORD, RESET_PAGE, resetPage, SIGN_OUT_PATH, SIGN_UP_PAGE, signInPage, signUpPage } from './pages';
+import { MIN_PASSWORD, notDonePage, RESET_PAGE, resetPage, SIGN_OUT_PATH, SIGN_UP_PAGE, signInPage, signUpPage } from './pages';
 
 /**
  * The account pages (issue 59): sign-up, sign-in, sign-out and password reset as forms in the web's
@@ -101,7 +100,7 @@ function accountForm(deps: Deps, act: (ctx: Koa.Context, values: URLSearchParams
       const refusal = refusalFrom(err);
       if (!refusal) throw err;
       if (!values) {
-        await draw(deps, ctx, refusal.status, { title: 'Not done', body: html`<h1>Not done</h1><p class="lead" data-code="${refusal.code}">${refusal.sentence}</p><p><a href="/">Home</a></p>` }, started);
+        await draw(deps, ctx, refusal.status, notDonePage(refusal), started);
         return;
       }
       await draw(deps, ctx, refusal.status, redraw(values, { form: values.get('form') ?? '', values, refusal }), started);
@@ -182,7 +181,7 @@ export function accountPages(deps: Deps): Koa.Middleware {
       refused: async (ctx, err, _values, started) => {
         if (!(err instanceof DomainError)) throw err;
         const r = refusalOf(err);
-        sendPage(ctx, r.status, { title: 'Not done', body: html`<h1>Not done</h1><p class="lead" data-code="${r.code}">${r.sentence}</p><p><a href="/">Home</a></p>` }, started);
+        sendPage(ctx, r.status, notDonePage(r), started);
       },
     }),
   );

@@ -1,4 +1,4 @@
-import { fieldRefusal, formRefusal, invalidAttrs, SIGN_IN_PAGE, valueOf, type FormState } from '../../web/forms';
+import { fieldRefusal, formRefusal, invalidAttrs, SIGN_IN_PAGE, valueOf, type FormState, type Refusal } from '../../web/forms';
 import { html, type Html } from '../../web/html';
 import type { PageParts } from '../../web/layout';
 import { RESET_PASSWORD_PAGE } from '../../services/accounts';
@@ -68,3 +68,7 @@ ${formRefusal(state, f, ['email'])}<button type="submit">Email me a link</button
   };
 }
 
+/** A refusal with no form to draw again (a cross-site post, a body too large, a refused sign-out). */
+export function notDonePage(r: Pick<Refusal, 'code' | 'sentence'>): PageParts {
+  return { title: 'Not done', body: html`<h1>Not done</h1><p class="lead" data-code="${r.code}">${r.sentence}</p><p><a href="/">Home</a></p>` };
+}
