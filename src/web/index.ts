@@ -117,9 +117,9 @@ export type Act = (deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchPa
 export type Redraw = (deps: Deps, ctx: Koa.Context, v: Visitor, state: FormState) => Promise<PageParts>;
 
 /**
- * A page's form post, on the one skeleton (src/edge/forms.ts): refused when cross-site, read (urlencoded, bounded), sent to sign-in and back
- * when the visitor has no session or key, acted through the API in process, then 303 to where the
- * act says (the page again, usually). A refusal draws the form's page again with the API's sentence
+ * A page's form post, on the one skeleton (src/edge/forms.ts): refused when cross-site, read
+ * (urlencoded, bounded), sent to sign-in and back when the visitor has no session or key, acted
+ * through the API in process, then 303 to where the act says (the page again, usually). A refusal draws the form's page again with the API's sentence
  * beside the field it is about, with the API's status.
  */
 export function formPost(deps: Deps, visitorFor: (ctx: Koa.Context) => Visitor, act: Act, redraw: Redraw): Koa.Middleware {
