@@ -79,7 +79,7 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
   if (def.auth.sessionOnly && !caller?.accountId) {
     throw new ApiError('session_required', 'Only a browser session may do this: sign in (POST /api/auth/sign-in/email) and send the session cookie. No key can, whatever its scopes, and no scope grants it.', { requiredCapabilities: ['session'] });
   }
-  if (def.auth.label === 'platform admin' && !caller?.isMaster) {
+  if (def.auth.platformOnly && !caller?.isMaster) {
     throw new ApiError('not_authorized', 'Only the platform operator (master key) may do this.', { requiredCapabilities: ['platform'] });
   }
   if (caller) requireScope(caller, def.auth);

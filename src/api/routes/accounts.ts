@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { deleteAccount } from '../../services/accounts';
+import { policies } from '../../services/access';
 import { endedSessionCookie } from '../accountSession';
 import { auth } from '../auth';
 import { defineRoute } from '../registry';
@@ -10,7 +11,7 @@ import { defineRoute } from '../registry';
 defineRoute({
   method: 'DELETE',
   path: '/auth/me',
-  auth: auth.session(),
+  auth: policies.accounts.deleteAccount,
   summary:
     'Delete your account (browser session only: no key, not even the master key, and no key scope can do it). The account, its sessions, password, OAuth grants and connections go; its participant, its history and its own agent keys stay. 204.',
   handler: async (c) => {
