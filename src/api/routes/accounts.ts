@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { deleteAccount } from '../../services/accounts';
 import { policies } from '../../services/access';
 import { endedSessionCookie } from '../accountSession';
-import { auth } from '../auth';
 import { defineRoute } from '../registry';
 
 // The rest of /api/auth/* is the account system itself (services/accounts): sign-up/email,
@@ -24,7 +23,7 @@ defineRoute({
 
 // The account system's public routes, documented here for GET /help and the OpenAPI document; the
 // account system answers them itself (registry: accountSystem), its refusals in the API's error shape.
-const accountRoute = { accountSystem: true, auth: auth.none(), errors: ['account_refused'], handler: async () => undefined } as const;
+const accountRoute = { accountSystem: true, auth: policies.accounts.accountSystem, errors: ['account_refused'], handler: async () => undefined } as const;
 const userSchema = z.looseObject({ id: z.string(), name: z.string(), email: z.string(), emailVerified: z.boolean(), createdAt: z.string(), updatedAt: z.string() });
 const passwordSchema = z.string().min(8).max(128);
 
