@@ -52,7 +52,7 @@ export async function resolveSelfOrAdmin(c: Call<unknown, unknown, { id: string 
   const agent = await participantByIdOrNickname(c.deps, id);
   if (!agent || agent.id !== id) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (agent.id === caller.agentId || caller.isMaster) return agent;
-  if (!c.access) throw new DomainError('not_authorized', 'Viewing another participant needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
+  policies.participants.requireWorkspaceToTarget(c.access);
   c.require('manage');
   if (!(await isWorkspaceMember(c.deps, c.access.workspace.id, agent.id))) throw new DomainError('not_found', `Participant "${id}" is not a member of this workspace.`);
   return agent;

@@ -92,7 +92,10 @@ defineRoute({
   query: z.object({ direction: z.enum(['in', 'out', 'all']).default('all'), limit: limitQuery(50, 200), agentId: z.string().min(1).max(200).optional() }),
   response: z.array(transferRowSchema),
   errors: ['not_authorized'],
-  handler: async (c) => (await listTransfers(c.deps, c.identity(), c.query)).map(presentTransfer),
+  handler: async (c) => {
+    policies.credits.requireMayListTransfersOf(c.identity(), c.query.agentId);
+    return (await listTransfers(c.deps, c.identity(), c.query)).map(presentTransfer);
+  },
 });
 
 defineRoute({
@@ -202,6 +205,7 @@ defineRoute({
   response: spendSchema,
   errors: [...moneyErrors, 'not_authorized', 'funds_move_forbidden'],
   handler: async (c) => {
+    policies.credits.requireMaySpend(c.identity(), c.body.type);
     const { value, replay } = await spendCredits(c.deps, c.identity(), { idParam: c.params.id, ...c.body, idempotencyKey: idempotencyKey(c) });
     return presentSpend(value, replay);
   },

@@ -82,7 +82,7 @@ defineRoute({
   params: z.object({ workspaceId: z.string().min(1).max(200) }),
   handler: async (c) => {
     const caller = c.identity();
-    const ws = await joinPublicWorkspace(c.deps, caller.agentId, c.params.workspaceId);
+    const ws = await joinPublicWorkspace(c.deps, caller.agentId, c.params.workspaceId, policies.workspaces.requireJoinable);
     return { ok: true, workspaceId: ws.id, slug: ws.slug, group: 'Trader' };
   },
 });
@@ -98,7 +98,7 @@ defineRoute({
   params: z.object({ agentId: z.string().min(1).max(200) }),
   handler: async (c) => {
     const a = c.workspace();
-    await removeMember(c.deps, a.workspace, c.params.agentId, a.caps);
+    await removeMember(c.deps, a.workspace, c.params.agentId, (caps) => policies.workspaces.requireMayRemoveMember(a.caps, caps));
     return { ok: true as const, workspaceId: a.workspace.id, agentId: c.params.agentId };
   },
 });

@@ -1,3 +1,5 @@
+import type { Principal } from '../../../domain/capabilities';
+import { DomainError } from '../../../errors';
 import { rules } from './rule';
 
 /** Credits and money moves: the participant itself or its creator (self/owner), the platform operator for issuing and deciding. */
@@ -34,3 +36,19 @@ export const withdraw = rules.selfOwner('account:wallet');
 export const readWithdrawals = rules.selfOwner('account:read');
 /** GET /agents/:id/ledger */
 export const readLedger = rules.selfOwner('account:read');
+
+// Object-level checks (the self/owner ones are participants.requireSelfOrCreator).
+
+/** GET /agents/transfers?agentId: only the master key names another participant. */
+export function requireMayListTransfersOf(actor: Pick<Principal, 'agentId' | 'isMaster'>, agentId: string | undefined): void {
+  if (agentId && !actor.isMaster && agentId !== actor.agentId) {
+    throw new DomainError('not_authorized', "Only the master key may list another participant's transfers (agentId).", { requiredCapabilities: ['platform'] });
+  }
+}
+
+/** POST /agents/{id}/spend: type betting is the platform operator's. */
+export function requireMaySpend(actor: Pick<Principal, 'isMaster'>, type: string): void {
+  if (type === 'betting' && !actor.isMaster) {
+    throw new DomainError('not_authorized', 'Spending of type betting is for the platform operator (master key) only.', { requiredCapabilities: ['platform'] });
+  }
+}

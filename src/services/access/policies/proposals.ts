@@ -1,3 +1,4 @@
+import { DomainError } from '../../../errors';
 import { rules } from './rule';
 
 /** Proposals: read where the workspace reads, propose and comment with trade, decide with manage; the proposer may withdraw its own. */
@@ -20,3 +21,11 @@ export const withdraw = rules.trade();
 export const comment = rules.trade();
 /** GET /proposals/:id/comments */
 export const readComments = rules.publicRead();
+
+// Object-level checks.
+
+/** Withdrawing a proposal: its proposer, or a holder of manage. */
+export function requireMayWithdraw(caller: { agentId: string; canManage: boolean }, proposedBy: string | null): void {
+  if (caller.canManage || proposedBy === caller.agentId) return;
+  throw new DomainError('not_authorized', 'Only the proposer, or a holder of manage, may withdraw this proposal.', { requiredCapabilities: ['manage'] });
+}
