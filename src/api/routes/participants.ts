@@ -89,7 +89,7 @@ defineRoute({
   params: agentIdParam,
   handler: async (c) => {
     const caller = c.identity();
-    const removed = await removeParticipant(c.deps, caller, c.params.id, async (workspaceId) => {
+    const managesIn = async (workspaceId: string) => {
       const ws = await workspaceByIdOrSlug(c.deps, workspaceId);
       if (!ws) return false;
       try {
@@ -98,6 +98,12 @@ defineRoute({
         if (err instanceof DomainError && ERROR_CATALOG[err.code].status === 403) return false;
         throw err;
       }
+    };
+    const removed = await removeParticipant(c.deps, caller, c.params.id, async (target) => {
+      policies.participants.requireMayDelete(caller, target);
+      let manages = target.workspaceIds.length === 0;
+      for (const wsId of target.workspaceIds) if (!manages && (await managesIn(wsId))) manages = true;
+      policies.participants.requireManageToDelete(manages);
     });
     c.status(202);
     return presentRemoval(removed);

@@ -217,14 +217,19 @@ export async function participantsOfWorkspace(deps: Deps, ws: WorkspaceRow) {
 }
 
 /**
- * DELETE /agents/{id} (spec §4.3): the participant itself, its creator (or parent), or the master key;
- * and, unless the master key, manage in a workspace the participant belongs to (none needed when it
- * belongs to none). Then the deletions area: its open orders cancelled, its balance to its parent,
+ * DELETE /agents/{id} (spec §4.3): `authorize` is the route's policy (policies.participants: the participant
+ * itself, its creator or parent, or the master key; and, unless the master key, manage in a workspace it
+ * belongs to), asked of the target and its workspaces as read here. Then the deletions area: its open orders cancelled, its balance to its parent,
  * else its creator, else the platform treasury, and its keys revoked in one transaction; its trades,
  * positions and the row itself go in batches by the deletion job (issue 26). Participants owning a
  * workspace must delete it first.
  */
-export async function removeParticipant(deps: Deps, actor: Principal, idParam: string, managesIn: (workspaceId: string) => Promise<boolean>) {
+export async function removeParticipant(
+  deps: Deps,
+  actor: Principal,
+  idParam: string,
+  authorize: (target: { id: string; parentId: string | null; createdBy: string | null; workspaceIds: string[] }) => Promise<void>,
+) {
   const id = idParam === 'me' ? actor.agentId : idParam;
   const target = await firstRow<{ id: string; parent_id: string | null; created_by: string | null; is_platform: boolean }>(
     deps.ds,
@@ -234,11 +239,8 @@ export async function removeParticipant(deps: Deps, actor: Principal, idParam: s
   if (!target) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (target.is_platform || target.id === PLATFORM_AGENT_ID) throw new DomainError('conflict', 'The platform identity cannot be deleted.');
   if (!actor.isMaster) {
-    policies.participants.requireMayDelete(actor, { id: target.id, parentId: target.parent_id, createdBy: target.created_by });
-    const wsIds = (await rows<{ workspace_id: string }>(deps.ds, `SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r) => r.workspace_id);
-    let allowed = wsIds.length === 0;
-    for (const wsId of wsIds) if (!allowed && (await managesIn(wsId))) allowed = true;
-    policies.participants.requireManageToDelete(allowed);
+    const workspaceIds = (await rows<{ workspace_id: string }>(deps.ds, `SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r) => r.workspace_id);
+    await authorize({ id: target.id, parentId: target.parent_id, createdBy: target.created_by, workspaceIds });
   }
   return requestParticipantDeletion(deps, id, actor.agentId);
 }
