@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { resolveCaller, type Caller } from '../../src/api/access';
-import { runRoute, inProcessContext, toApiError, type Acting } from '../../src/api/dispatch';
+import { callRoute, runRoute, inProcessContext, routeNamed, toApiError, type Acting } from '../../src/api/dispatch';
 import { registeredRoutes, type RouteDef } from '../../src/api/registry';
 import '../../src/api/routes';
 import { policies, type AuthRule } from '../../src/services/access';
@@ -22,6 +22,7 @@ let ws: TestWorkspace; // private: the workspace every row names
 let other: TestWorkspace; // private: another workspace's owner, and a key locked to it
 let pub: TestWorkspace; // public
 const agents = {} as Record<'public' | 'trader' | 'admin', TestAgent>;
+let bot: { agentId: string }; // a child participant the trader created, a member of `ws`
 
 interface Row {
   label: string;
@@ -67,6 +68,11 @@ beforeAll(async () => {
   const limitedKey = await mintKey(agents.admin, { scopes: ['workspace:read'], label: 'policies read-only' });
   const accountKey = await mintKey(agents.trader, { scopes: ['account:read', 'account:keys'], label: 'policies account-only' });
   const lockedKey = await mintKey(agents.trader, { workspaceId: other.id, workspaceLocked: true, label: 'policies locked' });
+  // The trader makes a bot (a trader may not enrol it: that needs manage), and the owner adds it to ws.
+  const made = await app.http.post('/api/agents').set('X-Agent-Key', agents.trader.key).send({ agentId: uniqueName('bot') });
+  expect(made.status).toBe(201);
+  bot = made.body;
+  await addToGroup(ws, 'Trader', bot.agentId);
   const viewLink = (await app.http.get(`/api/workspaces/${ws.id}/view-link`).set('X-Agent-Key', ws.owner.key).expect(200)).body.token as string;
 
   // A browser session: its participant trades in `ws`.
@@ -171,5 +177,68 @@ describe('policies', () => {
       expect([cell, answers.get(cell) ?? 0]).toEqual([cell, expect.any(Number)]);
       expect(answers.get(cell)).toBeGreaterThan(0);
     }
+  });
+});
+
+/**
+ * The object-level half of the policies: who may target which participant. The routes run whole
+ * (callRoute; reads only), and each answer is the one the policy's own function gives for that
+ * caller and target (participants.isSelfOrCreator for self/owner; self, the master key, or manage in
+ * the workspace for self/admin).
+ */
+describe('object-level policies: targeting a participant', () => {
+  const SELF_OWNER = ['/agents/:id/keys', '/agents/:id/ledger', '/agents/:id/notifications', '/agents/:id/deposits', '/agents/:id/withdrawals'];
+  const SELF_ADMIN = ['/agents/:id', '/agents/:id/balance', '/agents/:id/trades', '/agents/:id/positions'];
+
+  it('every self/owner and self/admin route answers what the policy function says, for each caller and target', async () => {
+    const who = {
+      trader: { agentId: agents.trader.id, key: agents.trader.key, manages: false },
+      admin: { agentId: agents.admin.id, key: agents.admin.key, manages: true },
+      owner: { agentId: ws.owner.id, key: ws.owner.key, manages: true },
+      "another workspace's agent": { agentId: other.owner.id, key: other.owner.key, manages: false },
+    };
+    const targets = {
+      "the trader's bot": { id: bot.agentId, parentId: agents.trader.id, createdBy: agents.trader.id },
+      'the workspace owner': { id: ws.owner.id, parentId: null, createdBy: null },
+      'the admin': { id: agents.admin.id, parentId: null, createdBy: null },
+    };
+    const mismatches: string[] = [];
+    const seen = new Set<string>();
+    const run = async (path: string, caller: Caller, id: string): Promise<string> => {
+      const as: Acting = { caller, workspace: ws.id, viewToken: null, ip };
+      try {
+        const res = await callRoute(app.deps, routeNamed('GET', path), { as, params: { id }, query: {}, body: undefined, koa: inProcessContext(as) }, { limit: false });
+        return String(res.status);
+      } catch (err) {
+        const e = toApiError(err);
+        if (e.code === 'not_authorized') expect(e.details.requiredCapabilities).toEqual(expect.any(Array));
+        return `${e.status} ${e.code}`;
+      }
+    };
+    for (const [name, p] of Object.entries(who)) {
+      const caller = await keyCaller(p.key);
+      for (const [tname, target] of Object.entries(targets)) {
+        const self = target.id === p.agentId;
+        for (const path of SELF_OWNER) {
+          const want = policies.participants.isSelfOrCreator(caller, target) ? '200' : '403 not_authorized';
+          const got = await run(path, caller, target.id);
+          seen.add(`self/owner ${want}`);
+          if (got !== want) mismatches.push(`${name} -> ${tname}: GET ${path} got ${got}, the policy says ${want}`);
+        }
+        for (const path of SELF_ADMIN) {
+          // Every target is a member of ws; another participant needs manage there.
+          const want = self || p.manages ? '200' : '403 not_authorized';
+          const got = await run(path, caller, target.id);
+          seen.add(`self/admin ${want}`);
+          if (got !== want) mismatches.push(`${name} -> ${tname}: GET ${path} got ${got}, the policy says ${want}`);
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+    // Both answers met for both rules: the walk is not vacuous.
+    expect([...seen].sort()).toEqual(['self/admin 200', 'self/admin 403 not_authorized', 'self/owner 200', 'self/owner 403 not_authorized']);
+    // The master key targets anyone.
+    const master = (await resolveCaller(app.deps, { 'x-api-key': app.masterKey }))!;
+    for (const path of [...SELF_OWNER, ...SELF_ADMIN]) expect(await run(path, master, bot.agentId)).toBe('200');
   });
 });
