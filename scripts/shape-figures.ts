@@ -6,7 +6,8 @@
  * reads two or more snake_case fields of one of its parameters and builds an object), and entity
  * classes no code outside src/entities names. The owner map is this tree's src/services/tables.ts.
  * Issue 67's figures follow: calls that name a route by its path string (pages, MCP tools, doors),
- * authorization decided inside services (`not_authorized` refusals), untyped `.query(` results in
+ * authorization decided inside services (`not_authorized` refusals built outside services/access/policies;
+ * the policy checks services still ask, in a transaction, counted apart), untyped `.query(` results in
  * src/services (the selector `scripts/lib/untypedQuery.mjs` shares with lint), loops between areas
  * (scripts/lib/areaGraph.ts), the pairs the duplicates tool reports, and the imports that cross
  * between the front doors (doors -> api, doors -> web, web -> api: each a climb a request's way
@@ -131,10 +132,20 @@ function doorImports() {
 async function shapeStep3() {
   const doors = [...walk(join(root, 'src/web')), ...walk(join(root, 'src/api/mcp')), ...walk(join(root, 'src/doors'))];
   const byPath = doors.map((f) => [f, pathStrings(f, read(f))] as const).filter(([, n]) => n > 0);
-  const authz = files
-    .filter((f) => f.startsWith('src/services/'))
-    .map((f) => [f, stripComments(read(f)).match(/not_authorized|notAuthorized\(/g)?.length ?? 0] as const)
+  // A refusal decided in a service: a not_authorized error built there. The policy files (services/access/policies)
+  // are where they belong; a service asking a policy's check (policies.x.requireY) is counted apart, as the
+  // re-checks a transaction must do on the rows it reads.
+  const policyFile = (f: string) => f.startsWith('src/services/access/policies/');
+  const services = files.filter((f) => f.startsWith('src/services/'));
+  const authz = services
+    .filter((f) => !policyFile(f))
+    .map((f) => [f, stripComments(read(f)).match(/DomainError\(\s*'not_authorized'|notAuthorized\(/g)?.length ?? 0] as const)
     .filter(([, n]) => n > 0);
+  const asked = services
+    .filter((f) => !policyFile(f))
+    .map((f) => [f, stripComments(read(f)).match(/\bpolicies\.\w+\.require\w*\(|\brequire(?:SelfOrCreator|HeldChange)\(/g)?.length ?? 0] as const)
+    .filter(([, n]) => n > 0);
+  const policies = services.filter((f) => policyFile(f) && !/\/(index|rule)\.ts$/.test(f));
   const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: { files: ['**/*.ts'], languageOptions: { parser: (await import('typescript-eslint')).parser }, rules: { 'no-restricted-syntax': ['error', { selector: UNTYPED_QUERY, message: 'untyped' }] } } });
   const results = await eslint.lintFiles([join(root, 'src/services')]);
   const untyped = results.reduce((n, r) => n + r.messages.filter((m) => m.message === 'untyped').length, 0);
@@ -149,6 +160,8 @@ async function shapeStep3() {
   return {
     routesNamedByPath: { count: byPath.reduce((n, [, c]) => n + c, 0), files: byPath.length },
     authorizationInServices: { sites: authz.reduce((n, [, c]) => n + c, 0), files: authz.map(([f]) => f) },
+    policyFiles: policies.length,
+    policyChecksAskedInServices: { sites: asked.reduce((n, [, c]) => n + c, 0), files: asked.map(([f]) => f) },
     untypedQueryResults: untyped,
     areaLoops: loops.map((l) => l.nodes.join(' ')),
     duplicates,

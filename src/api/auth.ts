@@ -1,52 +1,9 @@
-import { scopeFor, type AccountScope, type Capability } from '../domain/capabilities';
+import { scopeFor } from '../domain/capabilities';
+import type { AuthLabel, AuthRule } from '../services/access';
 
-/** Labels of the spec §5.4 catalog legend, shown in GET /help. */
-export type AuthLabel =
-  | '-'
-  | 'public-read'
-  | 'agent/admin'
-  | 'agent'
-  | 'admin'
-  | 'workspace owner'
-  | 'identity'
-  | 'self/admin'
-  | 'self/owner'
-  | 'optional'
-  | 'session'
-  | 'platform admin';
-
-export interface AuthRule {
-  label: AuthLabel;
-  /** Workspace capability the route needs (the route is then workspace-scoped). */
-  capability?: Capability;
-  /** Account scope a key must carry (master key and sessions bypass scopes). */
-  scope?: AccountScope;
-  /** Anonymous callers may read when the workspace is public or a view link is sent. */
-  anonymousRead?: boolean;
-  /** An identity is required even though no workspace capability is. */
-  identity?: boolean;
-  /** The route resolves a workspace when one is named, but does not require one. */
-  workspaceOptional?: boolean;
-  /** The workspace is named by this path parameter (e.g. /workspaces/{id}) instead of X-Workspace-Id. */
-  workspaceParam?: string;
-  /** Only a browser session may call it (spec §5.1): no key, not even the master key, and no scope grants it. */
-  sessionOnly?: boolean;
-}
-
-export const auth = {
-  none: (): AuthRule => ({ label: '-' }),
-  optional: (): AuthRule => ({ label: 'optional', workspaceOptional: true }),
-  publicRead: (): AuthRule => ({ label: 'public-read', capability: 'read', anonymousRead: true }),
-  read: (): AuthRule => ({ label: 'agent/admin', capability: 'read', identity: true }),
-  trade: (): AuthRule => ({ label: 'agent', capability: 'trade', identity: true }),
-  manage: (): AuthRule => ({ label: 'admin', capability: 'manage', identity: true }),
-  manageWorkspace: (): AuthRule => ({ label: 'workspace owner', capability: 'manage_workspace', identity: true }),
-  identity: (scope?: AccountScope): AuthRule => ({ label: 'identity', identity: true, scope, workspaceOptional: true }),
-  selfAdmin: (scope?: AccountScope): AuthRule => ({ label: 'self/admin', identity: true, scope, workspaceOptional: true }),
-  selfOwner: (scope: AccountScope): AuthRule => ({ label: 'self/owner', identity: true, scope }),
-  platform: (): AuthRule => ({ label: 'platform admin', identity: true }),
-  session: (): AuthRule => ({ label: 'session', identity: true, sessionOnly: true }),
-};
+// The rule type and its kinds live with the policies (services/access/policies): routes name a
+// policy's rule; this file keeps what /help and OpenAPI say of a rule.
+export { rules as auth, type AuthLabel, type AuthRule } from '../services/access';
 
 export const AUTH_LEGEND: Record<AuthLabel, string> = {
   '-': 'No authentication.',
@@ -89,7 +46,7 @@ export function requirementOf(rule: AuthRule): { capability: string; scope: stri
   if (rule.capability) return { capability, scope: scopeFor(rule.capability) };
   if (rule.label === '-' || rule.label === 'optional') return { capability, scope: 'none' };
   if (rule.label === 'admin') return { capability, scope: 'workspace:manage' };
-  if (rule.label === 'platform admin') return { capability, scope: 'master key' };
+  if (rule.platformOnly) return { capability, scope: 'master key' };
   if (rule.sessionOnly) return { capability, scope: 'session only' };
   return { capability, scope: 'any' };
 }

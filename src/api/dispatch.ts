@@ -61,10 +61,15 @@ async function refuseAnonymous(deps: Deps, def: RouteDef<unknown, unknown, unkno
   throw new ApiError('authentication_required', 'This endpoint needs credentials: send X-Agent-Key (or X-API-Key).');
 }
 
-/** `limit` false: not counted against the caller's rate limit; `checkOnly`: everything but the handler (a tool's check before it asks). */
+/**
+ * `limit` false: not counted against the caller's rate limit; `checkOnly`: everything but the handler (a tool's
+ * check before it asks); with it, `validate` false skips reading the params, query and body: only who may call
+ * the route (its policy rule) is asked, whatever the request carries (the policies test walks every route so).
+ */
 export interface RunOptions {
   limit?: boolean;
   checkOnly?: boolean;
+  validate?: boolean;
 }
 
 /**
@@ -79,14 +84,15 @@ export async function runRoute(deps: Deps, def: RouteDef<unknown, unknown, unkno
   if (def.auth.sessionOnly && !caller?.accountId) {
     throw new ApiError('session_required', 'Only a browser session may do this: sign in (POST /api/auth/sign-in/email) and send the session cookie. No key can, whatever its scopes, and no scope grants it.', { requiredCapabilities: ['session'] });
   }
-  if (def.auth.label === 'platform admin' && !caller?.isMaster) {
+  if (def.auth.platformOnly && !caller?.isMaster) {
     throw new ApiError('not_authorized', 'Only the platform operator (master key) may do this.', { requiredCapabilities: ['platform'] });
   }
   if (caller) requireScope(caller, def.auth);
-  const params = parseWith(def.params, req.params, 'path');
-  const query = parseWith(def.query, req.query, 'query');
-  const body = def.bodyParsedByHandler ? (req.body ?? {}) : parseWith(def.body, req.body ?? {}, 'body');
-  if (!def.body && !emptyBody(req.body)) {
+  const validate = !(opts.checkOnly && opts.validate === false);
+  const params = validate ? parseWith(def.params, req.params, 'path') : req.params;
+  const query = validate ? parseWith(def.query, req.query, 'query') : req.query;
+  const body = def.bodyParsedByHandler || !validate ? (req.body ?? {}) : parseWith(def.body, req.body ?? {}, 'body');
+  if (validate && !def.body && !emptyBody(req.body)) {
     throw new DomainError('validation_failed', `${def.method} ${def.path.replace(/:(\w+)/g, '{$1}')} takes no body: send none, or {}.`);
   }
   const pathWorkspace = def.auth.workspaceParam ? (params as Record<string, string>)[def.auth.workspaceParam] : undefined;

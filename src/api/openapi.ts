@@ -24,7 +24,7 @@ export function errorCodesOf(r: AnyRoute): ErrorCode[] {
   if (r.auth.capability || r.auth.workspaceOptional || r.auth.workspaceParam) for (const c of WORKSPACE) codes.add(c);
   // An anonymous act in a workspace it may read (spec §7): 403 identity_required.
   if (r.auth.capability || r.auth.workspaceOptional) codes.add('identity_required');
-  if (r.auth.label === 'platform admin') codes.add('not_authorized');
+  if (r.auth.platformOnly) codes.add('not_authorized');
   if (r.auth.sessionOnly) codes.add('session_required');
   return [...codes].filter((c) => !('retired' in ERROR_CATALOG[c]));
 }

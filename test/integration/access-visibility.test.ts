@@ -1,6 +1,7 @@
 import { expectLedgerSound, useTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, joinWorkspace, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
 import { deleteAndWait } from '../helpers/deletions';
+import { expected, type MatrixEndpoint } from '../helpers/accessMatrix';
 
 /** Visibility (spec §5.3), workspace settings and deletion (§5.4), view links. */
 
@@ -115,26 +116,37 @@ describe('acting without an identity (spec §5, §7)', () => {
     const pub = await buildWorkspace(app, { public: true });
     const priv = await buildWorkspace(app);
     const link = (await app.http.get(`/api/workspaces/${priv.id}/view-link`).set('X-Agent-Key', priv.owner.key).expect(200)).body.token;
-    const acts = [
-      (h: Record<string, string>) => app.http.post('/api/predictions/trade').set(h).send({ marketId: '00000000-0000-4000-8000-000000000000', direction: 'higher', amount: 1 }),
-      (h: Record<string, string>) => app.http.post('/api/proposals').set(h).send({ title: 'Anonymous idea' }),
-      (h: Record<string, string>) => app.http.post('/api/metrics').set(h).send({ name: 'anon', value: 1 }),
+    // Each act as the shared access matrix (test/helpers/accessMatrix.ts) describes it; its cells are what the API must answer.
+    const acts: Array<{ e: MatrixEndpoint; send: (h: Record<string, string>) => Promise<{ status: number; body: any }> }> = [
+      {
+        e: { name: 'trade: POST /predictions/trade', method: 'POST', needs: ['trade'] },
+        send: (h) => app.http.post('/api/predictions/trade').set(h).send({ marketId: '00000000-0000-4000-8000-000000000000', direction: 'higher', amount: 1 }),
+      },
+      { e: { name: 'trade: POST /proposals', method: 'POST', needs: ['trade'] }, send: (h) => app.http.post('/api/proposals').set(h).send({ title: 'Anonymous idea' }) },
+      { e: { name: 'manage: POST /metrics', method: 'POST', needs: ['manage'] }, send: (h) => app.http.post('/api/metrics').set(h).send({ name: 'anon', value: 1 }) },
     ];
     const expectCode = async (res: Promise<{ status: number; body: any }>, status: number, code: string) => {
       const r = await res;
       expect({ status: r.status, code: r.body.code }).toEqual({ status, code });
       expect(r.body.error).toEqual(expect.any(String));
     };
-    for (const act of acts) {
+    const expectCell = async (res: Promise<{ status: number; body: any }>, cell: string) => {
+      const [status, code] = cell.split(' ');
+      await expectCode(res, Number(status), code);
+    };
+    for (const { e, send } of acts) {
+      const reads = expected(e, { kind: 'view-link' });
+      const none = expected(e, { kind: 'none' });
+      expect({ reads, none }).toEqual({ reads: '403 identity_required', none: '401 authentication_required' });
       // The public workspace reads anonymously: acting there only lacks an identity.
-      await expectCode(act({ 'X-Workspace-Id': pub.id }), 403, 'identity_required');
+      await expectCell(send({ 'X-Workspace-Id': pub.id }), reads);
       // A view-link holder acting: read only, so identity_required.
-      await expectCode(act({ 'X-Workspace-Id': priv.id, 'X-View-Link': link }), 403, 'identity_required');
-      await expectCode(act({ 'X-View-Link': link }), 403, 'identity_required');
+      await expectCell(send({ 'X-Workspace-Id': priv.id, 'X-View-Link': link }), reads);
+      await expectCell(send({ 'X-View-Link': link }), reads);
       // A private workspace without a link, or no workspace at all: no credentials where they are the only way in.
-      await expectCode(act({ 'X-Workspace-Id': priv.id }), 401, 'authentication_required');
-      await expectCode(act({}), 401, 'authentication_required');
-      await expectCode(act({ 'X-Workspace-Id': priv.id, 'X-View-Link': 'vl_forged' }), 401, 'authentication_required');
+      await expectCell(send({ 'X-Workspace-Id': priv.id }), none);
+      await expectCell(send({}), none);
+      await expectCell(send({ 'X-Workspace-Id': priv.id, 'X-View-Link': 'vl_forged' }), none);
     }
     // Reads that always need an identity (groups, sources) stay 401 even where the workspace reads anonymously.
     await expectCode(app.http.get('/api/groups').set({ 'X-Workspace-Id': pub.id }), 401, 'authentication_required');

@@ -1,10 +1,12 @@
 import { expectLedgerSound, startTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
+import { cellOf, expected, SCOPE_SETS, type Cell, type MatrixEndpoint, type Membership, type ScopeSet } from '../helpers/accessMatrix';
 
 /**
  * The access matrix (spec §5): credential kind x group membership x representative endpoints, each
  * cell asserting the status and the error code. Expected cells come from the rules written out in
- * `expected()` below: group capabilities, intersected with key scopes, against what the endpoint needs.
+ * `expected()` (test/helpers/accessMatrix.ts, shared with policies.test.ts): group capabilities, intersected
+ * with key scopes, against what the endpoint needs.
  */
 
 let app: TestApp;
@@ -13,41 +15,7 @@ let other: TestWorkspace; // private, for locked keys
 let pub: TestWorkspace; // public
 let marketId: string | null = null;
 
-type Cap = 'read' | 'trade' | 'manage' | 'manage_workspace';
-type Membership = 'outsider' | 'public' | 'trader' | 'admin' | 'owner-group' | 'owner';
-type ScopeSet = '*' | 'workspace:read' | 'workspace:trade' | 'workspace:manage' | 'account-only';
-
-const SCOPE_SETS: Record<ScopeSet, string[]> = {
-  '*': ['*'],
-  'workspace:read': ['workspace:read'],
-  'workspace:trade': ['workspace:trade'],
-  'workspace:manage': ['workspace:manage'],
-  'account-only': ['account:read', 'account:keys'],
-};
-const SCOPE_CAPS: Record<ScopeSet, Cap[]> = {
-  '*': ['read', 'trade', 'manage', 'manage_workspace'],
-  'workspace:read': ['read'],
-  'workspace:trade': ['read', 'trade'],
-  'workspace:manage': ['read', 'trade', 'manage'],
-  'account-only': [],
-};
-const GROUP_CAPS: Record<Membership, Cap[]> = {
-  outsider: [],
-  public: ['read'],
-  trader: ['read', 'trade'],
-  admin: ['read', 'trade', 'manage'],
-  'owner-group': ['read', 'trade', 'manage', 'manage_workspace'], // a custom group the owner granted manage_workspace
-  owner: ['read', 'trade', 'manage', 'manage_workspace'],
-};
-
-interface Endpoint {
-  name: string;
-  /** Workspace capabilities checked in order (PATCH settings: manage, then manage_workspace). */
-  needs: Cap[];
-  /** Account scope needed instead (no workspace). */
-  scope?: 'account:read' | 'account:keys';
-  /** Anonymous callers may read (public-read). */
-  publicRead?: boolean;
+interface Endpoint extends MatrixEndpoint {
   send(h: Record<string, string>): Promise<{ status: number; body: any }>;
 }
 
@@ -57,49 +25,25 @@ function withHeaders(req: any, h: Record<string, string>) {
 }
 
 const ENDPOINTS: Endpoint[] = [
-  { name: 'read: GET /workspaces/current', needs: ['read'], publicRead: true, send: (h) => withHeaders(app.http.get('/api/workspaces/current'), h) },
-  { name: 'read (identity): GET /groups', needs: ['read'], send: (h) => withHeaders(app.http.get('/api/groups'), h) },
+  { name: 'read: GET /workspaces/current', method: 'GET', needs: ['read'], publicRead: true, send: (h) => withHeaders(app.http.get('/api/workspaces/current'), h) },
+  { name: 'read (identity): GET /groups', method: 'GET', needs: ['read'], send: (h) => withHeaders(app.http.get('/api/groups'), h) },
   {
     name: 'trade: POST /predictions/trade dryRun',
+    method: 'POST',
     needs: ['trade'],
     send: (h) => withHeaders(app.http.post('/api/predictions/trade'), h).send({ marketId, direction: 'higher', amount: 1, dryRun: true }),
   },
-  { name: 'manage: GET /agents', needs: ['manage'], send: (h) => withHeaders(app.http.get('/api/agents'), h) },
+  { name: 'manage: GET /agents', method: 'GET', needs: ['manage'], send: (h) => withHeaders(app.http.get('/api/agents'), h) },
   {
     name: 'manage_workspace: PATCH /workspaces/{id} visibility',
+    method: 'PATCH',
     needs: ['manage', 'manage_workspace'],
     // The workspace of the row (X-Workspace-Id) is the one patched, to its current visibility.
     send: (h) => withHeaders(app.http.patch(`/api/workspaces/${h['X-Workspace-Id']}`), h).send({ visibility: h['X-Workspace-Id'] === pub.id ? 'public' : 'private' }),
   },
-  { name: 'account:keys: GET /agents/me/keys', needs: [], scope: 'account:keys', send: (h) => withHeaders(app.http.get('/api/agents/me/keys'), h) },
-  { name: 'account:read: GET /agents/mine', needs: [], scope: 'account:read', send: (h) => withHeaders(app.http.get('/api/agents/mine'), h) },
+  { name: 'account:keys: GET /agents/me/keys', method: 'GET', needs: [], scope: 'account:keys', send: (h) => withHeaders(app.http.get('/api/agents/me/keys'), h) },
+  { name: 'account:read: GET /agents/mine', method: 'GET', needs: [], scope: 'account:read', send: (h) => withHeaders(app.http.get('/api/agents/mine'), h) },
 ];
-
-type Cell = string; // '200' or '<status> <code>'
-
-/** The rules of spec §5, written out independently of the implementation. */
-/** 'view-link' also stands for an anonymous caller on a public workspace: both read and nothing else. */
-function expected(e: Endpoint, cred: { kind: 'none' | 'view-link' | 'master' | 'locked-other' | 'key'; membership?: Membership; scopes?: ScopeSet }): Cell {
-  if (cred.kind === 'master') return '200';
-  if (cred.kind === 'none' || cred.kind === 'view-link') {
-    if (e.publicRead && cred.kind === 'view-link') return '200';
-    // An act where the anonymous caller may read (a public workspace, a view link) lacks only an identity (spec §7).
-    if (cred.kind === 'view-link' && e.needs.length > 0 && !/: GET /.test(e.name)) return '403 identity_required';
-    return '401 authentication_required';
-  }
-  const scopes = cred.kind === 'locked-other' ? ['*'] : SCOPE_SETS[cred.scopes!];
-  if (e.scope) return scopes.includes('*') || scopes.includes(e.scope) ? '200' : '403 scope_denied';
-  if (cred.kind === 'locked-other') return '403 workspace_locked';
-  for (const cap of e.needs) {
-    if (!GROUP_CAPS[cred.membership!].includes(cap)) return '403 not_authorized';
-    if (!SCOPE_CAPS[cred.scopes!].includes(cap)) return '403 scope_denied';
-  }
-  return '200';
-}
-
-function cellOf(res: { status: number; body: any }): Cell {
-  return res.status === 200 ? '200' : `${res.status} ${res.body?.code}`;
-}
 
 const members = {} as Record<Membership, TestAgent>;
 const keys = {} as Record<Membership, Record<ScopeSet, string>>;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { deleteAccount } from '../../services/accounts';
 import { endedSessionCookie } from '../../edge/sessionCookie';
-import { auth } from '../auth';
+import { policies } from '../../services/access';
 import { defineRoute } from '../registry';
 
 // The rest of /api/auth/* is the account system itself (services/accounts): sign-up/email,
@@ -10,7 +10,7 @@ import { defineRoute } from '../registry';
 defineRoute({
   method: 'DELETE',
   path: '/auth/me',
-  auth: auth.session(),
+  auth: policies.accounts.deleteAccount,
   summary:
     'Delete your account (browser session only: no key, not even the master key, and no key scope can do it). The account, its sessions, password, OAuth grants and connections go; its participant, its history and its own agent keys stay. 204.',
   handler: async (c) => {
@@ -23,7 +23,7 @@ defineRoute({
 
 // The account system's public routes, documented here for GET /help and the OpenAPI document; the
 // account system answers them itself (registry: accountSystem), its refusals in the API's error shape.
-const accountRoute = { accountSystem: true, auth: auth.none(), errors: ['account_refused'], handler: async () => undefined } as const;
+const accountRoute = { accountSystem: true, auth: policies.accounts.accountSystem, errors: ['account_refused'], handler: async () => undefined } as const;
 const userSchema = z.looseObject({ id: z.string(), name: z.string(), email: z.string(), emailVerified: z.boolean(), createdAt: z.string(), updatedAt: z.string() });
 const passwordSchema = z.string().min(8).max(128);
 

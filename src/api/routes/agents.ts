@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
+import { policies } from '../../services/access';
 import { participantByIdOrNickname, registerParticipant } from '../../services/participants';
 import { isWorkspaceMember } from '../../services/workspaces';
-import { auth } from '../auth';
 import { limitByAddress } from '../middleware/rateLimit';
 import { presentAgent, presentBalance } from '../presenters/agent';
 import { agentSchema, balanceSchema, registrationSchema } from '../schemas/participants';
@@ -27,7 +27,7 @@ defineRoute({
   response: registrationSchema,
   successStatus: 201,
   errors: ['nickname_taken', 'workspace_not_found', 'conflict'],
-  auth: auth.none(),
+  auth: policies.participants.register,
   summary:
     'Register a participant. Body { agentId, nickname?, bio?, source?, workspaceId? }; the older { name, operator } still works and answers with a Deprecation header. 0 credits; the key (scopes *) is shown once. Rate-limited per client address (429 with Retry-After).',
   body: registerBody,
@@ -52,7 +52,7 @@ export async function resolveSelfOrAdmin(c: Call<unknown, unknown, { id: string 
   const agent = await participantByIdOrNickname(c.deps, id);
   if (!agent || agent.id !== id) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (agent.id === caller.agentId || caller.isMaster) return agent;
-  if (!c.access) throw new DomainError('not_authorized', 'Viewing another participant needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
+  policies.participants.requireWorkspaceToTarget(c.access);
   c.require('manage');
   if (!(await isWorkspaceMember(c.deps, c.access.workspace.id, agent.id))) throw new DomainError('not_found', `Participant "${id}" is not a member of this workspace.`);
   return agent;
@@ -63,7 +63,7 @@ defineRoute({
   path: '/agents/me',
   response: agentSchema,
   errors: ['invalid_credentials'],
-  auth: auth.identity('account:read'),
+  auth: policies.participants.readMe,
   summary: 'The calling participant.',
   handler: async (c) => {
     const agent = await participantByIdOrNickname(c.deps, c.identity().agentId);
@@ -77,7 +77,7 @@ defineRoute({
   path: '/agents/:id',
   response: agentSchema,
   errors: ['not_found'],
-  auth: auth.selfAdmin(),
+  auth: policies.participants.read,
   summary: "Participant info; {id} may be 'me'.",
   params: agentIdParam,
   handler: async (c) => presentAgent(await resolveSelfOrAdmin(c)),
@@ -89,7 +89,7 @@ defineRoute({
   readsPrimary: true,
   response: balanceSchema,
   errors: ['not_found'],
-  auth: auth.selfAdmin(),
+  auth: policies.participants.readBalance,
   summary: "A participant's balance in credits; {id} may be 'me'.",
   params: agentIdParam,
   handler: async (c) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { revokeClientGrants } from '../../services/accounts';
+import { policies } from '../../services/access';
 import { connectionCalls, listConnections, removeConnection, setConnectionAsk } from '../../services/connections';
-import { auth } from '../auth';
 import { presentCall, presentConnection } from '../presenters/connection';
 import { defineRoute } from '../registry';
 import { askBody, connectionCallSchema, connectionSchema } from '../schemas/connections';
@@ -14,7 +14,7 @@ defineRoute({
   method: 'GET',
   path: '/connections',
   response: z.array(connectionSchema),
-  auth: auth.identity('account:read'),
+  auth: policies.connections.list,
   summary: 'Your connections (MCP hosts acting as you), newest first: [{ id, clientId, clientName, redirectHost, connectedAt, lastUsedAt, ask { <type>: boolean }, scopes }]. Deleting the key of a connection (DELETE /agents/me/keys/{keyId}) ends the connection too.',
   handler: async (c) => (await listConnections(c.deps, c.identity().agentId)).map(presentConnection),
 });
@@ -24,7 +24,7 @@ defineRoute({
   path: '/connections/:id/calls',
   response: z.array(connectionCallSchema),
   errors: ['not_found'],
-  auth: auth.identity('account:read'),
+  auth: policies.connections.readCalls,
   summary:
     'A connection\'s call log, newest first, up to 200: [{ tool, method, path, workspace, body (trimmed to 4,000 characters), confirmation, status (0: refused by the connector before any request), at }]. Query before=<instant> pages back. 404 if not your connection.',
   params: idParams,
@@ -37,7 +37,7 @@ defineRoute({
   path: '/connections/:id/ask',
   response: connectionSchema,
   errors: ['not_found'],
-  auth: auth.identity('account:keys'),
+  auth: policies.connections.setAsk,
   summary:
     'Choose which ask types the connection confirms with you before acting: body { ask: { <type>: boolean } } for build, trade, fund, post, decide, publish, remove, access, money (omitted types are kept). Naming look, or anything else, is 400. Returns the connection.',
   params: idParams,
@@ -49,7 +49,7 @@ defineRoute({
   method: 'DELETE',
   path: '/connections/:id',
   errors: ['not_found'],
-  auth: auth.identity('account:keys'),
+  auth: policies.connections.remove,
   summary:
     'Disconnect (204): the connection\'s key is revoked, its refresh tokens and your consent are deleted, and access tokens it already holds are refused at /mcp at once. Connecting again starts a new connection (with consent).',
   params: idParams,

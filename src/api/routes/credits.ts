@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
+import { policies } from '../../services/access';
 import {
   creditParticipant,
   decideWithdrawal,
@@ -21,7 +22,6 @@ import {
   signupGrantOf,
   takeSignupGrant,
 } from '../../services/credits';
-import { auth } from '../auth';
 import {
   presentCredit,
   presentDeposit,
@@ -64,7 +64,7 @@ defineRoute({
   method: 'POST',
   path: '/agents/transfer',
   idempotent: true,
-  auth: auth.identity('account:wallet'),
+  auth: policies.credits.transfer,
   summary:
     'Transfer credits { toAgent (id or nickname), amount > 0, memo? (max 200) } from the caller; atomic; 409 insufficient_balance when short; Idempotency-Key header. The master key cannot move funds. dryRun: true answers who would receive it (toNickname), your balance and the balance after, and writes nothing.',
   body: z.strictObject({
@@ -87,19 +87,22 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/transfers',
-  auth: auth.identity('account:read'),
+  auth: policies.credits.readTransfers,
   summary: "The caller's transfers, newest first: query direction=in|out|all (default all), limit (default 50, max 200), agentId (master key only).",
   query: z.object({ direction: z.enum(['in', 'out', 'all']).default('all'), limit: limitQuery(50, 200), agentId: z.string().min(1).max(200).optional() }),
   response: z.array(transferRowSchema),
   errors: ['not_authorized'],
-  handler: async (c) => (await listTransfers(c.deps, c.identity(), c.query)).map(presentTransfer),
+  handler: async (c) => {
+    policies.credits.requireMayListTransfersOf(c.identity(), c.query.agentId);
+    return (await listTransfers(c.deps, c.identity(), c.query)).map(presentTransfer);
+  },
 });
 
 defineRoute({
   method: 'GET',
   path: '/agents/signup-grant',
   readsPrimary: true,
-  auth: auth.identity('account:read'),
+  auth: policies.credits.readSignupGrant,
   summary: 'The sign-up grant (SIGNUP_CREDITS, the full signup grant of a claimed identity): { credits, available, paidAt }. Available to a person signed in with an account whose participant was never paid one.',
   response: signupGrantSchema,
   handler: async (c) => presentSignupGrant(await signupGrantOf(c.deps, c.identity())),
@@ -109,7 +112,7 @@ defineRoute({
   method: 'POST',
   path: '/agents/signup-grant',
   idempotent: true,
-  auth: auth.identity('account:wallet'),
+  auth: policies.credits.claimSignupGrant,
   summary: 'Take the sign-up grant: SIGNUP_CREDITS issued to the signed-in person\'s participant, once per participant (409 grant_taken after; an onboarding grant counts). Browser session only (403 session_required for a key); 409 grant_unavailable when the instance gives none. Idempotency-Key header. Returns { credits, available, paidAt, balance }.',
   response: signupGrantSchema,
   errors: ['session_required', 'grant_taken', 'grant_unavailable', 'idempotency_key_reuse'],
@@ -123,7 +126,7 @@ defineRoute({
   method: 'GET',
   path: '/agents/deposit-address',
   readsPrimary: true,
-  auth: auth.none(),
+  auth: policies.credits.readDepositAddress,
   summary: 'Where to deposit: treasury address, chainId, asset, token contract, decimals, confirmations required, creditValueUsd, buyFeePercent. 503 treasury_not_configured without a chain.',
   response: depositAddressSchema,
   errors: ['treasury_not_configured'],
@@ -134,7 +137,7 @@ defineRoute({
   method: 'GET',
   path: '/agents/treasury',
   readsPrimary: true,
-  auth: { label: 'admin', identity: true, workspaceOptional: true },
+  auth: policies.credits.readTreasury,
   summary: 'The treasury: address, on-chain token and gas balances, credits outstanding (held by participants plus withdrawals pending). Master key, or manage in the named workspace.',
   response: treasurySchema,
   errors: ['treasury_not_configured'],
@@ -148,7 +151,7 @@ for (const decision of ['approve', 'reject'] as const) {
   defineRoute({
     method: 'POST',
     path: `/agents/withdrawals/:id/${decision}`,
-    auth: auth.platform(),
+    auth: policies.credits.decideWithdrawal,
     summary:
       decision === 'approve'
         ? 'Approve a withdrawal waiting for review (above WITHDRAW_REVIEW_CREDITS): it is sent. Platform operator only.'
@@ -167,7 +170,7 @@ defineRoute({
   method: 'POST',
   path: '/agents/:id/credit',
   idempotent: true,
-  auth: { label: 'admin', identity: true, workspaceOptional: true },
+  auth: policies.credits.credit,
   errorStatus: { insufficient_balance: 409 },
   summary: 'Credit a workspace member: the master key issues new credits; a caller with manage moves its own (409 when short). Idempotency-Key header.',
   params: agentParam,
@@ -194,7 +197,7 @@ defineRoute({
   method: 'POST',
   path: '/agents/:id/spend',
   idempotent: true,
-  auth: auth.selfOwner('account:wallet'),
+  auth: policies.credits.spend,
   errorStatus: { insufficient_balance: 409 },
   summary: 'Spend credits { amount, type: tokens|purchase|betting, reason }: they leave to the type\'s sink account. tokens and purchase by the participant itself (or its creator); betting by the platform operator only. Idempotency-Key header.',
   params: agentParam,
@@ -202,6 +205,7 @@ defineRoute({
   response: spendSchema,
   errors: [...moneyErrors, 'not_authorized', 'funds_move_forbidden'],
   handler: async (c) => {
+    policies.credits.requireMaySpend(c.identity(), c.body.type);
     const { value, replay } = await spendCredits(c.deps, c.identity(), { idParam: c.params.id, ...c.body, idempotencyKey: idempotencyKey(c) });
     return presentSpend(value, replay);
   },
@@ -210,7 +214,7 @@ defineRoute({
 defineRoute({
   method: 'PUT',
   path: '/agents/:id/wallet',
-  auth: auth.selfOwner('account:wallet'),
+  auth: policies.credits.setWallet,
   summary: 'Register the wallet { walletAddress } (stored checksummed): deposits must come from it, withdrawals are sent to it.',
   params: agentParam,
   body: z.strictObject({ walletAddress: z.string().min(1).max(100) }),
@@ -222,7 +226,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/agents/:id/deposit',
-  auth: auth.selfOwner('account:wallet'),
+  auth: policies.credits.deposit,
   summary:
     'Claim a USDC deposit { txHash }: 202 with the pending record; a job verifies it (receipt, confirmations, a Transfer of the token to the treasury from your registered wallet) and issues floor(paid / (creditValueUsd x (1 + buyFeePercent/100))) credits. The same tx again: 409 deposit_duplicate, with the first record only for its participant, that participant\'s owner and the operator.',
   params: agentParam,
@@ -247,7 +251,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/deposits',
-  auth: auth.selfOwner('account:read'),
+  auth: policies.credits.readDeposits,
   summary: "A participant's deposits, newest first: pending, credited (block number and hash), rejected (reason) or flagged (its block left the chain). Query limit (default 50, max 200).",
   params: agentParam,
   query: z.object({ limit: limitQuery(50, 200) }),
@@ -259,7 +263,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/deposits/:depositId',
-  auth: auth.selfOwner('account:read'),
+  auth: policies.credits.readDeposit,
   summary: 'One deposit record.',
   params: z.object({ id: z.string().min(1).max(200), depositId: z.string().uuid('must be a deposit id') }),
   response: depositSchema,
@@ -271,7 +275,7 @@ defineRoute({
   method: 'POST',
   path: '/agents/:id/withdraw',
   idempotent: true,
-  auth: auth.selfOwner('account:wallet'),
+  auth: policies.credits.withdraw,
   errorStatus: { insufficient_balance: 409 },
   summary:
     'Withdraw { amount } credits: 202 with the record; amount x creditValueUsd of USDC is sent to the registered wallet (confirmed: final; reverted or failed: credits restored). Above WITHDRAW_REVIEW_CREDITS it waits for the operator (status review). Idempotency-Key header. dryRun: true answers 200 with where it would go, the token amount, whether it would wait for review and the balance after, and writes nothing.',
@@ -292,7 +296,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/withdrawals',
-  auth: auth.selfOwner('account:read'),
+  auth: policies.credits.readWithdrawals,
   summary: "A participant's withdrawals, newest first: review, queued, signed (sent, waiting for confirmations), confirmed, failed (credits restored, reason) or rejected. Query limit (default 50, max 200).",
   params: agentParam,
   query: z.object({ limit: limitQuery(50, 200) }),
@@ -304,7 +308,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/agents/:id/ledger',
-  auth: auth.selfOwner('account:read'),
+  auth: policies.credits.readLedger,
   summary:
     "A participant's ledger statement (account history), newest first: every leg with its kind (trade, order, payout, refund, subsidy, subsidy_return, transfer, credit, deposit, withdrawal, spend, ...), signed amount, balance after, time and cause (market, proposal, transfer, deposit, withdrawal, order). Query cursor, limit (default 50, max 500).",
   params: agentParam,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { workspaceActions } from '../../services/dataRoom';
-import { auth } from '../auth';
+import { policies } from '../../services/access';
 import { presentActionPage } from '../presenters/dataRoom';
 import { defineRoute } from '../registry';
 import { limitQuery } from '../schemas/common';
@@ -11,7 +11,7 @@ defineRoute({
   path: '/data-room/actions',
   response: actionPageSchema,
   errors: [],
-  auth: auth.publicRead(),
+  auth: policies.dataRoom.readActions,
   summary:
     "The workspace's public, append-only log of acts, newest first: metric revisions of name and description, readings filed, proposal decisions, settlements and voids with their reasons. Query limit (default 50, max 200), cursor (nextCursor of the previous page), kind (comma-separated: metric, reading, proposal, settlement, void). Rows about metrics the caller may not read are left out.",
   query: z.object({

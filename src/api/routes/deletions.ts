@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deletionFor } from '../../services/deletions';
-import { auth } from '../auth';
+import { policies } from '../../services/access';
 import { presentDeletion } from '../presenters/deletion';
 import { defineRoute } from '../registry';
 import { deletionSchema } from '../schemas/deletions';
@@ -10,7 +10,7 @@ defineRoute({
   path: '/deletions/:id',
   response: deletionSchema,
   errors: ['not_found'],
-  auth: auth.identity(),
+  auth: policies.deletions.read,
   summary:
     'The progress of a workspace or participant deletion (DELETE /workspaces/{id}, DELETE /agents/{id} answer 202 with it): state queued, running, done or failed, the phase, and rows done of total per phase. Its requester and the master key may read it.',
   params: z.object({ id: z.string().min(1).max(200) }),

@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import type { Principal } from '../../domain/capabilities';
+import { policies } from '../../services/access';
 import { EVENT_TYPES, feedScopeOf, openEventStream, readFeedPage, type FeedScope } from '../../services/events';
-import type { AuthRule } from '../auth';
 import { presentEvent } from '../presenters/events';
 import { defineRoute, type Call } from '../registry';
-
-// Anonymous callers read a public workspace named by X-Workspace-Id; with a key and no header, every workspace of the caller.
-const feedAuth: AuthRule = { label: 'public-read', anonymousRead: true, workspaceOptional: true };
 
 const seqText = z.string().regex(/^\d{1,18}$/, 'must be an event id (digits)');
 const typeList = z
@@ -35,7 +32,7 @@ async function scopeOf(c: Call<unknown, unknown, unknown>): Promise<FeedScope> {
 defineRoute({
   method: 'GET',
   path: '/events',
-  auth: feedAuth,
+  auth: policies.events.list,
   summary:
     'The event log (spec §6), oldest first: { events: [{ id, type, workspaceId, timestamp, data }], nextCursor, hasMore }. ?after=<id> (exclusive; default: the oldest retained), ?types=a,b, ?limit (<= 500). X-Workspace-Id names one workspace (a public one needs no key); without it, every workspace of the caller. Ids increase; paging on nextCursor never skips an event.',
   query: z.object({ after: seqText.default('0'), types: typeList.optional(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
@@ -56,7 +53,7 @@ defineRoute({
   method: 'GET',
   path: '/events/stream',
   readsPrimary: true,
-  auth: feedAuth,
+  auth: policies.events.readStream,
   summary:
     'Server-Sent Events of the same log: each event as `id: <id>`, `event: <type>`, `data: <the feed item JSON>`; a `: heartbeat` comment every 15 s. Reconnect with Last-Event-ID (or ?after=) to get everything after it; without either the stream starts at the newest event. Same scoping and ?types as GET /events.',
   query: z.object({ after: seqText.optional(), types: typeList.optional() }),

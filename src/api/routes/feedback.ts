@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listFeedback, submitFeedback } from '../../services/feedback';
-import { auth } from '../auth';
+import { policies } from '../../services/access';
 import { presentFeedback } from '../presenters/feedback';
 import { defineRoute } from '../registry';
 import { limitQuery } from '../schemas/common';
@@ -11,7 +11,7 @@ const MAX_CONTEXT_CHARS = 10_000;
 defineRoute({
   method: 'POST',
   path: '/feedback',
-  auth: auth.identity('account:feedback'),
+  auth: policies.feedback.create,
   successStatus: 201,
   response: feedbackSchema,
   errors: ['not_authorized'],
@@ -42,7 +42,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/feedback',
-  auth: auth.platform(),
+  auth: policies.feedback.list,
   response: z.array(feedbackSchema),
   errors: [],
   summary: 'Reports, newest first. Platform operator only. Query limit (default 50, max 200), before (id of the last report of the previous page), agentId. X-Total-Count carries the number matching.',

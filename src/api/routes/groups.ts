@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CAPABILITIES } from '../../domain/capabilities';
+import { policies } from '../../services/access';
 import {
   addWorkspaceGroup,
   editWorkspaceGroup,
@@ -10,7 +11,6 @@ import {
   takeOutOfGroup,
   type GroupRecord,
 } from '../../services/access';
-import { auth } from '../auth';
 import type { WorkspaceAccess } from '../access';
 import { groupSchema } from '../schemas/workspaces';
 import { defineRoute } from '../registry';
@@ -53,7 +53,7 @@ defineRoute({
   path: '/groups',
   response: z.array(groupSchema),
   errors: [],
-  auth: auth.read(),
+  auth: policies.groups.list,
   summary: "The workspace's permission groups: capabilities, per-metric {read, trade} and per-source {read} permissions; members for holders of manage. Always needs an identity.",
   handler: async (c) => {
     const a = c.workspace();
@@ -66,7 +66,7 @@ defineRoute({
   path: '/groups/:id',
   response: groupSchema,
   errors: ['not_found'],
-  auth: auth.read(),
+  auth: policies.groups.read,
   summary: 'One permission group.',
   params: idParam,
   handler: async (c) => {
@@ -81,7 +81,7 @@ defineRoute({
   response: groupSchema,
   successStatus: 201,
   errors: ['conflict', 'not_found'],
-  auth: auth.manage(),
+  auth: policies.groups.create,
   summary:
     'Create a group { name, capabilities, metricPermissions?, sourcePermissions?, members?: [agentId] }. Nobody grants a capability it does not hold; manage_workspace only by a holder. 409 on a taken name.',
   body: z.strictObject({ name: groupName, ...groupFields, members: z.array(z.string().min(1).max(200)).max(500).optional() }),
@@ -98,7 +98,7 @@ defineRoute({
   path: '/groups/:id',
   response: groupSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.groups.set,
   summary: 'Update a group { name?, capabilities?, metricPermissions?, sourcePermissions? }; fields sent replace the stored ones. System group names (Public, Trader, Admin) are fixed.',
   params: idParam,
   body: z.strictObject({ name: groupName.optional(), capabilities: capabilities.optional(), metricPermissions: metricPermissions.optional(), sourcePermissions: sourcePermissions.optional() }),
@@ -112,7 +112,7 @@ defineRoute({
   method: 'DELETE',
   path: '/groups/:id',
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.groups.remove,
   summary: 'Delete a custom group (204); system groups cannot be deleted (409).',
   params: idParam,
   handler: async (c) => {
@@ -126,7 +126,7 @@ defineRoute({
   path: '/groups/:id/members',
   response: groupSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.groups.addMember,
   summary: "Add a participant { agentId (id or nickname) } to a group (and to the workspace); the caller must hold every capability the group grants.",
   params: idParam,
   body: z.strictObject({ agentId: z.string().min(1).max(200) }),
@@ -141,7 +141,7 @@ defineRoute({
   path: '/groups/:id/members/:agentId',
   response: groupSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.groups.removeMember,
   summary: 'Remove a participant from a group; the caller must hold every capability the group grants. The workspace membership stays.',
   params: memberParams,
   handler: async (c) => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { policies } from '../../services/access';
 import { readableOnce } from '../../domain/readable';
 import { DomainError, ERROR_CATALOG } from '../../errors';
 import { settlementEnabled } from '../../services/credits';
@@ -109,7 +110,7 @@ const openApi = cachedDocument(openApiDocument);
 defineRoute({
   method: 'GET',
   path: '/help',
-  auth: { label: '-' },
+  auth: policies.status.readHelp,
   conditional: true,
   summary: 'The live catalog of every endpoint, the concept primer and the auth legend. Query section=<first path segment>, q=<terms, all must match>.',
   query: z.object({ section: z.string().max(100).optional(), q: z.string().max(500).optional() }),
@@ -143,7 +144,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/public-config',
-  auth: { label: '-' },
+  auth: policies.status.readPublicConfig,
   summary: 'Instance flags; no credentials are returned. usdcSettlementEnabled: USDC deposits and withdrawals work here (a chain is configured).',
   response: z.object({
     managed: z.boolean(),
@@ -169,7 +170,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/guides',
-  auth: { label: '-' },
+  auth: policies.status.readGuides,
   summary: 'Guide index: [{ id, title, description, path, category, order }].',
   response: z.array(guideSchema),
   errors: [],
@@ -179,7 +180,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/guides/_categories',
-  auth: { label: '-' },
+  auth: policies.status.readGuidesCategories,
   summary: 'Guide categories: [{ id, title, description, order }].',
   response: z.array(categorySchema),
   errors: [],
@@ -189,7 +190,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/guides/:section',
-  auth: { label: '-' },
+  auth: policies.status.readGuide,
   summary: 'One guide as Markdown.',
   response: z.string(),
   responseType: 'text/markdown',
@@ -206,7 +207,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/openapi.json',
-  auth: { label: '-' },
+  auth: policies.status.readOpenApi,
   conditional: true,
   summary: 'The OpenAPI 3.1 document of every route, generated from the same registry as GET /help; /api/reference renders it.',
   response: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()), components: z.looseObject({}) }),

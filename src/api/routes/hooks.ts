@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NOTIFICATION_SWITCHES } from '../../domain/webhooks';
+import { policies } from '../../services/access';
 import { EVENT_TYPES } from '../../services/events';
 import {
   createHook,
@@ -15,7 +16,6 @@ import {
   testHook,
   updateHook,
 } from '../../services/hooks';
-import { auth } from '../auth';
 import { presentDelivery, presentHook, presentSwitches } from '../presenters/events';
 import { defineRoute } from '../registry';
 
@@ -77,7 +77,7 @@ const switchesSchema = z.object({ agentId: z.string(), notifications: z.object(O
 defineRoute({
   method: 'POST',
   path: '/hooks',
-  auth: auth.read(),
+  auth: policies.hooks.create,
   summary:
     'Register a webhook endpoint in the workspace { url, events: [type | { type, metricNames?, metricIds? }], description? } (metric filters narrow metric:updated). Deliveries follow Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The signing secret (whsec_...) is in this answer only. https only; the endpoint receives events written from now on (POST /hooks/{id}/replay reaches back).',
   body: hookBody,
@@ -94,7 +94,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/hooks',
-  auth: auth.identity(),
+  auth: policies.hooks.list,
   summary: "The caller's webhook endpoints (every workspace; X-Workspace-Id narrows to one).",
   response: z.array(hookSchema),
   errors: ['workspace_not_found'],
@@ -107,7 +107,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/hooks/:id',
-  auth: auth.identity(),
+  auth: policies.hooks.read,
   summary: 'One of your webhook endpoints, with its delivery state (status active | failing | disabled, nextAttemptAt, lastEventId).',
   params: hookParams,
   response: hookSchema,
@@ -118,7 +118,7 @@ defineRoute({
 defineRoute({
   method: 'PATCH',
   path: '/hooks/:id',
-  auth: auth.identity(),
+  auth: policies.hooks.edit,
   summary: 'Edit an endpoint { url?, events?, description?, enabled? }; enabled: true re-enables a disabled endpoint where it stopped.',
   params: hookParams,
   body: z.strictObject({ url: hookUrl.optional(), events: hookBody.shape.events.optional(), description: z.string().max(500).optional(), enabled: z.boolean().optional() }),
@@ -130,7 +130,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/hooks/:id',
-  auth: auth.identity(),
+  auth: policies.hooks.remove,
   summary: 'Delete an endpoint and its delivery log (204).',
   params: hookParams,
   errors: ['not_found'],
@@ -142,7 +142,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/hooks/:id/rotate-secret',
-  auth: auth.identity(),
+  auth: policies.hooks.rotateSecret,
   summary: 'A new signing secret, shown once; for 24 h messages carry signatures by the old and the new secret (space-separated).',
   params: hookParams,
   response: hookWithSecret,
@@ -156,7 +156,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/hooks/:id/test',
-  auth: auth.identity(),
+  auth: policies.hooks.sendTest,
   summary: 'Send a signed webhook:test message now; the answer is the logged delivery (status, httpStatus, latencyMs, response).',
   params: hookParams,
   response: deliverySchema,
@@ -167,7 +167,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/hooks/:id/deliveries',
-  auth: auth.identity(),
+  auth: policies.hooks.readDeliveries,
   summary: "The endpoint's delivery log, newest first: one entry per attempt (status, httpStatus, latencyMs, attempt, response <= 1 KB). ?before=<deliveryId>, ?limit (<= 500).",
   params: hookParams,
   query: z.object({ before: z.string().regex(/^\d{1,18}$/).optional(), limit: z.coerce.number().int().min(1).max(500).default(100) }),
@@ -179,7 +179,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/hooks/:id/deliveries/:deliveryId/retry',
-  auth: auth.identity(),
+  auth: policies.hooks.retryDelivery,
   summary: "Send a logged delivery's event again now (out of band: the endpoint's order is untouched); the answer is the new delivery.",
   params: hookParams.extend({ deliveryId: z.string().min(1).max(30) }),
   response: deliverySchema,
@@ -190,7 +190,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/hooks/:id/replay',
-  auth: auth.identity(),
+  auth: policies.hooks.replay,
   summary: 'Re-send, in order, every matching event after { after } (an event id); later deliveries continue from there.',
   params: hookParams,
   body: z.strictObject({ after: z.union([z.string().regex(/^\d{1,18}$/), z.number().int().min(0)]).transform(String) }),
@@ -208,7 +208,7 @@ const agentParam = z.object({ id: z.string().min(1).max(200) });
 defineRoute({
   method: 'GET',
   path: '/agents/:id/notifications',
-  auth: auth.selfOwner('account:read'),
+  auth: policies.hooks.readNotifications,
   summary: "A participant's notification switches (spec §2.7): which events reach its hooks beyond their filters. {id} may be 'me'.",
   params: agentParam,
   response: switchesSchema,
@@ -222,7 +222,7 @@ defineRoute({
 defineRoute({
   method: 'PUT',
   path: '/agents/:id/notifications',
-  auth: auth.selfOwner('account:write'),
+  auth: policies.hooks.setNotifications,
   summary:
     'Set notification switches { commentOnMyProposal?, replyToMyComment?, newProposal?, anyComment?, marketResolved?, contractDecided? }; omitted ones keep their value. newProposal gates proposal:created, marketResolved market:resolved, contractDecided proposal:status_changed.',
   params: agentParam,

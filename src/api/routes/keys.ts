@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { SCOPES } from '../../domain/capabilities';
-import { editParticipantKey, keysOfParticipant, mintParticipantKey, revokeParticipantKey } from '../../services/access';
-import { auth } from '../auth';
+import { editParticipantKey, keysOfParticipant, mintParticipantKey, revokeParticipantKey, policies } from '../../services/access';
 import { keyEditSchema, keyRowSchema, mintedKeySchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
 import { agentIdParam } from './agents';
@@ -20,7 +19,7 @@ defineRoute({
   path: '/agents/:id/keys',
   response: z.array(keyRowSchema),
   errors: ['not_found', 'not_authorized', 'workspace_locked'],
-  auth: auth.selfOwner('account:keys'),
+  auth: policies.keys.list,
   summary: "A participant's keys: [{ keyId, label, scopes, workspaceId, workspaceLocked, createdAt, lastUsedAt, hashPrefix }]. {id} may be 'me'; the participant itself or its creator.",
   params: agentIdParam,
   handler: async (c) => keysOfParticipant(c.deps, c.identity(), c.params.id),
@@ -32,7 +31,7 @@ defineRoute({
   response: mintedKeySchema,
   successStatus: 201,
   errors: ['not_found', 'workspace_not_found', 'not_authorized', 'workspace_locked'],
-  auth: auth.selfOwner('account:keys'),
+  auth: policies.keys.create,
   summary:
     'Mint a key { label?, scopes?, workspaceId?, workspaceLocked? }; the value is shown once. Scopes default to the caller key\'s own and can never be broader. A locked key pins X-Workspace-Id (another workspace: 403).',
   params: agentIdParam,
@@ -49,7 +48,7 @@ defineRoute({
   path: '/agents/:id/keys/:keyId',
   response: keyEditSchema,
   errors: ['not_found', 'not_authorized', 'workspace_locked'],
-  auth: auth.selfOwner('account:keys'),
+  auth: policies.keys.edit,
   summary: 'Edit a key { label?, scopes?, workspaceLocked? }; omitted fields are kept. A workspace-locked caller key cannot remove restrictions.',
   params: keyParams,
   body: z.strictObject({ label: label.optional(), scopes: scopeList.optional(), workspaceLocked: z.boolean().optional() }),
@@ -62,7 +61,7 @@ defineRoute({
   method: 'DELETE',
   path: '/agents/:id/keys/:keyId',
   errors: ['not_found', 'conflict', 'not_authorized', 'workspace_locked'],
-  auth: auth.selfOwner('account:keys'),
+  auth: policies.keys.remove,
   summary: 'Revoke a key (204); later requests with it get 401. The key authorizing this request cannot revoke itself (409).',
   params: keyParams,
   handler: async (c) => {

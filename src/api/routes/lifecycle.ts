@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
+import { policies } from '../../services/access';
 import { refreshNow, resolveDueNow } from '../../services/lifecycle';
 import { metricInWorkspace, settleMetric } from '../../services/metrics';
-import { auth } from '../auth';
 import { refreshSchema, resolveSchema, settleSchema } from '../schemas/metrics';
 import { defineRoute } from '../registry';
 import { presentSettlement } from '../presenters/metric';
@@ -14,7 +14,7 @@ defineRoute({
   path: '/metrics/:id/settle',
   response: settleSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.markets.settleMetric,
   summary:
     'Settle early: { value (clamped to each book), reason (required), asOf? (at most 1 minute ahead; default now) }. Files the reading and settles every open book of the metric, whatever its date. Returns { settled, count, totalPayout }.',
   params: z.object({ id: z.string().min(1).max(200) }),
@@ -38,7 +38,7 @@ defineRoute({
   path: '/predictions/markets/refresh',
   response: refreshSchema.extend(refreshFunding),
   errors: ['refresh_pending', 'rate_limited', 'not_found'],
-  auth: auth.manage(),
+  auth: policies.markets.refresh,
   summary:
     "Run the horizon pass for this workspace now: open missing books, retire stale dates; then the workspace owner funds the unfunded baseline books it can pay for (funded, fundedCount; the rest in unfunded with reason and needed). Body { force?: true, metricId? }. Without force it runs at most once a minute per workspace (429 rate_limited with Retry-After); minute floors call it every minute with force, which always runs.",
   body: z.object({ force: z.boolean().optional(), metricId: z.string().uuid().optional() }),
@@ -59,7 +59,7 @@ defineRoute({
   path: '/predictions/resolve',
   response: resolveSchema,
   errors: [],
-  auth: auth.manage(),
+  auth: policies.markets.resolve,
   summary: "Resolve this workspace's due books now (minute floors call it once a minute): each on its lane, by the last reading inside its period.",
   body: z.object({}).optional(),
   handler: async (c) => {

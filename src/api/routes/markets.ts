@@ -6,7 +6,6 @@ import { tradeSpecOf } from '../../domain/trading';
 import { fundMarket, marketByTargetDate, marketHistory, marketInWorkspace, marketsOfWorkspace, requireMarket, type MarketRow } from '../../services/books';
 import { bodyHash, dryRunTrade, submitTrade } from '../../services/trading';
 import { openManualMarket, voidMarketByHand } from '../../services/lifecycle';
-import { auth } from '../auth';
 import { idempotencyKey } from '../idempotency';
 import { presentMarket, presentVoid } from '../presenters/market';
 import { presentTradeOutcome, presentTradeQuote } from '../presenters/trade';
@@ -17,7 +16,7 @@ import { warnings } from '../schemas/output';
 import { defineRoute, type Call } from '../registry';
 import { credits, limitQuery, positiveCredits, positiveShares } from '../schemas/common';
 import { openTargetDates } from '../../services/metrics';
-import { readableRows } from '../../services/access';
+import { readableRows, policies } from '../../services/access';
 
 const direction = z.enum(['higher', 'lower'], { error: "must be 'higher' or 'lower'" });
 const finite = z.number({ error: 'must be a number' });
@@ -40,7 +39,7 @@ defineRoute({
   path: '/predictions/markets',
   response: z.array(marketSchema),
   errors: [],
-  auth: auth.publicRead(),
+  auth: policies.markets.list,
   summary:
     'Markets, open ones by default. Query metricId, proposalId, status (a comma-separated list of open, closed, resolved, voided; default open,closed; resolved and voided books are listed newest resolution first), limit (1 to 200, default 50).',
   query: z.object({ metricId: z.string().max(100).optional(), proposalId: z.string().max(100).optional(), status: marketStatusQuery, limit: limitQuery(50, 200) }),
@@ -58,7 +57,7 @@ defineRoute({
   path: '/predictions/markets/:id',
   response: marketSchema,
   errors: ['market_not_found'],
-  auth: auth.publicRead(),
+  auth: policies.markets.read,
   summary: 'One market with shares, prediction and probability.',
   params: marketIdParam,
   handler: async (c) => presentMarket(await readableMarket(c, c.params.id), c.deps.clock.now()),
@@ -69,7 +68,7 @@ defineRoute({
   path: '/predictions/markets/:id/history',
   response: marketHistorySchema,
   errors: ['market_not_found'],
-  auth: auth.publicRead(),
+  auth: policies.markets.readHistory,
   summary: 'Consensus and probability after each trade, oldest first. Query limit (default 500, max 5000).',
   params: marketIdParam,
   query: z.object({ limit: limitQuery(500, 5000) }),
@@ -192,7 +191,7 @@ defineRoute({
   response: tradeResultSchema,
   errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'insufficient_shares', 'trade_too_small', 'price_moved', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
   idempotent: true,
-  auth: auth.trade(),
+  auth: policies.markets.trade,
   summary:
     'Trade (catalog form): market by marketId or metric+targetDate; modes {direction, amount}, {targetValue, maxBudget}, {direction, sellShares}; limit price guard; dryRun; Idempotency-Key header.',
   body: tradeBody,
@@ -228,7 +227,7 @@ defineRoute({
   response: marketSchema.extend({ warnings }),
   errors: ['market_not_found', 'market_closed', 'market_resolved', 'market_voided', 'market_unfunded', 'proposal_closed', 'insufficient_balance', 'trade_too_small', 'idempotency_key_reuse', 'trade_pending', 'trade_not_applied'],
   idempotent: true,
-  auth: auth.trade(),
+  auth: policies.markets.tradeBook,
   summary: 'Trade (condensed form, superseded by POST /predictions/trade with { marketId, direction, amount }): { side: higher|lower, credits } buys that side; returns the updated Market.',
   deprecated: true,
   params: marketIdParam,
@@ -258,7 +257,7 @@ defineRoute({
   path: '/predictions/markets/:id/fund',
   response: fundResultSchema,
   errors: ['market_not_found', 'conflict', 'insufficient_balance', 'idempotency_key_reuse'],
-  auth: auth.trade(),
+  auth: policies.markets.fund,
   idempotent: true,
   summary:
     "Fund an unfunded book { credits }: the caller's credits become its liquidity (it opens where it was planned to) and come back with the pool's remainder at resolution or void, pro rata among its funders. 409 conflict for a book already funded (a funded book takes no more liquidity) or no longer open. Idempotency-Key header.",
@@ -284,7 +283,7 @@ defineRoute({
   response: marketSchema,
   successStatus: 201,
   errors: ['not_found', 'conflict', 'insufficient_balance'],
-  auth: auth.manage(),
+  auth: policies.markets.create,
   summary:
     "Open a book by hand on a metric and a target date outside the horizon plan: { metricId, targetDate (YYYY, YYYY-MM, YYYY-Www, YYYY-MM-DD, YYYY-MM-DDTHH, YYYY-MM-DDTHH:MM, +10d style or until-settled), liquidity? (credits from the caller; default the metric's liquidityCredits, else the workspace default; 0 opens it unfunded), title? }. It opens where a planned book would and the horizon pass never retires it. 409 when the metric already has a live book on that date; 400 insufficient_balance and nothing created when the caller cannot pay. 201 with the Market.",
   body: z.object({
@@ -314,7 +313,7 @@ defineRoute({
   path: '/predictions/markets/:id/void',
   response: voidResultSchema,
   errors: ['market_not_found', 'market_resolved', 'market_voided', 'conflict', 'void_pending'],
-  auth: auth.manage(),
+  auth: policies.markets.voidBook,
   summary:
     "Void a book { reason (required, at most 500 characters) } on its lane: every position's net cost is refunded, the pool's remainder goes back to its funders, resting orders are cancelled; the reason is published in the data room. A proposal branch is voided by declining or withdrawing the proposal instead (409). Returns { market, refunded }.",
   params: marketIdParam,

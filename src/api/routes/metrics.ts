@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { validateTimePreference } from '../../domain/horizons';
+import { policies } from '../../services/access';
 import { DomainError } from '../../errors';
 import {
   addMetric,
@@ -16,7 +17,6 @@ import {
   repairLeafTypes,
 } from '../../services/metrics';
 import { MAX_BACKFILL, parseInstant, RESET_PERIODS } from '../../services/metrics';
-import { auth } from '../auth';
 import { presentMetric, presentReading, presentUpdate } from '../presenters/metric';
 import { backfillSchema, metricSchema, purgeSchema, readingPageSchema, updatedSchema, updateSchema } from '../schemas/metrics';
 import { openingCost, openingQuote } from '../schemas/funding';
@@ -120,7 +120,7 @@ defineRoute({
   path: '/metrics',
   response: z.array(metricSchema),
   errors: [],
-  auth: auth.publicRead(),
+  auth: policies.metrics.list,
   summary: 'Metrics with computed totals and depth, sorted by depth then order.',
   handler: async (c) => (await metricsOfWorkspace(c.deps, c.workspace().workspace.id)).filter((r) => c.workspace().metricReadable(r.id)).map(presentMetric),
 });
@@ -133,7 +133,7 @@ defineRoute({
   dryRunResponse: metricQuoteSchema,
   successStatus: 201,
   errors: ['formula_invalid', 'formula_cycle', 'conflict', 'idempotency_key_reuse'],
-  auth: auth.manage(),
+  auth: policies.metrics.create,
   summary:
     "Create a metric: { name, description?, value?, formula? ({Name} references, + - * /, sqrt abs min max pow), marketRangeMax?, resetsEvery?, opensAt?, resolvesNaUntilMeasured?, timePreference?, unit? }. Its books open paid by the workspace owner: the 201 carries subsidySpent, books (cost per book) and unfundedBooks (which stayed unfunded and why). dryRun (query ?dryRun=true or body dryRun: true) answers 200 with what it would cost and whether the owner's balance covers it, and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome.",
   body: createBody,
@@ -157,7 +157,7 @@ defineRoute({
   path: '/metrics/reorder',
   response: updatedSchema,
   errors: [],
-  auth: auth.manage(),
+  auth: policies.metrics.reorder,
   summary: 'Body { ids: [string] }: order is 1-based by index; ids outside the workspace are ignored. Returns { updated }.',
   body: z.object({ ids: z.array(z.string({ error: 'must hold metric ids' }).max(200), { error: 'must be a list of metric ids' }).max(10_000, 'must hold at most 10000 ids') }),
   handler: async (c) => ({ updated: await reorderWorkspaceMetrics(c.deps, c.workspace().workspace.id, c.body.ids) }),
@@ -168,7 +168,7 @@ defineRoute({
   path: '/metrics/migrate-leaf-types',
   response: updatedSchema,
   errors: [],
-  auth: auth.manage(),
+  auth: policies.metrics.migrateLeafTypes,
   summary: 'Idempotent repair of leaf versus computed typing (and depths) from the stored formulas. Returns { updated }.',
   handler: async (c) => ({ updated: await repairLeafTypes(c.deps, c.workspace().workspace.id) }),
 });
@@ -178,7 +178,7 @@ defineRoute({
   path: '/metrics/logs/purge',
   response: purgeSchema,
   errors: ['not_found'],
-  auth: auth.manage(),
+  auth: policies.metrics.purgeLogs,
   summary: 'Body { metricId? }: delete the readings of one metric, or of every metric in the workspace. Returns { deleted, scope }.',
   body: z.object({ metricId: z.string({ error: 'must be a metric id' }).min(1).max(200).optional() }),
   handler: async (c) => purgeReadingLogs(c.deps, c.workspace().workspace.id, c.body.metricId ?? null),
@@ -189,7 +189,7 @@ defineRoute({
   path: '/metrics/:id',
   response: metricSchema,
   errors: ['not_found'],
-  auth: auth.publicRead(),
+  auth: policies.metrics.read,
   summary: 'One metric, by id or by name. 404 if unknown.',
   params: idParam,
   handler: async (c) => {
@@ -204,7 +204,7 @@ defineRoute({
   path: '/metrics/:id',
   response: metricSchema,
   errors: ['not_found', 'formula_invalid', 'formula_cycle', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.metrics.set,
   summary:
     'Update a metric (spec §2.2). value files a reading (asOf?, never in the future) and recalculates dependants; na: true or value: null files an N/A reading. Update only: liquidityCredits, marketTitle, settlementLagMinutes, oldValue, updateNote.',
   params: idParam,
@@ -219,7 +219,7 @@ defineRoute({
   method: 'DELETE',
   path: '/metrics/:id',
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.metrics.remove,
   summary: "Delete a metric: 204. 409 while another metric's formula references it, or while an open market on it has trades.",
   params: idParam,
   handler: async (c) => {
@@ -232,7 +232,7 @@ defineRoute({
   path: '/metrics/:id/logs',
   response: readingPageSchema,
   errors: ['not_found'],
-  auth: auth.read(),
+  auth: policies.metrics.readLogs,
   summary: 'Readings, newest first by asOf: { metricId, logs: [{ id, at, asOf, value, na, kind, note }], nextCursor }. Query limit (default 100, max 1000), cursor.',
   params: idParam,
   query: z.object({ limit: limitQuery(100, 1000), cursor: z.string().max(200, 'is not a cursor this service issued').optional() }),
@@ -248,7 +248,7 @@ defineRoute({
   path: '/metrics/:id/logs/backfill',
   response: backfillSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.metrics.backfillLogs,
   summary: `Body { readings: [{ at, value }] }, at most ${MAX_BACKFILL}, unique instants, all strictly older than the oldest reading. The current value does not move. Returns { written, oldest, newest }.`,
   params: idParam,
   body: z.object({
@@ -270,7 +270,7 @@ defineRoute({
   path: '/updates',
   response: z.array(updateSchema),
   errors: [],
-  auth: auth.manage(),
+  auth: policies.metrics.readUpdates,
   summary: 'Value-change history of the workspace metrics, newest first. Query limit (default 50, max 500).',
   query: z.object({ limit: limitQuery(50, 500) }),
   handler: async (c) => (await metricUpdates(c.deps, c.workspace().workspace.id, c.query.limit)).map(presentUpdate),

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
+import { policies } from '../../services/access';
 import { claimParticipant, claimTokenInfo, joinWaitlist, onboardParticipant } from '../../services/participants';
 import { limitByAddress } from '../middleware/rateLimit';
-import { auth } from '../auth';
 import { claimInfoSchema, claimSchema, onboardSchema, templateSchema, waitlistSchema } from '../schemas/participants';
 import { defineRoute, parseWith } from '../registry';
 import { nickname } from '../schemas/common';
@@ -28,7 +28,7 @@ defineRoute({
   response: onboardSchema,
   successStatus: 201,
   errors: ['onboarding_paused', 'nickname_taken', 'conflict'],
-  auth: auth.none(),
+  auth: policies.onboarding.onboard,
   body: onboardBody,
   bodyParsedByHandler: true,
   summary:
@@ -49,7 +49,7 @@ defineRoute({
   path: '/onboard/claim/:token',
   response: claimInfoSchema,
   errors: ['not_found'],
-  auth: auth.none(),
+  auth: policies.onboarding.readClaim,
   summary: 'Who a claim token claims: { participantId, nickname, workspaces: [{ id, name, slug }] }; 404 for an unknown or used token.',
   params: z.object({ token: tokenSchema }),
   handler: async (c) => claimTokenInfo(c.deps, c.params.token),
@@ -60,7 +60,7 @@ defineRoute({
   path: '/onboard/claim',
   response: claimSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.session(),
+  auth: policies.onboarding.claim,
   summary:
     'Claim an onboarded participant { token } with a browser session: the account attaches it and becomes it (its agent keys and the session are then one identity), topped up to the full signup grant; the token is consumed. The account must have no active participant of its own (409): the untouched one sign-up made gives way. Returns { ok, participantId, creditsToppedUp, workspaces }.',
   body: z.strictObject({ token: tokenSchema }),
@@ -73,7 +73,7 @@ defineRoute({
   response: waitlistSchema,
   successStatus: 201,
   errors: ['conflict'],
-  auth: auth.none(),
+  auth: policies.onboarding.waitlist,
   summary: 'Join the waitlist { email }: 201, or 409 when the address is already registered.',
   body: z.strictObject({ email: z.email({ error: 'must be an email address' }).max(320) }),
   handler: async (c) => {
@@ -88,7 +88,7 @@ defineRoute({
   path: '/onboard/templates',
   response: z.array(templateSchema),
   errors: [],
-  auth: auth.none(),
+  auth: policies.onboarding.readTemplates,
   summary: 'The workspace templates POST /onboard takes: { id, title, description, metrics: [{ name, description, value, formula }], starterProposal: { title, expects } | null }.',
   handler: async () => TEMPLATES.map(presentTemplate),
 });

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
+import { policies } from '../../services/access';
 import { toNano } from '../../domain/money';
 import { bodyHash, submitCancelOrder, submitOrder } from '../../services/trading';
 import { orderBookOf, orderOf, ordersOf } from '../../services/books';
-import { auth } from '../auth';
 import { orderSchema, presentCancelled, presentOrder, presentOrderBook, presentPlacement } from '../presenters/order';
 import { defineRoute } from '../registry';
 import { idempotencyKey } from '../idempotency';
@@ -31,7 +31,7 @@ defineRoute({
   method: 'POST',
   path: '/predictions/orders',
   idempotent: true,
-  auth: auth.trade(),
+  auth: policies.orders.create,
   summary: 'Place a resting limit buy order { marketId (or metricId/metricName + targetDate, + proposalId and branch), direction, limit (consensus scale), amount or shares, expiresAt? }; a crossed limit fills against the book first. Idempotency-Key header.',
   body: placeBody,
   response: placed,
@@ -63,7 +63,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/predictions/orders',
-  auth: auth.trade(),
+  auth: policies.orders.list,
   summary: 'Your limit orders, newest first. Query marketId, status (open|filled|cancelled|expired), limit.',
   query: z.object({ marketId: z.string().uuid().optional(), status: z.enum(['open', 'filled', 'cancelled', 'expired']).optional(), limit: limitQuery(50, 500) }),
   response: z.array(orderSchema),
@@ -77,7 +77,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/predictions/orders/:id',
-  auth: auth.trade(),
+  auth: policies.orders.read,
   summary: 'One of your limit orders.',
   params: orderIdParam,
   response: orderSchema,
@@ -88,7 +88,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/predictions/orders/:id',
-  auth: auth.trade(),
+  auth: policies.orders.remove,
   summary: 'Cancel one of your open limit orders; its unused reserve comes back.',
   params: orderIdParam,
   response: orderSchema.extend({ returned: z.number() }),
@@ -105,7 +105,7 @@ const level = z.object({ limit: z.number(), probability: z.number(), shares: z.n
 defineRoute({
   method: 'GET',
   path: '/predictions/markets/:id/orderbook',
-  auth: auth.publicRead(),
+  auth: policies.orders.readOrderbook,
   summary: 'The resting walls of a market by price, aggregated (no owners): buy-higher and buy-lower.',
   params: z.object({ id: z.string().uuid('must be a market id (UUID)') }),
   response: z.object({ marketId: z.string(), higher: z.array(level), lower: z.array(level) }),

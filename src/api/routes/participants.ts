@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { DomainError, ERROR_CATALOG } from '../../errors';
 import { createChildParticipant, participantsOfCaller, participantsOfWorkspace, removeParticipant } from '../../services/participants';
-import { refuseBroaderScopes } from '../../services/access';
+import { refuseBroaderScopes, policies } from '../../services/access';
 import { workspaceByIdOrSlug } from '../../services/workspaces';
 import { accessForWorkspace, requireCapability } from '../access';
-import { auth } from '../auth';
 import { childSchema, myParticipantSchema, removalSchema, workspaceParticipantSchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
 import { credits, flag, nickname } from '../schemas/common';
@@ -20,7 +19,7 @@ defineRoute({
   response: childSchema,
   successStatus: 201,
   errors: ['nickname_taken', 'insufficient_balance', 'conflict', 'not_found', 'not_authorized', 'workspace_not_found'],
-  auth: { label: 'identity', identity: true, scope: 'account:agents' },
+  auth: policies.participants.createChild,
   errorStatus: { insufficient_balance: 409 },
   summary:
     'Create a child participant (bot) { agentId, nickname?, bio?, source?, keyLabel?, keyScopes? (default workspace:read, workspace:trade), memberships?: [{ workspaceId, groupIds? (default Trader) }], initialCredits? }. Needs manage in every listed workspace; initialCredits move from your balance in the same transaction (409 and nothing created when short). Returns { agentId, apiKey, keyId, scopes, label, memberships }.',
@@ -58,7 +57,7 @@ defineRoute({
   path: '/agents/mine',
   response: z.array(myParticipantSchema),
   errors: [],
-  auth: { label: 'identity', identity: true, scope: 'account:read' },
+  auth: policies.participants.readMine,
   summary:
     'Participants tied to the caller: its own participant, then the bots it created or claimed. Rows carry earned, settledEarnings, openEarnings, totalTrades, lastTradeAt, earnedAsOf. fresh=1 is accepted and changes nothing.',
   query: z.object({ fresh: flag.meta({ deprecated: true, description: 'Accepted and ignored: earnings are always current.' }) }),
@@ -73,7 +72,7 @@ defineRoute({
   path: '/agents',
   response: z.array(workspaceParticipantSchema),
   errors: [],
-  auth: auth.manage(),
+  auth: policies.participants.list,
   summary: "The workspace's participants with groups, a display role, and realizedPnl, pnlConsensus, pnlMetric.",
   handler: async (c) => (await participantsOfWorkspace(c.deps, c.workspace().workspace)).map(presentWorkspaceParticipant),
 });
@@ -84,13 +83,13 @@ defineRoute({
   response: removalSchema,
   successStatus: 202,
   errors: ['not_found', 'conflict', 'not_authorized'],
-  auth: { label: 'admin', identity: true, scope: 'account:agents' },
+  auth: policies.participants.remove,
   summary:
     'Delete a participant with its keys, memberships, trades and positions. The participant itself, its creator, or the master key, plus manage in a workspace it belongs to. At once its open orders are cancelled, its balance goes to its parent (else creator, else the treasury) and its keys stop working; a job deletes the rest in short batches. 202 { ok, agentId, creditsReturned, returnedTo, deletion } (GET deletion.statusUrl for the progress).',
   params: agentIdParam,
   handler: async (c) => {
     const caller = c.identity();
-    const removed = await removeParticipant(c.deps, caller, c.params.id, async (workspaceId) => {
+    const managesIn = async (workspaceId: string) => {
       const ws = await workspaceByIdOrSlug(c.deps, workspaceId);
       if (!ws) return false;
       try {
@@ -99,6 +98,12 @@ defineRoute({
         if (err instanceof DomainError && ERROR_CATALOG[err.code].status === 403) return false;
         throw err;
       }
+    };
+    const removed = await removeParticipant(c.deps, caller, c.params.id, async (target) => {
+      policies.participants.requireMayDelete(caller, target);
+      let manages = target.workspaceIds.length === 0;
+      for (const wsId of target.workspaceIds) if (!manages && (await managesIn(wsId))) manages = true;
+      policies.participants.requireManageToDelete(manages);
     });
     c.status(202);
     return presentRemoval(removed);

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { mostLiquidMarkets } from '../../services/books';
-import { readableRows } from '../../services/access';
+import { readableRows, policies } from '../../services/access';
 import { agentPositions, marketPnlOf, tradeHistoryOf } from '../../services/portfolio';
-import { auth } from '../auth';
 import { presentDashboard, presentMarketPnl, presentPosition, presentTradeRow } from '../presenters/portfolio';
 import { dashboardSchema, marketPnlSchema, positionSchema, tradeRowSchema } from '../schemas/participants';
 import { defineRoute } from '../registry';
@@ -18,7 +17,7 @@ defineRoute({
   path: '/agents/:id/trades',
   response: z.array(tradeRowSchema),
   errors: ['not_found'],
-  auth: auth.selfAdmin(),
+  auth: policies.participants.readTrades,
   summary: 'Trade history, newest first: { id, marketId, metricName, targetDate, direction, kind, shares, cost (signed), marketStatus, createdAt }. Query limit (default 100, max 500).',
   params: agentIdParam,
   query: z.object({ limit: limitQuery(100, 500) }),
@@ -34,7 +33,7 @@ defineRoute({
   path: '/agents/:id/positions',
   response: z.array(positionSchema),
   errors: ['not_found'],
-  auth: auth.selfAdmin(),
+  auth: policies.participants.readPositions,
   summary: 'Positions with worth (at the consensus), profit and status (open, conditional, closed, resolved, voided).',
   params: agentIdParam,
   handler: async (c) => {
@@ -50,7 +49,7 @@ defineRoute({
   path: '/agents/:id/market-pnl',
   response: z.array(marketPnlSchema),
   errors: ['not_found'],
-  auth: auth.selfAdmin(),
+  auth: policies.participants.readMarketPnl,
   summary: 'Per market: netCash, markValueConsensus, metricPayoutValue, pnlConsensus, pnlMetric; open markets first, then by |pnlConsensus|.',
   params: agentIdParam,
   handler: async (c) => {
@@ -65,7 +64,7 @@ defineRoute({
   path: '/agents/:id/dashboard',
   response: dashboardSchema,
   errors: ['not_found'],
-  auth: auth.selfAdmin(),
+  auth: policies.participants.readDashboard,
   summary: 'Balance and the most liquid active markets of the workspace, compact. Query limit (default 10, max 100).',
   params: agentIdParam,
   query: z.object({ limit: limitQuery(10, 100) }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { policies } from '../../services/access';
 import {
   addComment,
   createProposal,
@@ -11,7 +12,6 @@ import {
 } from '../../services/proposals';
 import { parseInstant } from '../../services/metrics';
 import { scorecardOfWorkspace } from '../../services/proposals';
-import { auth } from '../auth';
 import { presentComment, presentProposal, presentWorkspaceScorecard } from '../presenters/proposal';
 import { commentSchema, proposalSchema, workspaceScorecardSchema } from '../schemas/proposals';
 import { openingCost, openingQuote } from '../schemas/funding';
@@ -49,7 +49,7 @@ defineRoute({
   idempotent: true,
   response: z.union([proposalSchema.extend(openingCost).meta({ id: 'CreatedProposal' }), z.object({ ...openingQuote, title: z.string() }).meta({ id: 'ProposalQuote' })]),
   errors: ['external_proposals_disabled', 'insufficient_balance', 'not_found', 'conflict', 'idempotency_key_reuse'],
-  auth: auth.trade(),
+  auth: policies.proposals.create,
   summary:
     'Propose an action: { title, description?, metricIds? (expected to move; listed first), liquidity? (credits per branch, default the workspace default), deadline? (ISO instant) }. Opens an approved and a declined book for every leaf metric; the proposer funds them. Returns the Proposal with subsidySpent, books (cost per book, who paid) and unfundedBooks. dryRun (query ?dryRun=true or body dryRun: true) answers what it would cost, whether the proposer\'s balance covers it and, when it would not create, the refusal the real call answers (refusal), and writes nothing. Idempotency-Key header (the books are paid for): a retry with the key answers the first outcome. A proposer who cannot fund every book is refused (400 insufficient_balance, nothing created); books the owner subsidises open unfunded when the owner cannot pay, as a metric\'s do. Free creation is bounded (except for the workspace owner and the master key): RATE_LIMIT_PROPOSALS_PER_HOUR proposals per participant per hour (429 rate_limited with Retry-After), and at most FREE_BOOKS_PER_PARTICIPANT unfunded open books from a participant\'s proposals in a workspace (409 conflict).',
   body: z.object({
@@ -83,7 +83,7 @@ defineRoute({
   path: '/proposals',
   response: z.array(proposalSchema),
   errors: [],
-  auth: auth.publicRead(),
+  auth: policies.proposals.list,
   summary:
     'Proposals with their conditional markets and impact. Query status (pending|approved|declined|withdrawn), sort (created: newest first, default; impact: largest |headline impact| first, nulls last), limit (1 to 200, default 50), offset. X-Total-Count carries the number matching.',
   query: z.object({
@@ -106,7 +106,7 @@ defineRoute({
   path: '/proposals/scorecard',
   response: workspaceScorecardSchema,
   errors: [],
-  auth: auth.publicRead(),
+  auth: policies.proposals.readScorecard,
   summary:
     'Decision scorecard of the workspace: for resolved branch books, how often the branch taken predicted the realised value within tolerance (a fraction of the range) and how far off, overall and by decision; entries newest first. Query limit (default 50, max 200), offset.',
   query: z.object({ limit: limitQuery(50, 200), offset: offsetQuery }),
@@ -121,7 +121,7 @@ defineRoute({
   path: '/proposals/:id',
   response: proposalSchema,
   errors: ['not_found'],
-  auth: auth.publicRead(),
+  auth: policies.proposals.read,
   summary: 'One Proposal including its conditional markets, impact per metric and date, and scorecard.',
   params: proposalIdParam,
   handler: presentOne,
@@ -146,7 +146,7 @@ defineRoute({
   path: '/proposals/:id/approve',
   response: proposalSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.proposals.approve,
   summary: 'Approve a pending proposal: the declined branch is voided and refunded; the approved branch closes to trading and resolves at its date. 409 once decided.',
   params: proposalIdParam,
   handler: decisionRoute('approve'),
@@ -157,7 +157,7 @@ defineRoute({
   path: '/proposals/:id/decline',
   response: proposalSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.manage(),
+  auth: policies.proposals.decline,
   summary:
     'Decline a pending proposal: the approved branch is voided and refunded; the declined branch closes to trading and resolves at its date. Body { spam: true } voids both branches. 409 once decided.',
   params: proposalIdParam,
@@ -170,7 +170,7 @@ defineRoute({
   path: '/proposals/:id/withdraw',
   response: proposalSchema,
   errors: ['not_found', 'conflict'],
-  auth: auth.trade(),
+  auth: policies.proposals.withdraw,
   summary: 'Withdraw a pending proposal (the proposer, or a holder of manage): both branches are voided and refunded. 409 once decided.',
   params: proposalIdParam,
   handler: decisionRoute('withdraw'),
@@ -182,7 +182,7 @@ defineRoute({
   response: commentSchema,
   successStatus: 201,
   errors: ['not_found', 'proposal_closed'],
-  auth: auth.trade(),
+  auth: policies.proposals.comment,
   summary: 'Comment on a proposal: { body (1 to 5000 characters), parentId? (a comment to reply to) }. Returns the comment.',
   params: proposalIdParam,
   body: z.object({
@@ -202,7 +202,7 @@ defineRoute({
   path: '/proposals/:id/comments',
   response: z.array(commentSchema),
   errors: ['not_found'],
-  auth: auth.publicRead(),
+  auth: policies.proposals.readComments,
   summary: 'The discussion of a proposal, oldest first (newest last). Query limit (default 100, max 500), offset. X-Total-Count carries the total.',
   params: proposalIdParam,
   query: z.object({ limit: limitQuery(100, 500), offset: offsetQuery }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
+import { policies } from '../../services/access';
 import { createSource, deleteSource, getSource, listSources, MAX_TEXT_BYTES, repoFile, repoTree, SOURCE_TYPES, sourceText, updateSource } from '../../services/sources';
-import { auth } from '../auth';
 import { presentFile, presentSource, presentSourceText, presentTree } from '../presenters/source';
 import { defineRoute, type Call } from '../registry';
 import { fileSchema, sourceSchema, sourceTextSchema, treeSchema } from '../schemas/sources';
@@ -38,7 +38,7 @@ function readable(c: Call<unknown, unknown, { id: string }>): string {
 defineRoute({
   method: 'GET',
   path: '/sources',
-  auth: auth.read(),
+  auth: policies.sources.list,
   response: z.array(sourceSchema),
   errors: [],
   summary: "The workspace's sources the caller may read (group sourcePermissions), oldest first. Always needs an identity.",
@@ -51,7 +51,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/sources',
-  auth: auth.manage(),
+  auth: policies.sources.create,
   successStatus: 201,
   response: sourceSchema,
   errors: ['source_token_key_missing', 'source_path_invalid'],
@@ -75,7 +75,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/sources/:id',
-  auth: auth.read(),
+  auth: policies.sources.read,
   params: idParam,
   response: sourceSchema,
   errors: ['not_found'],
@@ -86,7 +86,7 @@ defineRoute({
 defineRoute({
   method: 'PUT',
   path: '/sources/:id',
-  auth: auth.manage(),
+  auth: policies.sources.set,
   params: idParam,
   response: sourceSchema,
   errors: ['not_found', 'source_token_key_missing', 'source_path_invalid'],
@@ -105,7 +105,7 @@ defineRoute({
 defineRoute({
   method: 'DELETE',
   path: '/sources/:id',
-  auth: auth.manage(),
+  auth: policies.sources.remove,
   params: idParam,
   errors: ['not_found'],
   summary: 'Delete a source (and its cached repository answers). 204.',
@@ -119,7 +119,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/sources/:id/text',
-  auth: auth.read(),
+  auth: policies.sources.readText,
   params: idParam,
   response: sourceTextSchema,
   errors: ['not_found'],
@@ -130,7 +130,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/sources/:id/tree',
-  auth: auth.read(),
+  auth: policies.sources.readTree,
   params: idParam,
   query: browseQuery,
   response: treeSchema,
@@ -143,7 +143,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/sources/:id/file',
-  auth: auth.read(),
+  auth: policies.sources.readFile,
   params: idParam,
   query: browseQuery,
   response: fileSchema,

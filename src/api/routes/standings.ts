@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { policies } from '../../services/access';
 import {
   benchmark,
   createSeason,
@@ -11,7 +12,6 @@ import {
   standingsOf,
   updateSeason,
 } from '../../services/standings';
-import { auth } from '../auth';
 import { presentLeaderboard, presentMarketplaceStats, presentPublicProfile, presentSeason, presentSeasonStandings } from '../presenters/standings';
 import { defineRoute } from '../registry';
 import { idParam, limitQuery } from '../schemas/common';
@@ -20,7 +20,7 @@ import { benchmarkSchema, leaderboardSchema, marketplaceStatsSchema, publicPageQ
 defineRoute({
   method: 'GET',
   path: '/agents/:id/public',
-  auth: auth.optional(),
+  auth: policies.standings.readPublic,
   summary:
     'Public profile of a participant (spec §2.7), matched by id, then case-insensitively by nickname. stats and activeWorkspaces cover public workspaces only; openPositions and recentTrades widen to workspaces where the caller has read (all for the master key); walletAddress and notifications only for yourself, an owned bot, or the master key. Definitions: the seasons guide.',
   params: idParam,
@@ -41,7 +41,7 @@ const standingsQuery = {
 defineRoute({
   method: 'GET',
   path: '/leaderboard',
-  auth: auth.none(),
+  auth: policies.standings.readLeaderboard,
   summary:
     'Standings over public workspaces from the per-participant aggregates: sort=earnings (settled, default)|calibration|accuracy|volume, seasonId, workspaceId (id or slug of a public workspace), metricId, minResolvedMarkets (default 1), limit (default 50, max 200), offset. Ties share a rank and are listed by nickname.',
   query: z.object({ ...standingsQuery, seasonId: z.string().min(1).max(200).optional() }),
@@ -53,7 +53,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/seasons',
-  auth: auth.none(),
+  auth: policies.standings.readSeasons,
   summary: 'Seasons, newest first: { id, name, startsAt, endsAt, status (upcoming|active|ended) }.',
   response: z.array(seasonSchema),
   errors: [],
@@ -63,7 +63,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/seasons/:id',
-  auth: auth.none(),
+  auth: policies.standings.readSeason,
   summary:
     'A season with its standings: books resolved within [startsAt, endsAt), frozen once it has ended. Query as GET /leaderboard (sort, workspaceId, metricId, minResolvedMarkets, limit, offset).',
   params: idParam,
@@ -82,7 +82,7 @@ const seasonBody = {
 defineRoute({
   method: 'POST',
   path: '/seasons',
-  auth: auth.platform(),
+  auth: policies.standings.createSeason,
   summary: 'Create a season { name, startsAt, endsAt } (platform operator). Its standings count books resolved within [startsAt, endsAt), including those already resolved.',
   body: z.strictObject(seasonBody),
   response: seasonSchema,
@@ -97,7 +97,7 @@ defineRoute({
 defineRoute({
   method: 'PUT',
   path: '/seasons/:id',
-  auth: auth.platform(),
+  auth: policies.standings.setSeason,
   summary: 'Edit a season { name?, startsAt?, endsAt? } (platform operator); a new period recounts its standings.',
   params: idParam,
   body: z.strictObject({ name: seasonBody.name.optional(), startsAt: seasonBody.startsAt.optional(), endsAt: seasonBody.endsAt.optional() }),
@@ -109,7 +109,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/marketplace/stats',
-  auth: auth.none(),
+  auth: policies.standings.readMarketplaceStats,
   summary: 'Overall and per public workspace (a page, name order): traded volume (credits), open books, participants (members), proposals decided.',
   query: publicPageQuery,
   response: marketplaceStatsSchema,
@@ -120,7 +120,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/benchmark',
-  auth: auth.none(),
+  auth: policies.standings.readBenchmark,
   summary:
     "How consensus compared with realised values, per public workspace and overall: the mean absolute error of resolved books' final consensus, normalised by range, by horizon length (day, week, month, year, longer: how long the book traded), and the decision scorecard's hit rate (the branch taken within tolerance). Workspaces a page at a time (limit, cursor); overall covers all.",
   query: publicPageQuery,

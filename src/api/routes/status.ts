@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { health } from '../../services/health';
+import { policies } from '../../services/access';
 import { workspaceStatus } from '../../services/metrics';
-import { auth } from '../auth';
 import { presentMarketSummary } from '../presenters/market';
 import { presentStatusMetric } from '../presenters/metric';
 import { statusSchema } from '../schemas/metrics';
@@ -13,7 +13,7 @@ defineRoute({
   path: '/status',
   response: statusSchema,
   errors: [],
-  auth: auth.publicRead(),
+  auth: policies.status.readStatus,
   summary:
     'Status summary: { ok, creditValueUsd, metrics: [{ id, name, description, value, total }] }. Query trends=1 adds trend [unixTs, value] pairs (trendsLimit, default 20, max 90); markets=1 adds open baseline markets per metric.',
   query: z.object({ trends: flag, trendsLimit: limitQuery(20, 90), markets: flag }),
@@ -45,7 +45,7 @@ defineRoute({
   path: '/health',
   response: z.object({ status: z.literal('ok'), postgres: check, queues: check.extend({ backend: z.enum(['redis', 'postgres']) }) }),
   errors: ['service_unavailable'],
-  auth: auth.none(),
+  auth: policies.status.readHealth,
   // Readiness is the primary's: a load balancer must not route writes to a process whose primary is away.
   readsPrimary: true,
   summary:

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { toNano } from '../../domain/money';
+import { policies } from '../../services/access';
 import {
   agentTelemetry,
   DECISION_OUTCOMES,
@@ -12,7 +13,6 @@ import {
 } from '../../services/telemetry';
 import { DomainError } from '../../errors';
 import { isWorkspaceMember } from '../../services/workspaces';
-import { auth } from '../auth';
 import { presentAgentTelemetry, presentDecision, presentHeartbeat } from '../presenters/telemetry';
 import { defineRoute, type Call } from '../registry';
 import { credits, flag, limitQuery } from '../schemas/common';
@@ -25,7 +25,7 @@ const agentParam = z.object({ agentId: z.string().min(1).max(200) });
 defineRoute({
   method: 'POST',
   path: '/telemetry/heartbeat',
-  auth: auth.trade(),
+  auth: policies.telemetry.heartbeat,
   successStatus: 201,
   response: heartbeatSchema,
   errors: [],
@@ -56,7 +56,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   path: '/telemetry/decisions',
-  auth: auth.trade(),
+  auth: policies.telemetry.reportDecisions,
   successStatus: 201,
   response: z.object({ decisions: z.array(decisionSchema) }),
   errors: ['market_not_found'],
@@ -88,7 +88,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/telemetry/agents',
-  auth: auth.manage(),
+  auth: policies.telemetry.listAgents,
   response: z.array(agentTelemetrySchema),
   errors: [],
   summary: "Every agent that pushed a heartbeat in this workspace, with its latest heartbeat and whether it is silent (no heartbeat since its own nextCycleAt); silent ones first, longest overdue first. Query silent=1 keeps the silent ones (same as GET /telemetry/silent).",
@@ -99,7 +99,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/telemetry/silent',
-  auth: auth.manage(),
+  auth: policies.telemetry.readSilent,
   response: z.array(agentTelemetrySchema),
   errors: [],
   summary: 'Silent agents: those with no heartbeat since their own nextCycleAt, longest overdue first, with their latest heartbeat.',
@@ -109,7 +109,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/telemetry/agents/:agentId/heartbeats',
-  auth: auth.manage(),
+  auth: policies.telemetry.readHeartbeats,
   response: z.array(heartbeatSchema),
   errors: ['not_found'],
   summary: "One agent's heartbeats in this workspace, newest first. Query limit (default 50, max 500), before (id of the previous page's last row).",
@@ -138,7 +138,7 @@ const decisionQuery = z.object({
 defineRoute({
   method: 'GET',
   path: '/telemetry/agents/:agentId/decisions',
-  auth: auth.manage(),
+  auth: policies.telemetry.readDecisions,
   response: z.array(decisionSchema),
   errors: ['not_found'],
   summary: "One agent's decision traces in this workspace, newest first. Query limit (default 50, max 500), before, marketId, outcome.",
@@ -150,7 +150,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   path: '/telemetry/decisions',
-  auth: auth.manage(),
+  auth: policies.telemetry.listDecisions,
   response: z.array(decisionSchema),
   errors: [],
   summary: "Every agent's decision traces in this workspace, newest first. Query limit (default 50, max 500), before, agentId, marketId, outcome.",

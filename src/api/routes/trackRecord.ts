@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DomainError } from '../../errors';
+import { policies } from '../../services/access';
 import { parseInstant } from '../../services/metrics';
 import { exportTrackRecord, EXPORT_LIMIT, readTrackRecord } from '../../services/trackRecord';
-import { auth } from '../auth';
 import { presentTrackRecord, presentTrackRecordCsv } from '../presenters/trackRecord';
 import { defineRoute, type Call } from '../registry';
 import { limitQuery } from '../schemas/common';
@@ -31,7 +31,7 @@ defineRoute({
   path: '/track-record',
   response: trackRecordSchema,
   errors: ['not_found'],
-  auth: auth.publicRead(),
+  auth: policies.trackRecord.list,
   summary:
     "The workspace's track record (one metric's with metricId): for every decided proposal, metric and target date, both branches' consensus at the decision, what was decided, the decided branch's realised reading, the forecast error and whether the predicted direction held; beside the market, the same error for persistence, the average change and always approve; hit rate, error and calibration by month (or by 5 decisions while few); definitions explain each figure. Only the decided branch is ever realised. Query asOf (the record as it stood then; default now), limit (entries per page, default 50, max 200), cursor (nextCursor of the previous page). Metrics the caller may not read are left out of everything.",
   query: recordQuery.extend({ limit: limitQuery(50, 200), cursor: z.string().regex(/^[0-9]{1,18}$/, 'must be the nextCursor of a previous page').optional() }),
@@ -48,7 +48,7 @@ defineRoute({
   response: z.string(),
   responseType: 'text/csv',
   errors: ['not_found'],
-  auth: auth.publicRead(),
+  auth: policies.trackRecord.readCsv,
   summary: `The track record's entries as CSV (RFC 4180, a header row, newest decision first, at most ${EXPORT_LIMIT}), the same rows and figures as GET /track-record. Query metricId, asOf.`,
   query: recordQuery,
   handler: async (c) => {

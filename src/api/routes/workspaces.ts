@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { shareViewLink, unshareViewLink } from '../../services/access';
+import { shareViewLink, unshareViewLink, policies } from '../../services/access';
 import { metricsOfWorkspace } from '../../services/metrics';
 import { requestWorkspaceDeletion } from '../../services/deletions';
 import { editWorkspaceSettings, OWNER_SETTINGS } from '../../services/workspaces';
 import { joinPublicWorkspace, removeMember, SLUG_RE, workspacesOf } from '../../services/workspaces';
 import { publicWorkspaces } from '../../services/standings';
 import { openWorkspace, TEMPLATE_IDS } from '../../services/templates';
-import { auth } from '../auth';
 import { presentMetric } from '../presenters/metric';
 import { presentActivity, presentWorkspace } from '../presenters/workspace';
 import { presentDeletion } from '../presenters/deletion';
@@ -25,7 +24,7 @@ defineRoute({
   }),
   successStatus: 201,
   errors: ['conflict'],
-  auth: auth.identity('account:write'),
+  auth: policies.workspaces.create,
   summary: `Create a workspace; the creator holds every capability. Public, Trader and Admin groups are created with it. template? (${TEMPLATE_IDS.join(', ')}: GET /onboard/templates) and templateParams? ({ values: { <metric name>: number }, starterProposal: boolean }) apply a template as POST /onboard does, in the same transaction.`,
   body: z.object({
     name: z.string().trim().min(1, 'is required').max(120),
@@ -51,7 +50,7 @@ defineRoute({
   path: '/workspaces/current',
   response: currentWorkspaceSchema,
   errors: [],
-  auth: auth.publicRead(),
+  auth: policies.workspaces.readCurrent,
   summary: 'The workspace the request resolves to (X-Workspace-Id, else the key default, else the highest-priority membership), with metrics.',
   handler: async (c) => {
     const access = c.workspace();
@@ -66,7 +65,7 @@ defineRoute({
   response: z.array(publicWorkspaceSchema),
   errors: [],
   // Anyone may list them (issue 59: the home page lists them to a visitor not signed in); a public workspace is readable by anyone anyway.
-  auth: auth.optional(),
+  auth: policies.workspaces.listPublic,
   summary:
     'Public workspaces, most active first (traded volume, then open proposals, then metrics, then the oldest), each with its activity { metrics, openProposals, openBooks, volume (credits traded), lastTradeAt }. Query q keeps those whose name or slug contains it. At most 500.',
   query: z.object({ q: z.string().max(120, 'must be at most 120 characters').optional() }),
@@ -78,12 +77,12 @@ defineRoute({
   path: '/marketplace/:workspaceId/join',
   response: joinSchema,
   errors: ['workspace_not_found', 'conflict'],
-  auth: auth.identity(),
+  auth: policies.workspaces.join,
   summary: 'Join a public workspace as a Trader (read, trade).',
   params: z.object({ workspaceId: z.string().min(1).max(200) }),
   handler: async (c) => {
     const caller = c.identity();
-    const ws = await joinPublicWorkspace(c.deps, caller.agentId, c.params.workspaceId);
+    const ws = await joinPublicWorkspace(c.deps, caller.agentId, c.params.workspaceId, policies.workspaces.requireJoinable);
     return { ok: true, workspaceId: ws.id, slug: ws.slug, group: 'Trader' };
   },
 });
@@ -93,13 +92,13 @@ defineRoute({
   path: '/workspaces/current/members/:agentId',
   response: z.object({ ok: z.literal(true), workspaceId: z.string(), agentId: z.string() }),
   errors: ['not_found', 'conflict', 'not_authorized'],
-  auth: auth.manage(),
+  auth: policies.workspaces.removeMember,
   summary:
     'Remove a member from the workspace: its groups there and its membership go; its positions, orders and history stay its own. The caller needs manage and every capability the member\'s groups grant; the owner cannot be removed (409).',
   params: z.object({ agentId: z.string().min(1).max(200) }),
   handler: async (c) => {
     const a = c.workspace();
-    await removeMember(c.deps, a.workspace, c.params.agentId, a.caps);
+    await removeMember(c.deps, a.workspace, c.params.agentId, (caps) => policies.workspaces.requireMayRemoveMember(a.caps, caps));
     return { ok: true as const, workspaceId: a.workspace.id, agentId: c.params.agentId };
   },
 });
@@ -114,7 +113,7 @@ defineRoute({
   path: '/workspaces/:id',
   response: workspaceSchema,
   errors: ['conflict'],
-  auth: { ...auth.manage(), workspaceParam: 'id' },
+  auth: policies.workspaces.edit,
   summary:
     'Edit workspace settings { name?, description? (manage); public? or visibility?, externalProposals?, defaultLiquidityCredits?, defaultProposalLiquidityCredits? (manage_workspace) }.',
   params: workspaceParam,
@@ -145,7 +144,7 @@ defineRoute({
   response: deletionSchema,
   successStatus: 202,
   errors: [],
-  auth: { ...auth.manageWorkspace(), workspaceParam: 'id' },
+  auth: policies.workspaces.remove,
   summary:
     'Delete the workspace: 202 with the deletion (GET its statusUrl for the progress). From this answer on the workspace is gone for every request (404); a job then refunds every open book and deletes its markets, proposals, metrics, groups, memberships and view links in short batches.',
   params: workspaceParam,
@@ -160,7 +159,7 @@ defineRoute({
   path: '/workspaces/:id/view-link',
   response: viewLinkSchema,
   errors: [],
-  auth: { ...auth.manage(), workspaceParam: 'id' },
+  auth: policies.workspaces.readViewLink,
   summary: "The workspace's view link, minted on first call: { token, url, workspaceId, createdAt }. Header X-View-Link: <token> grants read on this workspace only, with no key.",
   params: workspaceParam,
   handler: async (c) => {
@@ -174,7 +173,7 @@ defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id/view-link',
   errors: [],
-  auth: { ...auth.manage(), workspaceParam: 'id' },
+  auth: policies.workspaces.removeViewLink,
   summary: 'Revoke the view link (204); requests carrying it lose read at once. The next GET mints a new token.',
   params: workspaceParam,
   handler: async (c) => {
@@ -187,7 +186,7 @@ defineRoute({
   path: '/workspaces',
   response: z.array(myWorkspaceSchema),
   errors: [],
-  auth: auth.identity(),
+  auth: policies.workspaces.list,
   summary: "The caller's workspaces: [{ id, name, slug, role (owner, admin or member), visibility (public or private) }], owned first. A key locked to a workspace sees that one.",
   handler: async (c) => {
     const me = c.identity();

@@ -2,10 +2,12 @@ import { In, type DataSource, type EntityManager } from 'typeorm';
 import { DomainError } from '../../errors';
 import { inTransaction, pgCode } from '../../db/tx';
 import type { Deps } from '../../deps';
-import { capabilityChangeNotHeld, type Capability, type PermissionGrant } from '../../domain/capabilities';
+import { type Capability, type PermissionGrant } from '../../domain/capabilities';
 import { Agent } from '../../entities/agent';
 import { Group, GroupMember, type MetricPermissions, type SourcePermissions, type Workspace } from '../../entities/workspace';
 import { deleteGroupRow, insertGroup, joinGroup, leaveGroup, updateGroupRow } from '../workspaces';
+// The policy's rule (policies/groups), asked inside the write's transaction: the group's capabilities are read there, locked.
+import { requireHeldChange } from './policies/groups';
 
 export type { MetricPermissions, SourcePermissions };
 
@@ -117,16 +119,6 @@ export async function groupOfWorkspace(deps: Deps, workspaceId: string, groupId:
   return getGroup(deps.ds, workspaceId, groupId);
 }
 
-/** 403 when a change touches a capability the caller does not hold (spec §5.4). */
-function refuseUnheld(held: ReadonlySet<Capability>, before: readonly string[], after: readonly string[], what: string): void {
-  const missing = capabilityChangeNotHeld(held, before, after);
-  if (missing.length) {
-    throw new DomainError('not_authorized', `You cannot ${what} the ${missing.join(', ')} capabilit${missing.length > 1 ? 'ies' : 'y'}: you do not hold ${missing.length > 1 ? 'them' : 'it'} in this workspace.`, {
-      requiredCapabilities: missing,
-    });
-  }
-}
-
 export interface GroupInput {
   name?: string;
   capabilities?: Capability[];
@@ -163,7 +155,7 @@ async function insertMember(m: EntityManager, workspaceId: string, groupId: stri
 /** POST /groups: a custom group; its capabilities must all be held by the caller. */
 export async function addWorkspaceGroup(deps: Deps, workspaceId: string, held: ReadonlySet<Capability>, input: GroupInput & { name: string }): Promise<GroupRecord> {
   const caps = [...new Set(input.capabilities ?? [])];
-  refuseUnheld(held, [], caps, 'grant');
+  requireHeldChange(held, [], caps, 'grant');
   return inTransaction(deps.ds, async (m) => {
     const group = m.create(Group, {
       workspaceId,
@@ -187,7 +179,7 @@ export async function editWorkspaceGroup(deps: Deps, workspaceId: string, groupI
       throw new DomainError('conflict', `"${g.name}" is a system group: its name cannot be changed.`);
     }
     const caps = input.capabilities ? [...new Set(input.capabilities)] : g.capabilities;
-    refuseUnheld(held, g.capabilities, caps, 'grant or remove');
+    requireHeldChange(held, g.capabilities, caps, 'grant or remove');
     await withUniqueName(m, input.name ?? g.name, () =>
       updateGroupRow(m, g.id, {
           name: input.name ?? g.name,
@@ -205,7 +197,7 @@ export async function removeWorkspaceGroup(deps: Deps, workspaceId: string, grou
   await inTransaction(deps.ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
     if (g.system) throw new DomainError('conflict', `"${g.name}" is a system group: it cannot be deleted.`);
-    if (g.members.length) refuseUnheld(held, g.capabilities, [], 'remove');
+    if (g.members.length) requireHeldChange(held, g.capabilities, [], 'remove');
     await deleteGroupRow(m, g.id);
   });
 }
@@ -214,7 +206,7 @@ export async function removeWorkspaceGroup(deps: Deps, workspaceId: string, grou
 export async function putInGroup(deps: Deps, workspaceId: string, groupId: string, agentId: string, held: ReadonlySet<Capability>): Promise<GroupRecord> {
   return inTransaction(deps.ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
-    refuseUnheld(held, [], g.capabilities, 'grant');
+    requireHeldChange(held, [], g.capabilities, 'grant');
     await insertMember(m, workspaceId, g.id, agentId);
     return getGroup(m, workspaceId, g.id);
   });
@@ -225,7 +217,7 @@ export async function takeOutOfGroup(deps: Deps, workspaceId: string, groupId: s
   return inTransaction(deps.ds, async (m) => {
     const g = await getGroup(m, workspaceId, groupId, true);
     if (!g.members.some((x) => x.id === agentId)) throw new DomainError('not_found', `Participant "${agentId}" is not a member of group "${g.name}".`);
-    refuseUnheld(held, g.capabilities, [], 'remove');
+    requireHeldChange(held, g.capabilities, [], 'remove');
     await leaveGroup(m, g.id, agentId);
     return getGroup(m, workspaceId, g.id);
   });

@@ -7,6 +7,7 @@ import { scopesWithin, type Principal } from '../../domain/capabilities';
 import { logger } from '../../logger';
 import { mintKey, PLATFORM_AGENT_ID, recordKeyUse, revokeKeyRow, updateKeyRow } from '../identity';
 import { findWorkspace } from '../workspaces';
+import { requireSelfOrCreator } from './policies/participants';
 
 /** A key as GET /agents/{id}/keys lists it (never its hash). */
 export interface KeyRow {
@@ -41,10 +42,9 @@ export async function resolveOwnedAgent(m: DataSource | EntityManager, actor: Pr
   const id = idParam === 'me' ? actor.agentId : idParam;
   const a = await m.getRepository(Agent).findOne({ select: { id: true, parentId: true, createdBy: true, claimedBy: true }, where: { id } });
   if (!a) throw new DomainError('not_found', `Participant "${id}" was not found.`);
-  if (actor.isMaster || a.id === actor.agentId || [a.parentId, a.createdBy, a.claimedBy].includes(actor.agentId)) return a.id;
-  throw new DomainError('not_authorized', `Only the participant itself or its creator may ${act} (a workspace admin is not enough).`, {
-    requiredCapabilities: ['self/owner'],
-  });
+  // The policy's self/owner rule, asked where the row is read: inside the caller's transaction when `m` is one (a money move's).
+  requireSelfOrCreator(actor, a, act);
+  return a.id;
 }
 
 export async function listKeys(ds: DataSource, agentId: string): Promise<KeyRow[]> {

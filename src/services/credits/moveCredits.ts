@@ -91,11 +91,8 @@ export async function transferCredits(
 
 export type TransferDirection = 'in' | 'out' | 'all';
 
-/** GET /agents/transfers: a participant's transfers, newest first. Only the master key names another participant. */
+/** GET /agents/transfers: a participant's transfers, newest first. Who may name another participant: the route asks policies.credits. */
 export async function listTransfers(deps: Deps, actor: Principal, p: { direction: TransferDirection; limit: number; agentId?: string }): Promise<CreditTransfer[]> {
-  if (p.agentId && !actor.isMaster && p.agentId !== actor.agentId) {
-    throw new DomainError('not_authorized', 'Only the master key may list another participant\'s transfers (agentId).', { requiredCapabilities: ['platform'] });
-  }
   const who = p.agentId ?? actor.agentId;
   const q = deps.ds.getRepository(CreditTransfer).createQueryBuilder('t');
   if (p.direction === 'in') q.where('t.toAgent = :who', { who });
@@ -116,7 +113,8 @@ export interface SpendRecord {
 
 /**
  * POST /agents/{id}/spend: credits leave to the type's sink account (a ledger row on the agent's
- * history). tokens and purchase: by the participant itself or its creator; betting: the platform operator only.
+ * history). tokens and purchase: by the participant itself or its creator; betting: the platform operator only
+ * (the route asks policies.credits.requireMaySpend before this).
  */
 export async function spendCredits(
   deps: Deps,
@@ -124,9 +122,6 @@ export async function spendCredits(
   p: { idParam: string; amount: number; type: SpendType; reason: string; idempotencyKey?: string },
 ): Promise<Once<SpendRecord>> {
   const amount = nanoAmount(p.amount);
-  if (p.type === 'betting' && !actor.isMaster) {
-    throw new DomainError('not_authorized', 'Spending of type betting is for the platform operator (master key) only.', { requiredCapabilities: ['platform'] });
-  }
   if (p.type !== 'betting') refuseMaster(actor, `spend a participant's credits on ${p.type}`);
   return inTransaction(deps.ds, async (m) => {
     const agentId = await resolveOwnedAgent(m, actor, p.idParam, 'spend its credits');

@@ -87,9 +87,8 @@ async function closeRefunded(m: EntityManager, w: Withdrawal, status: 'failed' |
   return true;
 }
 
-/** POST /agents/withdrawals/{id}/approve|reject: the platform operator decides a withdrawal waiting for review. */
+/** POST /agents/withdrawals/{id}/approve|reject: the platform operator decides a withdrawal waiting for review (its route's rule is platform-only). */
 export async function decideWithdrawal(deps: Deps, actor: Principal, id: string, decision: 'approve' | 'reject', reason?: string): Promise<Withdrawal> {
-  if (!actor.isMaster) throw new DomainError('not_authorized', 'Only the platform operator (master key) decides withdrawals.', { requiredCapabilities: ['platform'] });
   const w = await inTransaction(deps.ds, async (m) => {
     const repo = m.getRepository(Withdrawal);
     const w = await repo.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });

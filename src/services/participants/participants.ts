@@ -1,9 +1,9 @@
 import { DomainError } from '../../errors';
 import { inTransaction } from '../../db/tx';
 import type { Deps } from '../../deps';
-import { capabilityChangeNotHeld, type Capability, type Principal } from '../../domain/capabilities';
+import { type Capability, type Principal } from '../../domain/capabilities';
 import { toNano } from '../../domain/money';
-import { groupsByIds } from '../access';
+import { groupsByIds, policies } from '../access';
 import { createAgent, mintKey, NICKNAME_RE, PLATFORM_AGENT_ID } from '../identity';
 import { positionMetricValue, positionWorth } from '../portfolio';
 import { liveTradesOf, openPositionsOf, resolvedTotalsOf } from '../standings';
@@ -114,14 +114,8 @@ export async function createChildParticipant(
       const groups = w.groupIds
         ? await groupsByIds(m, w.ws.id, [...new Set(w.groupIds)])
         : await rows<{ id: string; name: string; capabilities: string[] }>(m, `SELECT id, name, capabilities FROM groups WHERE workspace_id = $1 AND system AND name = 'Trader'`, [w.ws.id]);
-      for (const g of groups) {
-        const missing = capabilityChangeNotHeld(w.held, [], g.capabilities);
-        if (missing.length) {
-          throw new DomainError('not_authorized', `Group "${g.name}" grants ${missing.join(', ')}, which you do not hold in workspace ${w.ws.slug}.`, {
-            requiredCapabilities: missing,
-          });
-        }
-      }
+      // Re-checked in the transaction: the groups' capabilities are read there (the policy: groups.requireGrantable).
+      for (const g of groups) policies.groups.requireGrantable(w.held, g, w.ws.slug);
       memberships.push({ workspaceId: w.ws.id, groupIds: (groups as Array<{ id: string }>).map((g) => g.id) });
     }
     const id = await createAgent(m, { id: input.agentId, nickname, bio: input.bio, source: input.source, parentId: actor.agentId, createdBy: actor.agentId });
@@ -223,14 +217,19 @@ export async function participantsOfWorkspace(deps: Deps, ws: WorkspaceRow) {
 }
 
 /**
- * DELETE /agents/{id} (spec §4.3): the participant itself, its creator (or parent), or the master key;
- * and, unless the master key, manage in a workspace the participant belongs to (none needed when it
- * belongs to none). Then the deletions area: its open orders cancelled, its balance to its parent,
+ * DELETE /agents/{id} (spec §4.3): `authorize` is the route's policy (policies.participants: the participant
+ * itself, its creator or parent, or the master key; and, unless the master key, manage in a workspace it
+ * belongs to), asked of the target and its workspaces as read here. Then the deletions area: its open orders cancelled, its balance to its parent,
  * else its creator, else the platform treasury, and its keys revoked in one transaction; its trades,
  * positions and the row itself go in batches by the deletion job (issue 26). Participants owning a
  * workspace must delete it first.
  */
-export async function removeParticipant(deps: Deps, actor: Principal, idParam: string, managesIn: (workspaceId: string) => Promise<boolean>) {
+export async function removeParticipant(
+  deps: Deps,
+  actor: Principal,
+  idParam: string,
+  authorize: (target: { id: string; parentId: string | null; createdBy: string | null; workspaceIds: string[] }) => Promise<void>,
+) {
   const id = idParam === 'me' ? actor.agentId : idParam;
   const target = await firstRow<{ id: string; parent_id: string | null; created_by: string | null; is_platform: boolean }>(
     deps.ds,
@@ -240,17 +239,8 @@ export async function removeParticipant(deps: Deps, actor: Principal, idParam: s
   if (!target) throw new DomainError('not_found', `Participant "${id}" was not found.`);
   if (target.is_platform || target.id === PLATFORM_AGENT_ID) throw new DomainError('conflict', 'The platform identity cannot be deleted.');
   if (!actor.isMaster) {
-    if (![target.id, target.parent_id, target.created_by].includes(actor.agentId)) {
-      throw new DomainError('not_authorized', 'Only the participant itself, its creator, or the master key may delete a participant.', {
-        requiredCapabilities: ['self/owner', 'manage'],
-      });
-    }
-    const wsIds = (await rows<{ workspace_id: string }>(deps.ds, `SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r) => r.workspace_id);
-    let allowed = wsIds.length === 0;
-    for (const wsId of wsIds) if (!allowed && (await managesIn(wsId))) allowed = true;
-    if (!allowed) {
-      throw new DomainError('not_authorized', 'Deleting a participant also needs manage in a workspace it belongs to.', { requiredCapabilities: ['manage'] });
-    }
+    const workspaceIds = (await rows<{ workspace_id: string }>(deps.ds, `SELECT workspace_id FROM memberships WHERE agent_id = $1`, [id])).map((r) => r.workspace_id);
+    await authorize({ id: target.id, parentId: target.parent_id, createdBy: target.created_by, workspaceIds });
   }
   return requestParticipantDeletion(deps, id, actor.agentId);
 }

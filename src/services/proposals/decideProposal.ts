@@ -4,6 +4,7 @@ import { inTransaction } from '../../db/tx';
 import { rows } from '../../db/queryRows';
 import { Proposal } from '../../entities/proposal';
 import { DomainError } from '../../errors';
+import { policies } from '../access';
 import { closeOrdersOf, lockMarket, setCloseReason, type MarketRow } from '../books';
 import { voidLockedMarket } from '../lifecycle';
 import { emitEvent } from '../events';
@@ -41,9 +42,8 @@ export async function decideProposal(deps: Deps, workspaceId: string, proposalId
   await inTransaction(deps.ds, async (m) => {
     const p = await lockProposal(m, proposalId, workspaceId);
     if (!p) throw proposalNotFound(proposalId);
-    if (d.decision === 'withdraw' && !d.canManage && p.proposedBy !== d.agentId) {
-      throw new DomainError('not_authorized', 'Only the proposer, or a holder of manage, may withdraw this proposal.', { requiredCapabilities: ['manage'] });
-    }
+    // Re-checked in the transaction: the proposer is read from the locked row (the policy: proposals.requireMayWithdraw).
+    if (d.decision === 'withdraw') policies.proposals.requireMayWithdraw({ agentId: d.agentId, canManage: d.canManage }, p.proposedBy);
     if (p.status !== 'pending') {
       throw new DomainError(
         'conflict',

@@ -1,15 +1,16 @@
 import type { Deps } from '../../deps';
 import { inTransaction } from '../../db/tx';
 import { DomainError } from '../../errors';
-import type { Capability } from '../../domain/capabilities';
 import { leaveWorkspace } from './structureWrites';
 import { addMember, isMember, workspaceByIdOrSlug } from './workspaces';
 
-/** Join a public workspace as a Trader (idempotent); 404 for an unknown one, 403 for a private one. */
-export async function joinPublicWorkspace(deps: Deps, agentId: string, idOrSlug: string): Promise<NonNullable<Awaited<ReturnType<typeof workspaceByIdOrSlug>>>> {
+type Workspace = NonNullable<Awaited<ReturnType<typeof workspaceByIdOrSlug>>>;
+
+/** Join a workspace as a Trader (idempotent); 404 for an unknown one; `admit` is the route's policy (a private one: 403). */
+export async function joinPublicWorkspace(deps: Deps, agentId: string, idOrSlug: string, admit: (ws: Workspace) => void): Promise<Workspace> {
   const ws = await workspaceByIdOrSlug(deps, idOrSlug);
   if (!ws) throw new DomainError('workspace_not_found', `No workspace "${idOrSlug}" exists.`);
-  if (!ws.public) throw new DomainError('not_authorized', 'This workspace is private: only its admins can add members.', { requiredCapabilities: ['manage'] });
+  admit(ws);
   await inTransaction(deps.ds, (m) => addMember(m, ws.id, agentId, 'Trader'));
   return ws;
 }
@@ -54,9 +55,9 @@ export async function workspacesOf(deps: Deps, agentId: string, onlyWorkspaceId:
 /**
  * DELETE /workspaces/current/members/{agentId}: a member leaves the workspace, removed by a caller
  * with manage who holds every capability the member's groups grant there (as taking it out of each
- * group would ask). The owner stays. What the member holds (positions, orders, history) stays theirs.
+ * group would ask: `mayRemove`, the route's policy). The owner stays. What the member holds (positions, orders, history) stays theirs.
  */
-export async function removeMember(deps: Deps, ws: { id: string; ownerId: string }, agentId: string, held: ReadonlySet<Capability>): Promise<void> {
+export async function removeMember(deps: Deps, ws: { id: string; ownerId: string }, agentId: string, mayRemove: (memberCapabilities: string[]) => void): Promise<void> {
   if (agentId === ws.ownerId) throw new DomainError('conflict', 'The owner cannot be removed from their own workspace.');
   await inTransaction(deps.ds, async (m) => {
     if (!(await isMember(m, ws.id, agentId))) throw new DomainError('not_found', `Participant "${agentId}" is not a member of this workspace.`);
@@ -64,12 +65,8 @@ export async function removeMember(deps: Deps, ws: { id: string; ownerId: string
       `SELECT g.capabilities FROM groups g JOIN group_members gm ON gm.group_id = g.id WHERE g.workspace_id = $1 AND gm.agent_id = $2`,
       [ws.id, agentId],
     );
-    const missing = [...new Set(rows.flatMap((r) => r.capabilities))].filter((c) => !held.has(c as Capability));
-    if (missing.length) {
-      throw new DomainError('not_authorized', `You cannot remove a member who holds ${missing.join(', ')}: you do not hold ${missing.length > 1 ? 'them' : 'it'} in this workspace.`, {
-        requiredCapabilities: missing,
-      });
-    }
+    // The policy asked in the transaction: the member's groups are read there.
+    mayRemove(rows.flatMap((r) => r.capabilities));
     await leaveWorkspace(m, ws.id, agentId);
   });
 }

@@ -1,0 +1,24 @@
+/** One policy file per resource (issue 67): the rule each route declares, and the object-level checks behind them. */
+export * as accounts from './accounts';
+export * as connections from './connections';
+export * as credits from './credits';
+export * as dataRoom from './dataRoom';
+export * as deletions from './deletions';
+export * as events from './events';
+export * as feedback from './feedback';
+export * as groups from './groups';
+export * as hooks from './hooks';
+export * as keys from './keys';
+export * as markets from './markets';
+export * as metrics from './metrics';
+export * as onboarding from './onboarding';
+export * as orders from './orders';
+export * as participants from './participants';
+export * as proposals from './proposals';
+export * as sources from './sources';
+export * as standings from './standings';
+export * as status from './status';
+export * as telemetry from './telemetry';
+export * as trackRecord from './trackRecord';
+export * as workspaces from './workspaces';
+export { rules, type AuthRule, type AuthLabel } from './rule';
