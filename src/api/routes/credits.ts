@@ -60,7 +60,7 @@ import {
 
 const moneyErrors = ['insufficient_balance', 'idempotency_key_reuse', 'not_found'] as const;
 
-defineRoute({
+export const postAgentsTransfer = defineRoute({
   method: 'POST',
   path: '/agents/transfer',
   idempotent: true,
@@ -84,7 +84,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsTransfers = defineRoute({
   method: 'GET',
   path: '/agents/transfers',
   auth: auth.identity('account:read'),
@@ -95,7 +95,7 @@ defineRoute({
   handler: async (c) => (await listTransfers(c.deps, c.identity(), c.query)).map(presentTransfer),
 });
 
-defineRoute({
+export const getAgentsSignupGrant = defineRoute({
   method: 'GET',
   path: '/agents/signup-grant',
   readsPrimary: true,
@@ -105,7 +105,7 @@ defineRoute({
   handler: async (c) => presentSignupGrant(await signupGrantOf(c.deps, c.identity())),
 });
 
-defineRoute({
+export const postAgentsSignupGrant = defineRoute({
   method: 'POST',
   path: '/agents/signup-grant',
   idempotent: true,
@@ -119,7 +119,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsDepositAddress = defineRoute({
   method: 'GET',
   path: '/agents/deposit-address',
   readsPrimary: true,
@@ -130,7 +130,7 @@ defineRoute({
   handler: async (c) => presentDepositAddress(depositAddress(c.deps)),
 });
 
-defineRoute({
+export const getAgentsTreasury = defineRoute({
   method: 'GET',
   path: '/agents/treasury',
   readsPrimary: true,
@@ -144,8 +144,9 @@ defineRoute({
   },
 });
 
-for (const decision of ['approve', 'reject'] as const) {
-  defineRoute({
+/** Approve and reject are one route shape, defined once per decision. */
+function withdrawalDecision(decision: 'approve' | 'reject') {
+  return defineRoute({
     method: 'POST',
     path: `/agents/withdrawals/:id/${decision}`,
     auth: auth.platform(),
@@ -160,10 +161,12 @@ for (const decision of ['approve', 'reject'] as const) {
     handler: async (c) => presentWithdrawal(await decideWithdrawal(c.deps, c.identity(), c.params.id, decision, c.body?.reason)),
   });
 }
+export const postAgentsWithdrawalsByIdApprove = withdrawalDecision('approve');
+export const postAgentsWithdrawalsByIdReject = withdrawalDecision('reject');
 
 const agentParam = z.object({ id: z.string().min(1).max(200) });
 
-defineRoute({
+export const postAgentsByIdCredit = defineRoute({
   method: 'POST',
   path: '/agents/:id/credit',
   idempotent: true,
@@ -190,7 +193,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postAgentsByIdSpend = defineRoute({
   method: 'POST',
   path: '/agents/:id/spend',
   idempotent: true,
@@ -207,7 +210,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const putAgentsByIdWallet = defineRoute({
   method: 'PUT',
   path: '/agents/:id/wallet',
   auth: auth.selfOwner('account:wallet'),
@@ -219,7 +222,7 @@ defineRoute({
   handler: async (c) => presentWallet(await registerWallet(c.deps, c.identity(), c.params.id, c.body.walletAddress)),
 });
 
-defineRoute({
+export const postAgentsByIdDeposit = defineRoute({
   method: 'POST',
   path: '/agents/:id/deposit',
   auth: auth.selfOwner('account:wallet'),
@@ -244,7 +247,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsByIdDeposits = defineRoute({
   method: 'GET',
   path: '/agents/:id/deposits',
   auth: auth.selfOwner('account:read'),
@@ -256,7 +259,7 @@ defineRoute({
   handler: async (c) => (await depositsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map(presentDeposit),
 });
 
-defineRoute({
+export const getAgentsByIdDepositsByDepositId = defineRoute({
   method: 'GET',
   path: '/agents/:id/deposits/:depositId',
   auth: auth.selfOwner('account:read'),
@@ -267,7 +270,7 @@ defineRoute({
   handler: async (c) => presentDeposit(await depositOf(c.deps, c.identity(), c.params.id, c.params.depositId)),
 });
 
-defineRoute({
+export const postAgentsByIdWithdraw = defineRoute({
   method: 'POST',
   path: '/agents/:id/withdraw',
   idempotent: true,
@@ -289,7 +292,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsByIdWithdrawals = defineRoute({
   method: 'GET',
   path: '/agents/:id/withdrawals',
   auth: auth.selfOwner('account:read'),
@@ -301,7 +304,7 @@ defineRoute({
   handler: async (c) => (await withdrawalsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map((w) => presentWithdrawal(w)),
 });
 
-defineRoute({
+export const getAgentsByIdLedger = defineRoute({
   method: 'GET',
   path: '/agents/:id/ledger',
   auth: auth.selfOwner('account:read'),

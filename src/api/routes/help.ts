@@ -106,7 +106,7 @@ const wholeCatalog = cachedDocument(() => {
 });
 const openApi = cachedDocument(openApiDocument);
 
-defineRoute({
+export const getHelp = defineRoute({
   method: 'GET',
   path: '/help',
   auth: { label: '-' },
@@ -140,7 +140,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getPublicConfig = defineRoute({
   method: 'GET',
   path: '/public-config',
   auth: { label: '-' },
@@ -166,7 +166,7 @@ defineRoute({
   }),
 });
 
-defineRoute({
+export const getGuides = defineRoute({
   method: 'GET',
   path: '/guides',
   auth: { label: '-' },
@@ -176,7 +176,7 @@ defineRoute({
   handler: async () => guideIndex(),
 });
 
-defineRoute({
+export const getGuidesCategories = defineRoute({
   method: 'GET',
   path: '/guides/_categories',
   auth: { label: '-' },
@@ -186,7 +186,7 @@ defineRoute({
   handler: async () => GUIDE_CATEGORIES,
 });
 
-defineRoute({
+export const getGuidesBySection = defineRoute({
   method: 'GET',
   path: '/guides/:section',
   auth: { label: '-' },
@@ -203,7 +203,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getOpenapiJson = defineRoute({
   method: 'GET',
   path: '/openapi.json',
   auth: { label: '-' },

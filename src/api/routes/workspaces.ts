@@ -15,7 +15,7 @@ import { currentWorkspaceSchema, joinSchema, myWorkspaceSchema, publicWorkspaceS
 import { defineRoute } from '../registry';
 import { credits } from '../schemas/common';
 
-defineRoute({
+export const postWorkspaces = defineRoute({
   method: 'POST',
   path: '/workspaces',
   response: workspaceSchema.extend({
@@ -46,7 +46,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getWorkspacesCurrent = defineRoute({
   method: 'GET',
   path: '/workspaces/current',
   response: currentWorkspaceSchema,
@@ -60,7 +60,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getMarketplaceWorkspacesPublic = defineRoute({
   method: 'GET',
   path: '/marketplace/workspaces/public',
   response: z.array(publicWorkspaceSchema),
@@ -73,7 +73,7 @@ defineRoute({
   handler: async (c) => (await publicWorkspaces(c.deps, { q: c.query.q })).map((w) => ({ ...presentWorkspace(w.workspace), activity: presentActivity(w.activity) })),
 });
 
-defineRoute({
+export const postMarketplaceByWorkspaceIdJoin = defineRoute({
   method: 'POST',
   path: '/marketplace/:workspaceId/join',
   response: joinSchema,
@@ -88,7 +88,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteWorkspacesCurrentMembersByAgentId = defineRoute({
   method: 'DELETE',
   path: '/workspaces/current/members/:agentId',
   response: z.object({ ok: z.literal(true), workspaceId: z.string(), agentId: z.string() }),
@@ -109,7 +109,7 @@ defineRoute({
 
 const workspaceParam = z.object({ id: z.string().min(1).max(200) });
 
-defineRoute({
+export const patchWorkspacesById = defineRoute({
   method: 'PATCH',
   path: '/workspaces/:id',
   response: workspaceSchema,
@@ -139,7 +139,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteWorkspacesById = defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id',
   response: deletionSchema,
@@ -155,7 +155,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getWorkspacesByIdViewLink = defineRoute({
   method: 'GET',
   path: '/workspaces/:id/view-link',
   response: viewLinkSchema,
@@ -170,7 +170,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteWorkspacesByIdViewLink = defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id/view-link',
   errors: [],
@@ -182,7 +182,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getWorkspaces = defineRoute({
   method: 'GET',
   path: '/workspaces',
   response: z.array(myWorkspaceSchema),
