@@ -126,8 +126,11 @@ type Untyped<T> = 0 extends 1 & T ? true : unknown extends T ? true : false;
 export type ParamsIn<P> = Untyped<P> extends true ? Record<string, string> : string extends keyof P ? Record<string, never> : { [K in keyof P]: string };
 /** What a caller sends as the query: its fields as the URL's strings. */
 export type QueryIn<Q> = Untyped<Q> extends true ? Record<string, unknown> : { [K in keyof Q]?: string };
-/** What a caller sends as the body: the body schema's input. */
-export type BodyIn<BI> = Untyped<BI> extends true ? unknown : BI;
+/**
+ * What a caller sends as the body: the body schema's fields, each value the route's to judge (a page
+ * sends what the person typed, and shows the API's own refusal of it). A misnamed field fails to compile.
+ */
+export type BodyIn<BI> = Untyped<BI> extends true ? unknown : BI extends object ? { [K in keyof BI]?: unknown } : BI;
 
 /** One readable sentence from zod issues, plus the issues for programs. */
 export function validationError(where: 'body' | 'query' | 'path', err: z.ZodError): DomainError {

@@ -1,10 +1,11 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiRead, type Visitor } from '../api';
 import type { FormState } from '../forms';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
+import { getWorkspacesCurrent, postMarketplaceByWorkspaceIdJoin } from '../../api/routes';
 
 /**
  * Joining a public workspace from its pages (issue 65): the workspace's home and each of its books
@@ -30,13 +31,13 @@ export function joinSection(v: Visitor, current: Current | null, back: string, s
 
 /** GET /workspaces/current for a visitor with credentials (null without: nothing to decide). */
 export async function currentOf(deps: Deps, v: Visitor): Promise<Current | null> {
-  return hasCredentials(v) ? apiGet<Current>(deps, v, '/workspaces/current') : null;
+  return hasCredentials(v) ? apiRead(deps, v, getWorkspacesCurrent) : null;
 }
 
 /** The join itself, for the workspace of the page. */
 export async function join(deps: Deps, v: Visitor): Promise<void> {
-  const current = await apiGet<Current>(deps, v, '/workspaces/current');
-  await apiAct(deps, v, 'POST', '/marketplace/:workspaceId/join', { params: { workspaceId: current.id } });
+  const current = await apiRead(deps, v, getWorkspacesCurrent);
+  await apiAct(deps, v, postMarketplaceByWorkspaceIdJoin, { params: { workspaceId: current.id } });
 }
 
 /** A form posted on a workspace's home: join. */
