@@ -1,9 +1,6 @@
-import type { z } from 'zod';
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
-import type { marketHistorySchema, marketSchema } from '../api/schemas/markets';
-import type { metricSchema, statusSchema } from '../api/schemas/metrics';
-import type { proposalSchema } from '../api/schemas/proposals';
+import type { AnswerOf } from '../api/registry';
 import { apiRead, type Visitor } from './api';
 import { align, chart, gapBar, sparkline } from './charts';
 import { fmtCredits, fmtDelta, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';
@@ -16,13 +13,9 @@ import { proposalActs } from './acts/proposal';
 import { settleSection } from './acts/settle';
 import { getMetrics, getMetricsById, getPredictionsMarkets, getPredictionsMarketsById, getPredictionsMarketsByIdHistory, getPredictionsMarketsByIdOrderbook, getProposals, getProposalsById, getStatus } from '../api/routes';
 
-type Metric = z.infer<typeof metricSchema>;
-type Status = z.infer<typeof statusSchema>;
-type Market = z.infer<typeof marketSchema>;
-type History = z.infer<typeof marketHistorySchema>;
-type Proposal = z.infer<typeof proposalSchema>;
-type OrderBook = { marketId: string; higher: Level[]; lower: Level[] };
-type Level = { limit: number; probability: number; shares: number; orders: number };
+type Market = AnswerOf<typeof getPredictionsMarketsById>;
+type History = AnswerOf<typeof getPredictionsMarketsByIdHistory>;
+type Proposal = AnswerOf<typeof getProposalsById>;
 
 /** Charts are keyed in milliseconds: trades within one second are distinct points. */
 const ms = (iso: string) => Date.parse(iso);
@@ -193,7 +186,7 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string, state
   const data = align([{ label: 'Consensus', points, step: true }]);
   const recent = history.points.slice(-20).reverse();
   const maxShares = Math.max(1, ...book.higher.map((l) => l.shares), ...book.lower.map((l) => l.shares));
-  const wall = (side: 'higher' | 'lower', levels: Level[]) =>
+  const wall = (side: 'higher' | 'lower', levels: AnswerOf<typeof getPredictionsMarketsByIdOrderbook>['higher']) =>
     html`<section class="wall ${side}" aria-labelledby="wall-${side}"><h3 id="wall-${side}">Buy ${side}</h3>${
       levels.length
         ? html`<table><thead><tr><th scope="col">Limit</th><th scope="col">Shares</th><th scope="col">Orders</th></tr></thead><tbody>${levels.map(

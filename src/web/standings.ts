@@ -1,6 +1,5 @@
-import type { z } from 'zod';
 import type { Deps } from '../deps';
-import type { leaderboardSchema, marketplaceStatsSchema, publicProfileSchema, seasonSchema } from '../api/schemas/standings';
+import type { AnswerOf } from '../api/registry';
 import { apiRead, type Visitor } from './api';
 import { align, chart } from './charts';
 import { fmtCredits, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';
@@ -9,10 +8,7 @@ import type { PageParts } from './layout';
 import { getAgentsByIdPublic, getLeaderboard, getMarketplaceStats, getSeasons } from '../api/routes';
 
 /** The site-wide pages of the standings (issue 23's API): the public leaderboard and a participant's public profile. */
-type Leaderboard = z.infer<typeof leaderboardSchema>;
-type Profile = z.infer<typeof publicProfileSchema>;
-type Season = z.infer<typeof seasonSchema>;
-type MarketplaceStats = z.infer<typeof marketplaceStatsSchema>;
+type Profile = AnswerOf<typeof getAgentsByIdPublic>;
 
 const SORTS = ['earnings', 'calibration', 'accuracy', 'volume'] as const;
 /** Charts are keyed in milliseconds (charts.ts). */

@@ -1,7 +1,5 @@
-import type { z } from 'zod';
 import type { Deps } from '../deps';
-import type { trackRecordSchema } from '../api/schemas/trackRecord';
-import type { metricSchema, statusSchema } from '../api/schemas/metrics';
+import type { AnswerOf } from '../api/registry';
 import { apiRead, type Visitor } from './api';
 import { align, chart } from './charts';
 import { fmtDelta, fmtInstant, fmtPercent, fmtValue } from './format';
@@ -9,9 +7,7 @@ import { html, type Html } from './html';
 import { href, type PageParts } from './layout';
 import { getMetrics, getStatus, getTrackRecord } from '../api/routes';
 
-type Record_ = z.infer<typeof trackRecordSchema>;
-type Metric = z.infer<typeof metricSchema>;
-type Status = z.infer<typeof statusSchema>;
+type Record_ = AnswerOf<typeof getTrackRecord>;
 type Rate = Record_['summary']['market']['hitRate'];
 
 const RULE_NAMES: Record<string, string> = { persistence: 'Persistence (last reading)', averageChange: 'Average change', alwaysApprove: 'Always approve' };

@@ -36,14 +36,6 @@ interface OpeningQuote {
   unfundedBooks: Unfunded[];
   refusal: { error: string; code: string } | null;
 }
-interface Status {
-  workspace: { slug: string; name: string };
-}
-interface Metric {
-  id: string;
-  name: string;
-  isLeaf: boolean;
-}
 
 /** The cost a dry run answered: each book it would open and what it would be paid, the total, the payer's balance. */
 function costOf(q: OpeningQuote, payer: string): Html {

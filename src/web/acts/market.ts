@@ -5,7 +5,7 @@ import { apiAct, apiQuote, apiRead, type Visitor } from '../api';
 import { idempotencyKeyOf, type FormState } from '../forms';
 import { fmtCredits, fmtPercent, fmtValue } from '../format';
 import { html, type Html } from '../html';
-import { type Current, join, joinSection } from './join';
+import { join, joinSection } from './join';
 import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, signInTo, stepOf, wholeRefusal, workspaceSlug } from './common';
 import { deletePredictionsOrdersById, getAgentsByIdPositions, getPredictionsOrders, getWorkspacesCurrent, postPredictionsMarketsByIdFund, postPredictionsOrders, postPredictionsTrade } from '../../api/routes';
 

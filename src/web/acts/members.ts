@@ -29,13 +29,6 @@ interface Group {
   system: boolean;
   capabilities: string[];
 }
-interface Current {
-  id: string;
-  slug: string;
-  name: string;
-  public: boolean;
-  ownerId: string;
-}
 
 const pageOf = (slug: string) => `/w/${slug}/members`;
 

@@ -27,9 +27,6 @@ interface ProposalLike {
   status: string;
   proposedBy: string | null;
 }
-interface Current {
-  capabilities: string[];
-}
 
 /** Replies nest under the comment they answer, oldest first; a reply whose parent is not listed stands at the top. */
 function thread(comments: Comment[], back: string, open: boolean, state: FormState | undefined): Html {

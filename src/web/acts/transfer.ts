@@ -10,15 +10,6 @@ import { getAgentsByIdBalance, getAgentsMe, getAgentsTransfers, postAgentsTransf
 
 /** Transferring credits from a page (/transfer, issue 59): your balance, the form, your recent transfers. */
 
-interface Transfer {
-  id: string;
-  fromAgent: string;
-  toAgent: string;
-  amount: number;
-  memo: string | null;
-  createdAt: string;
-}
-
 const PAGE = '/transfer';
 
 export async function transferPage(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
