@@ -7,26 +7,15 @@ import { doneNote } from './acts/common';
 import type { FormState } from './forms';
 import type { PageParts } from './layout';
 import { getMarketplaceWorkspacesPublic, getWorkspaces } from '../api/routes';
+import type { AnswerOf } from '../api/registry';
 
 /**
  * The home page (issue 59): signed in, your workspaces first (GET /workspaces); then the public
  * workspaces, most active first as the API sorts them (GET /marketplace/workspaces/public); a search
  * by name (?q=, the API's own filter on the public list, the same words on yours).
  */
-interface PublicWorkspace {
-  id: string;
-  slug: string;
-  name: string;
-  description: string;
-  activity: { metrics: number; openProposals: number; openBooks: number; volume: number; lastTradeAt: string | null };
-}
-interface MyWorkspace {
-  id: string;
-  slug: string;
-  name: string;
-  role: 'owner' | 'admin' | 'member';
-  visibility: 'public' | 'private';
-}
+type PublicWorkspace = AnswerOf<typeof getMarketplaceWorkspacesPublic>[number];
+type MyWorkspace = AnswerOf<typeof getWorkspaces>[number];
 
 /** The longest search the page sends on (the API's bound). */
 const MAX_Q = 120;

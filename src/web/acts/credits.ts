@@ -8,6 +8,7 @@ import { html, type Html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, textOf, wholeRefusal } from './common';
 import { getAgentsByIdBalance, getAgentsByIdDeposits, getAgentsDepositAddress, getAgentsMe, getAgentsSignupGrant, postAgentsByIdDeposit, postAgentsSignupGrant, putAgentsByIdWallet } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * "Get credits" (issue 65): every way a person's balance grows, on one page: the sign-up grant the
@@ -18,29 +19,9 @@ import { getAgentsByIdBalance, getAgentsByIdDeposits, getAgentsDepositAddress, g
 
 export const CREDITS_PAGE = '/credits';
 
-interface Grant {
-  credits: number;
-  available: boolean;
-  paidAt: string | null;
-}
-interface DepositAddress {
-  address: string;
-  chainId: number;
-  asset: string;
-  contract: string;
-  confirmations: number;
-  creditValueUsd: number;
-  buyFeePercent: number;
-}
-interface Deposit {
-  id: string;
-  txHash: string;
-  status: 'pending' | 'credited' | 'rejected' | 'flagged';
-  reason: string | null;
-  credits: number | null;
-  checks: number;
-  createdAt: string;
-}
+type Grant = AnswerOf<typeof getAgentsSignupGrant>;
+type DepositAddress = AnswerOf<typeof getAgentsDepositAddress>;
+type Deposit = AnswerOf<typeof getAgentsByIdDeposits>[number];
 
 /** The grant as the visitor may take it (null: no session, or nothing to take). */
 export async function grantOf(deps: Deps, v: Visitor): Promise<Grant | null> {

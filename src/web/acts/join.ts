@@ -6,17 +6,14 @@ import type { FormState } from '../forms';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
 import { getWorkspacesCurrent, postMarketplaceByWorkspaceIdJoin } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * Joining a public workspace from its pages (issue 65): the workspace's home and each of its books
  * offer a Join button (POST /marketplace/{id}/join, as a Trader) to a visitor who may not trade there.
  */
 
-export interface Current {
-  id: string;
-  public: boolean;
-  capabilities: string[];
-}
+export type Current = Pick<AnswerOf<typeof getWorkspacesCurrent>, 'id' | 'public' | 'capabilities'>;
 
 /**
  * The join form for a visitor who may not trade in this public workspace; a sign-in link for one

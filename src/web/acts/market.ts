@@ -7,7 +7,8 @@ import { fmtCredits, fmtPercent, fmtValue } from '../format';
 import { html, type Html } from '../html';
 import { join, joinSection } from './join';
 import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, signInTo, stepOf, wholeRefusal, workspaceSlug } from './common';
-import { deletePredictionsOrdersById, getAgentsByIdPositions, getPredictionsOrders, getWorkspacesCurrent, postPredictionsMarketsByIdFund, postPredictionsOrders, postPredictionsTrade } from '../../api/routes';
+import { deletePredictionsOrdersById, getAgentsByIdPositions, getPredictionsMarketsById, getPredictionsOrders, getWorkspacesCurrent, postPredictionsMarketsByIdFund, postPredictionsOrders, postPredictionsTrade } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * Acting on a book from its page (issue 59): trade with a quote first (shares, cost, the payout if
@@ -16,37 +17,9 @@ import { deletePredictionsOrdersById, getAgentsByIdPositions, getPredictionsOrde
  * send the form's Idempotency-Key.
  */
 
-interface Book {
-  id: string;
-  status: string;
-  funded: boolean;
-  rangeMin: number;
-  rangeMax: number;
-}
-interface Position {
-  workspaceId: string;
-  marketId: string;
-  metricName: string;
-  targetDate: string;
-  branch: string | null;
-  direction: 'higher' | 'lower' | null;
-  shares: number;
-  totalCost: number;
-  worth: number;
-  profit: number;
-  sellValue: number;
-  sellProfit: number;
-  status: string;
-}
-interface Order {
-  id: string;
-  direction: 'higher' | 'lower';
-  limit: number;
-  shares: number;
-  remaining: number;
-  reserved: number;
-  status: string;
-}
+type Book = Pick<AnswerOf<typeof getPredictionsMarketsById>, 'id' | 'status' | 'funded' | 'rangeMin' | 'rangeMax'>;
+type Position = AnswerOf<typeof getAgentsByIdPositions>[number];
+type Order = AnswerOf<typeof getPredictionsOrders>[number];
 /** A trade's dry run as POST /predictions/trade answers it. */
 interface Quote {
   direction: 'higher' | 'lower';

@@ -8,6 +8,7 @@ import { html, type Html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
 import { deleteGroupsByIdMembersByAgentId, deleteWorkspacesCurrentMembersByAgentId, getAgents, getGroups, getWorkspacesCurrent, postGroupsByIdMembers } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * A workspace's members, for those who manage it (issue 65): invite by nickname into a group, or by
@@ -16,19 +17,8 @@ import { deleteGroupsByIdMembersByAgentId, deleteWorkspacesCurrentMembersByAgent
  * /workspaces/current/members/{agentId}); the API decides who may do what.
  */
 
-interface Member {
-  id: string;
-  nickname: string;
-  groups: string[];
-  role: string;
-  joinedWorkspaceAt: string;
-}
-interface Group {
-  id: string;
-  name: string;
-  system: boolean;
-  capabilities: string[];
-}
+type Member = AnswerOf<typeof getAgents>[number];
+type Group = AnswerOf<typeof getGroups>[number];
 
 const pageOf = (slug: string) => `/w/${slug}/members`;
 

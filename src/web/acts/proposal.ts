@@ -6,7 +6,8 @@ import type { FormState } from '../forms';
 import { fmtInstant } from '../format';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
-import { getAgentsMe, getProposalsByIdComments, getWorkspacesCurrent, postProposalsByIdApprove, postProposalsByIdComments, postProposalsByIdDecline, postProposalsByIdWithdraw } from '../../api/routes';
+import { getAgentsMe, getProposalsById, getProposalsByIdComments, getWorkspacesCurrent, postProposalsByIdApprove, postProposalsByIdComments, postProposalsByIdDecline, postProposalsByIdWithdraw } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * Discussing and deciding a proposal from its page (issue 59): the comments as a thread with a reply
@@ -14,19 +15,8 @@ import { getAgentsMe, getProposalsByIdComments, getWorkspacesCurrent, postPropos
  * (GET /workspaces/current) allow it. The API decides every act all the same.
  */
 
-interface Comment {
-  id: string;
-  authorId: string | null;
-  authorNickname: string | null;
-  parentId: string | null;
-  body: string;
-  createdAt: string;
-}
-interface ProposalLike {
-  id: string;
-  status: string;
-  proposedBy: string | null;
-}
+type Comment = AnswerOf<typeof getProposalsByIdComments>[number];
+type ProposalLike = Pick<AnswerOf<typeof getProposalsById>, 'id' | 'status' | 'proposedBy'>;
 
 /** Replies nest under the comment they answer, oldest first; a reply whose parent is not listed stands at the top. */
 function thread(comments: Comment[], back: string, open: boolean, state: FormState | undefined): Html {
