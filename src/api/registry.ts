@@ -128,7 +128,7 @@ type Untyped<T> = 0 extends 1 & T ? true : unknown extends T ? true : false;
 /** What a caller sends as path parameters: each as the string the URL would carry. */
 export type ParamsIn<P> = Untyped<P> extends true ? Record<string, string> : string extends keyof P ? Record<string, never> : { [K in keyof P]: string };
 /** What a caller sends as the query: its fields as the URL's strings. */
-export type QueryIn<Q> = Untyped<Q> extends true ? Record<string, unknown> : { [K in keyof Q]?: string };
+export type QueryIn<Q> = Untyped<Q> extends true ? Record<string, unknown> : string extends keyof Q ? Record<string, never> : { [K in keyof Q]?: string };
 /**
  * What a caller sends as the body: the body schema's fields, each value the route's to judge (a page
  * sends what the person typed, and shows the API's own refusal of it). A misnamed field fails to compile.

@@ -97,7 +97,7 @@ async function call<B, Q, P, R, BI, DR>(deps: Deps, visitor: Visitor, def: Route
     const as = await actingOf(deps, visitor);
     const koa = inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined });
     const params = (input.params ?? {}) as ParamsIn<P>;
-    const { result } = await callRoute(deps, def, { as, params, query: input.query ?? {}, body: input.body, koa }, { limit });
+    const { result } = await callRoute(deps, def, { as, params, query: input.query ?? ({} as QueryIn<Q>), body: input.body, koa }, { limit });
     return result;
   } finally {
     visitor.calls?.push({ route: `${def.method} ${def.path}`, ms: performance.now() - started });
