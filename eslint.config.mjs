@@ -5,7 +5,7 @@ import { UNTYPED_QUERY } from './scripts/lib/untypedQuery.mjs';
 
 // Import bans by layer. ESLint keeps only the last `no-restricted-imports` that matches a file, so
 // each block below lists every ban that applies to its files.
-const noApi = { group: ['**/api/app', '**/api/routes/*', '**/api/middleware/*'], message: 'Nothing imports from api/ except main.ts.' };
+const noApi = { group: ['**/api/app', '**/api/routes/*', '**/api/middleware/*'], message: 'Nothing imports from api/ except main.ts; callers take routes from the route table (api/routes), never from one of its files.' };
 const pure = {
   group: ['typeorm', 'ioredis', 'koa', '@koa/*', 'ethers', 'bullmq', 'pg', 'node:fs', 'node:net', 'node:http'],
   message: 'src/domain is pure: no I/O.',
@@ -37,6 +37,15 @@ const noEntities = {
 const deepArea = { regex: '(^|/)services/[^/]+/(?!index$)[^/]+$', message: 'Import another area through its index (services/<area>), not one of its files.' };
 const deepSibling = { regex: '^\\.\\./[^/.]+/(?!index$)[^/]+$', message: 'Import another area through its index (../<area>), not one of its files.' };
 
+// The route table (issue 67): a caller names a route by its value (src/api/routes), never by its
+// path, so a renamed route or field fails to compile. ESLint keeps only the last `no-restricted-syntax`
+// that matches a file, so every block that sets it lists these too.
+const byPathMessage = 'Name the route by its value from the route table (src/api/routes), e.g. apiRead(deps, v, getMetricsById, { params: { id } }), never by its path: a renamed route then fails to compile.';
+const byPath = [
+  { selector: "CallExpression[callee.name=/^(callRoute|apiRead|apiAct|apiQuote)$/] > :matches(Literal[value=/^\\//], TemplateLiteral)", message: byPathMessage },
+  { selector: "CallExpression[callee.name='routeNamed']", message: byPathMessage },
+];
+
 const untypedQuery = 'TypeORM answers `.query(` untyped: read rows with rows<T>() / firstRow<T>() (db/queryRows), counts of an UPDATE or DELETE with changedRows(); the type says what pg returns (int8 and numeric as strings).';
 
 export default tseslint.config(
@@ -67,6 +76,10 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [deepArea] }] },
   },
   {
+    files: ['src/**/*.ts', 'jobs/**/*.ts', 'workers/**/*.ts', 'test/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...byPath] },
+  },
+  {
     files: ['src/services/**/*.ts', 'jobs/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [noApi, noEdge, deepArea] }] },
   },
@@ -83,7 +96,7 @@ export default tseslint.config(
     // Typed query results (issue 67): a `.query(` answer TypeORM types `any` is read through db/queryRows
     // (rows<T>, firstRow<T>, changedRows), everywhere in src/services.
     files: ['src/services/**/*.ts'],
-    rules: { 'no-restricted-syntax': ['error', { selector: UNTYPED_QUERY, message: untypedQuery }] },
+    rules: { 'no-restricted-syntax': ['error', { selector: UNTYPED_QUERY, message: untypedQuery }, ...byPath] },
   },
   {
     // Routes are recipes; workers are thin: no db/, no typeorm, no SQL, no transactions.
@@ -97,6 +110,7 @@ export default tseslint.config(
         { selector: "CallExpression[callee.name='inTransaction']", message: `No transactions here (inTransaction). ${recipe}` },
         { selector: "Identifier[name=/^(EntityManager|DataSource|QueryRunner)$/]", message: `No TypeORM handles here. ${recipe}` },
         { selector: "TSImportType[argument.literal.value=/^typeorm/]", message: `No typeorm types here. ${recipe}` },
+        ...byPath,
       ],
     },
   },
@@ -127,7 +141,7 @@ export default tseslint.config(
             noEntities,
             noApi,
             webNoDoors,
-            { group: ['**/services', '**/services/**'], message: 'Pages read through the API in process (src/web/api.ts apiGet), never a service directly: the API decides what a visitor may see.' },
+            { group: ['**/services', '**/services/**'], message: 'Pages read through the API in process (src/web/api.ts apiRead with a route of the table), never a service directly: the API decides what a visitor may see.' },
           ],
         },
       ],
@@ -135,6 +149,7 @@ export default tseslint.config(
         'error',
         { selector: "CallExpression > MemberExpression.callee[property.name='query']", message: `No SQL here (.query). ${recipe}` },
         { selector: "MemberExpression[property.name='ds']", message: `No data source here (.ds / deps.ds). ${recipe}` },
+        ...byPath,
       ],
     },
   },

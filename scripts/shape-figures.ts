@@ -129,7 +129,34 @@ function doorImports() {
   return { total: Object.values(crossings).reduce((a, b) => a + b, 0), ...crossings };
 }
 
+/**
+ * Calls that name a route by its path (issue 67 item 1, the figure lint now holds at 0): a caller's
+ * call (apiGet, apiAct, apiRead, apiQuote, callRoute, routeNamed, a tool confirmation's read) given a
+ * path string or template, and a tool spec's `path: '/...'` beside its method. Outside the route
+ * files and the router (src/api/app.ts), in src and test.
+ */
+const CALLERS = new Set(['apiGet', 'apiAct', 'apiRead', 'apiQuote', 'callRoute', 'routeNamed', 'read']);
+function routeCallsByPath(file: string, src: string): number {
+  const sf = ts.createSourceFile(file, src, ts.ScriptTarget.Latest, true);
+  let n = 0;
+  const pathText = (e: ts.Node) => (ts.isStringLiteralLike(e) ? e.text : ts.isTemplateExpression(e) ? e.head.text : null);
+  const isPath = (e: ts.Node) => /^\/[a-z]/.test(pathText(e) ?? '');
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && CALLERS.has(node.expression.text) && node.arguments.some(isPath)) n++;
+    else if (ts.isObjectLiteralExpression(node)) {
+      const key = (name: string) => node.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === name);
+      const path = key('path');
+      if (path && key('method') && key('name') && isPath(path.initializer)) n++;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return n;
+}
+
 async function shapeStep3() {
+  const callers = [...files, ...walk(join(root, 'test'))].filter((f) => !f.startsWith('src/api/routes/') && f !== 'src/api/app.ts');
+  const routeCalls = callers.map((f) => [f, routeCallsByPath(f, read(f))] as const).filter(([, n]) => n > 0);
   const doors = [...walk(join(root, 'src/web')), ...walk(join(root, 'src/api/mcp')), ...walk(join(root, 'src/doors'))];
   const byPath = doors.map((f) => [f, pathStrings(f, read(f))] as const).filter(([, n]) => n > 0);
   // A refusal decided in a service: a not_authorized error built there. The policy files (services/access/policies)
@@ -159,6 +186,7 @@ async function shapeStep3() {
   }
   return {
     routesNamedByPath: { count: byPath.reduce((n, [, c]) => n + c, 0), files: byPath.length },
+    callsNamingARouteByPath: { count: routeCalls.reduce((n, [, c]) => n + c, 0), at: routeCalls.map(([f, c]) => `${f} (${c})`) },
     authorizationInServices: { sites: authz.reduce((n, [, c]) => n + c, 0), files: authz.map(([f]) => f) },
     policyFiles: policies.length,
     policyChecksAskedInServices: { sites: asked.reduce((n, [, c]) => n + c, 0), files: asked.map(([f]) => f) },

@@ -7,7 +7,7 @@ import { outsideReadScope, readScope } from '../readScope';
 import { callerCache } from '../services/access';
 import { requireCapability, requireScope, resolveAccess, type Caller } from './access';
 import { limitRequest } from './middleware/rateLimit';
-import { parseWith, registeredRoutes, type Call, type Method, type RouteDef } from './registry';
+import { parseWith, type BodyIn, type Call, type ParamsIn, type QueryIn, type RouteDef } from './registry';
 
 /**
  * Who acts, resolved at the front door (a key or a session by the API's edge, a connection's grant
@@ -23,12 +23,15 @@ export interface Acting {
   ip: string;
 }
 
-/** What one call of a route is made of: the router's request, or an in-process caller's (callRoute). */
-export interface RouteRequest {
+/**
+ * What one call of a route is made of: the router's request, or an in-process caller's (callRoute),
+ * typed by the route's schemas when the caller names a route of the table.
+ */
+export interface RouteRequest<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
   as: Acting;
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  body: unknown;
+  params: P;
+  query: Q;
+  body: B;
   /** The Koa context the handler may read headers from and set headers on. */
   koa: Koa.Context;
 }
@@ -170,16 +173,16 @@ export function inProcessContext(as: Acting, extra: InProcess = {}): Koa.Context
  * cache dropped after a change that may alter access (other processes hear of it by NOTIFY). The
  * router, the pages and the MCP tools all call it, so each refuses exactly what the others refuse.
  */
-export async function callRoute<B, Q, P, R>(
+export async function callRoute<B, Q, P, R, BI, DR>(
   deps: Deps,
-  def: RouteDef<B, Q, P, R>,
-  req: RouteRequest,
+  def: RouteDef<B, Q, P, R, BI, DR>,
+  req: RouteRequest<ParamsIn<P>, QueryIn<Q>, BodyIn<BI> | undefined>,
   opts: RunOptions = {},
 ): Promise<Answer<R>> {
   // Trades and orders change no access, nor does a check that runs no handler.
   const mayChangeAccess = def.method !== 'GET' && !def.path.startsWith('/predictions/') && !opts.checkOnly;
   try {
-    const answer = await runRoute(deps, def as unknown as RouteDef<unknown, unknown, unknown>, req, opts);
+    const answer = await runRoute(deps, def as unknown as RouteDef<unknown, unknown, unknown>, req as RouteRequest, opts);
     return withWarnings<R>(answer);
   } finally {
     if (mayChangeAccess) callerCache(deps).invalidate();
@@ -194,13 +197,6 @@ function withWarnings<R>(answer: RouteAnswer): Answer<R> {
     result = { ...result, warnings: [...(Array.isArray(prior) ? prior : []), ...answer.warnings] };
   }
   return { status: answer.status || (result === undefined ? 204 : 200), result: result as R | undefined, warnings: answer.warnings };
-}
-
-/** A route of the registry by method and path (`/metrics/:id`); an unknown one is a programming error. */
-export function routeNamed(method: Method, path: string): RouteDef<unknown, unknown, unknown> {
-  const def = registeredRoutes().find((r) => r.method === method && r.path === path);
-  if (!def) throw new Error(`No API route ${method} ${path}.`);
-  return def;
 }
 
 /** Postgres refuses NUL bytes and untranslatable characters in text: the client's input, not our failure. */

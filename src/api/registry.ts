@@ -30,12 +30,16 @@ export interface Call<B, Q, P> {
   deprecate(warning: string): void;
 }
 
-export interface RouteDef<B = unknown, Q = unknown, P = unknown, R = unknown> {
+/**
+ * One route. B, Q, P, R are its body, query, path parameters and answer as its schemas output them;
+ * BI is the body as a caller sends it (the body schema's input), DR a dry run's answer.
+ */
+export interface RouteDef<B = unknown, Q = unknown, P = unknown, R = unknown, BI = B, DR = unknown> {
   method: Method;
   path: string;
   auth: AuthRule;
   summary: string;
-  body?: ZodType<B>;
+  body?: ZodType<B, BI>;
   /**
    * The handler validates the body itself (with `parseWith(body, ...)`) after a check that must come
    * first: POST /onboard answers 403 while paused whatever was sent. The schema still documents it.
@@ -57,7 +61,7 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, R = unknown> {
   /** The catalog codes this route can answer with, beyond validation_failed and the auth errors. */
   errors?: readonly ErrorCode[];
   /** A creation's dry run (issue 28): answered with 200 and this schema; nothing is written. */
-  dryRunResponse?: ZodType;
+  dryRunResponse?: ZodType<DR>;
   /** The success status when it is not 200 (201 on creation); routes without a response schema answer 204. */
   successStatus?: number;
   /** The answer carries an ETag and is 304 (no body) when the client sends it back in If-None-Match. */
@@ -84,10 +88,16 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, R = unknown> {
   handler: (c: Call<B, Q, P>) => Promise<unknown>;
 }
 
-const routes: RouteDef<any, any, any>[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** Any route of the table, whatever its schemas: what the router, /help and the tools walk. */
+export type AnyRoute = RouteDef<any, any, any, any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Every route registers here once: the router and GET /help are both built from this list. */
-export function defineRoute<B = undefined, Q = Record<string, never>, P = Record<string, never>, R = unknown>(def: RouteDef<B, Q, P, R>): RouteDef<B, Q, P, R> {
+const routes: AnyRoute[] = [];
+
+/**
+ * Every route registers here once: the router and GET /help are both built from this list. Each is
+ * also exported as a value (routes/index.ts, named by routeName) for the callers that name it.
+ */
+export function defineRoute<B = undefined, Q = Record<string, never>, P = Record<string, never>, R = unknown, BI = B, DR = unknown>(def: RouteDef<B, Q, P, R, BI, DR>): RouteDef<B, Q, P, R, BI, DR> {
   if (routes.some((r) => r.method === def.method && r.path === def.path)) throw new Error(`route ${def.method} ${def.path} defined twice`);
   routes.push(def);
   return def;
@@ -96,6 +106,34 @@ export function defineRoute<B = undefined, Q = Record<string, never>, P = Record
 export function registeredRoutes(): readonly RouteDef<unknown, unknown, unknown>[] {
   return routes;
 }
+
+/**
+ * The route table's name of a route (issue 67): the method, then each path segment in PascalCase,
+ * a parameter as By<Name>: GET /agents/:id/balance is getAgentsByIdBalance.
+ */
+export function routeName(method: Method, path: string): string {
+  const segments = path.split('/').filter(Boolean).map((seg) => {
+    const words = seg.replace(/^:/, '').split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+    return seg.startsWith(':') ? `By${words}` : words;
+  });
+  return method.toLowerCase() + segments.join('');
+}
+
+/** What a route answers: its response schema's output (unknown without one). */
+export type AnswerOf<D> = D extends RouteDef<any, any, any, infer R, any, any> ? R : never; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** 0 extends 1 & T only for any; unknown extends T for unknown: a route whose schemas are not known here. */
+type Untyped<T> = 0 extends 1 & T ? true : unknown extends T ? true : false;
+
+/** What a caller sends as path parameters: each as the string the URL would carry. */
+export type ParamsIn<P> = Untyped<P> extends true ? Record<string, string> : string extends keyof P ? Record<string, never> : { [K in keyof P]: string };
+/** What a caller sends as the query: its fields as the URL's strings. */
+export type QueryIn<Q> = Untyped<Q> extends true ? Record<string, unknown> : string extends keyof Q ? Record<string, never> : { [K in keyof Q]?: string };
+/**
+ * What a caller sends as the body: the body schema's fields, each value the route's to judge (a page
+ * sends what the person typed, and shows the API's own refusal of it). A misnamed field fails to compile.
+ */
+export type BodyIn<BI> = Untyped<BI> extends true ? unknown : BI extends object ? { [K in keyof BI]?: unknown } : BI;
 
 /** One readable sentence from zod issues, plus the issues for programs. */
 export function validationError(where: 'body' | 'query' | 'path', err: z.ZodError): DomainError {

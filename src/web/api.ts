@@ -2,8 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { resolveCaller, type Caller } from '../api/access';
-import { callRoute, inProcessContext, routeNamed, type Acting } from '../api/dispatch';
-import type { RouteDef } from '../api/registry';
+import { callRoute, inProcessContext, type Acting } from '../api/dispatch';
+import type { AnyRoute, BodyIn, ParamsIn, QueryIn, RouteDef } from '../api/registry';
+import { getAgentsMe } from '../api/routes';
 import { DomainError } from '../errors';
 
 /**
@@ -70,40 +71,37 @@ async function actingOf(deps: Deps, visitor: Visitor): Promise<Acting> {
   return { caller, workspace: visitor.workspace, viewToken: visitor.viewToken, ip: visitor.ip };
 }
 
+/** What a call names beside its route: its parameters, query and body as its schemas take them. */
+export type CallInput<P, Q, BI> = { query?: QueryIn<Q>; body?: BodyIn<BI>; idempotencyKey?: string | null } & (string extends keyof ParamsIn<P>
+  ? { params?: ParamsIn<P> }
+  : { params: ParamsIn<P> });
+/** The input argument: optional when the route has no path parameters. */
+type InputArg<P, Q, BI> = string extends keyof ParamsIn<P> ? [input?: CallInput<P, Q, BI>] : [input: CallInput<P, Q, BI>];
+
 /**
- * GET /api<route> for this visitor through the one in-process caller (callRoute), typed by the
- * route's response schema; refusals throw the API's own errors.
+ * A read (GET /api<route>) for this visitor through the one in-process caller (callRoute), typed by
+ * the route's schemas: its answer is the response schema's output. Refusals throw the API's own errors.
  */
-export async function apiRead<P, Q, R>(deps: Deps, visitor: Visitor, def: RouteDef<unknown, Q, P, R>, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<R | undefined> {
-  return (await call(deps, visitor, def as unknown as RouteDef<unknown, unknown, unknown>, input)) as R | undefined;
+export async function apiRead<B, Q, P, R, BI, DR>(deps: Deps, visitor: Visitor, def: RouteDef<B, Q, P, R, BI, DR>, ...[input]: InputArg<P, Q, BI>): Promise<R> {
+  return (await call(deps, visitor, def, input ?? {})) as R;
 }
 
 /**
  * One call of the visitor through callRoute: counted once per request against the rate limit, and
  * timed for the page's Server-Timing.
  */
-async function call(
-  deps: Deps,
-  visitor: Visitor,
-  def: RouteDef<unknown, unknown, unknown>,
-  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; idempotencyKey?: string | null },
-): Promise<unknown> {
+async function call<B, Q, P, R, BI, DR>(deps: Deps, visitor: Visitor, def: RouteDef<B, Q, P, R, BI, DR>, input: Partial<CallInput<P, Q, BI>>): Promise<R | undefined> {
   const limit = counts(visitor);
   const started = performance.now();
   try {
     const as = await actingOf(deps, visitor);
     const koa = inProcessContext(as, { idempotencyKey: input.idempotencyKey ?? undefined });
-    const { result } = await callRoute(deps, def, { as, params: input.params ?? {}, query: input.query ?? {}, body: input.body, koa }, { limit });
+    const params = (input.params ?? {}) as ParamsIn<P>;
+    const { result } = await callRoute(deps, def, { as, params, query: input.query ?? ({} as QueryIn<Q>), body: input.body, koa }, { limit });
     return result;
   } finally {
     visitor.calls?.push({ route: `${def.method} ${def.path}`, ms: performance.now() - started });
   }
-}
-
-/** GET /api<path> for this visitor, answered in process; refusals throw the API's own errors. */
-export async function apiGet<T>(deps: Deps, visitor: Visitor, path: string, input: { params?: Record<string, string>; query?: Record<string, string> } = {}): Promise<T> {
-  // A route named by its path has no type to give: the page's word stands (apiRead, given the route, needs none).
-  return (await apiRead(deps, visitor, routeNamed('GET', path), input)) as T;
 }
 
 /** Whether the visitor sends credentials that resolve to a participant (a session or a key). */
@@ -114,17 +112,19 @@ export async function signedIn(deps: Deps, visitor: Visitor): Promise<boolean> {
 /**
  * An act of the visitor through the one in-process caller (callRoute): a route other than GET,
  * with its body and, for a money move, the Idempotency-Key the form was drawn with. Refusals throw
- * the API's own errors, which the page shows beside the form.
+ * the API's own errors, which the page shows beside the form. The answer is the response schema's output.
  */
-export async function apiAct<T>(
-  deps: Deps,
-  visitor: Visitor,
-  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
-  path: string,
-  input: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown; idempotencyKey?: string | null } = {},
-): Promise<T> {
-  // A route named by its path has no type to give: the page's word stands, as for apiGet.
-  return (await call(deps, visitor, routeNamed(method, path), input)) as T;
+export async function apiAct<B, Q, P, R, BI, DR>(deps: Deps, visitor: Visitor, def: RouteDef<B, Q, P, R, BI, DR>, ...input: InputArg<P, Q, BI>): Promise<R>;
+export async function apiAct(deps: Deps, visitor: Visitor, def: AnyRoute, ...rest: unknown[]): Promise<unknown> {
+  return call(deps, visitor, def, (rest[0] ?? {}) as Partial<CallInput<unknown, unknown, unknown>>);
+}
+
+/**
+ * The dry run of an act (its body with dryRun: true), for a form's review step: nothing is written,
+ * and the answer is the route's dry-run schema's output.
+ */
+export async function apiQuote<B, Q, P, R, BI, DR>(deps: Deps, visitor: Visitor, def: RouteDef<B, Q, P, R, BI, DR>, input: CallInput<P, Q, BI> & { body: BodyIn<BI> }): Promise<unknown extends DR ? unknown : DR> {
+  return (await call(deps, visitor, def, { ...input, body: { ...(input.body as object), dryRun: true } as BodyIn<BI> })) as unknown extends DR ? unknown : DR;
 }
 
 /**
@@ -135,7 +135,7 @@ export async function signedInParticipant(deps: Deps, visitor: Visitor): Promise
   if (!visitor.headers.cookie) return null;
   try {
     if (!(await signedIn(deps, visitor))) return null;
-    const me = await apiGet<{ id: string; name: string; balance: number }>(deps, visitor, '/agents/me');
+    const me = await apiRead(deps, visitor, getAgentsMe);
     return { id: me.id, name: me.name, balance: me.balance };
   } catch (err) {
     if (err instanceof DomainError) return null;

@@ -1,31 +1,21 @@
 import type { Deps } from '../deps';
-import { apiGet, signedIn, type Visitor } from './api';
+import { apiRead, signedIn, type Visitor } from './api';
 import { fmtCredits, fmtInstant } from './format';
 import { html, type Html } from './html';
 import { grantForm, grantOf } from './acts/credits';
 import { doneNote } from './acts/common';
 import type { FormState } from './forms';
 import type { PageParts } from './layout';
+import { getMarketplaceWorkspacesPublic, getWorkspaces } from '../api/routes';
+import type { AnswerOf } from '../api/registry';
 
 /**
  * The home page (issue 59): signed in, your workspaces first (GET /workspaces); then the public
  * workspaces, most active first as the API sorts them (GET /marketplace/workspaces/public); a search
  * by name (?q=, the API's own filter on the public list, the same words on yours).
  */
-interface PublicWorkspace {
-  id: string;
-  slug: string;
-  name: string;
-  description: string;
-  activity: { metrics: number; openProposals: number; openBooks: number; volume: number; lastTradeAt: string | null };
-}
-interface MyWorkspace {
-  id: string;
-  slug: string;
-  name: string;
-  role: 'owner' | 'admin' | 'member';
-  visibility: 'public' | 'private';
-}
+type PublicWorkspace = AnswerOf<typeof getMarketplaceWorkspacesPublic>[number];
+type MyWorkspace = AnswerOf<typeof getWorkspaces>[number];
 
 /** The longest search the page sends on (the API's bound). */
 const MAX_Q = 120;
@@ -45,8 +35,8 @@ function myRow(w: MyWorkspace): Html {
 export async function homePage(deps: Deps, v: Visitor, rawQ: string | undefined, state?: FormState): Promise<PageParts> {
   const q = (rawQ ?? '').trim().slice(0, MAX_Q);
   const signed = await signedIn(deps, v);
-  const [mine, grant] = signed ? await Promise.all([apiGet<MyWorkspace[]>(deps, v, '/workspaces'), grantOf(deps, v)]) : [null, null];
-  const listed = await apiGet<PublicWorkspace[]>(deps, v, '/marketplace/workspaces/public', { query: q ? { q } : {} });
+  const [mine, grant] = signed ? await Promise.all([apiRead(deps, v, getWorkspaces), grantOf(deps, v)]) : [null, null];
+  const listed = await apiRead(deps, v, getMarketplaceWorkspacesPublic, { query: q ? { q } : {} });
   const needle = q.toLowerCase();
   const yours = mine?.filter((w) => !needle || w.name.toLowerCase().includes(needle) || w.slug.includes(needle)) ?? null;
   // A public workspace of yours is listed once, among yours.

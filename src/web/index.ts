@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { ApiError, DomainError } from '../errors';
-import { apiGet, signedIn, signedInParticipant, visitorOf, type Visitor } from './api';
+import { apiRead, signedIn, signedInParticipant, visitorOf, type Visitor } from './api';
 import { localPath, refusalOf, SIGN_IN_PAGE, type FormState } from './forms';
 import { handleForm, seeOther } from '../edge/forms';
 import { cacheFor, pageHeaders } from '../edge/headers';
@@ -18,6 +18,7 @@ import { readScope } from '../readScope';
 import { actRoutes } from './acts/routes';
 import { doneOf, reviewOf } from './acts/common';
 import { marketAct, REVIEWED_ON_BOOKS } from './acts/market';
+import { getTrackRecordCsv } from '../api/routes';
 
 /**
  * The web pages (server-rendered HTML) under /, beside the API under /api: workspace home,
@@ -230,7 +231,7 @@ export function webRoutes(deps: Deps): Koa.Middleware {
     // The API's CSV for this visitor, as a download (a link cannot send the X-Workspace-Id the API route reads).
     const metric = q(ctx, 'metric');
     try {
-      const text = await readScope(() => apiGet<string>(deps, visitorOf(ctx, workspaceParam(ctx)), '/track-record/csv', { query: metric ? { metricId: metric } : {} }));
+      const text = await readScope(() => apiRead(deps, visitorOf(ctx, workspaceParam(ctx)), getTrackRecordCsv, { query: metric ? { metricId: metric } : {} }));
       ctx.type = 'text/csv; charset=utf-8';
       ctx.set('Content-Disposition', `attachment; filename="track-record-${workspaceParam(ctx)}.csv"`);
       ctx.set('Cache-Control', 'no-store');

@@ -1,10 +1,7 @@
-import type { z } from 'zod';
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
-import type { marketHistorySchema, marketSchema } from '../api/schemas/markets';
-import type { metricSchema, statusSchema } from '../api/schemas/metrics';
-import type { proposalSchema } from '../api/schemas/proposals';
-import { apiGet, type Visitor } from './api';
+import type { AnswerOf } from '../api/registry';
+import { apiRead, type Visitor } from './api';
 import { align, chart, gapBar, sparkline } from './charts';
 import { fmtCredits, fmtDelta, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';
 import { html, type Html } from './html';
@@ -14,14 +11,11 @@ import { marketActs, positionsHere } from './acts/market';
 import { currentOf, joinSection } from './acts/join';
 import { proposalActs } from './acts/proposal';
 import { settleSection } from './acts/settle';
+import { getMetrics, getMetricsById, getPredictionsMarkets, getPredictionsMarketsById, getPredictionsMarketsByIdHistory, getPredictionsMarketsByIdOrderbook, getProposals, getProposalsById, getStatus } from '../api/routes';
 
-type Metric = z.infer<typeof metricSchema>;
-type Status = z.infer<typeof statusSchema>;
-type Market = z.infer<typeof marketSchema>;
-type History = z.infer<typeof marketHistorySchema>;
-type Proposal = z.infer<typeof proposalSchema>;
-type OrderBook = { marketId: string; higher: Level[]; lower: Level[] };
-type Level = { limit: number; probability: number; shares: number; orders: number };
+type Market = AnswerOf<typeof getPredictionsMarketsById>;
+type History = AnswerOf<typeof getPredictionsMarketsByIdHistory>;
+type Proposal = AnswerOf<typeof getProposalsById>;
 
 /** Charts are keyed in milliseconds: trades within one second are distinct points. */
 const ms = (iso: string) => Date.parse(iso);
@@ -61,8 +55,8 @@ function historyTable(unit: string | null, rows: { label: string; points: [numbe
 
 /** Workspace home: each metric with its value, trend sparkline and the consensus of each horizon's book. */
 export async function workspaceHome(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
-  const status = await apiGet<Status>(deps, v, '/status', { query: { trends: '1', markets: '1', trendsLimit: '30' } });
-  const [metrics, current] = await Promise.all([apiGet<Metric[]>(deps, v, '/metrics'), currentOf(deps, v)]);
+  const status = await apiRead(deps, v, getStatus, { query: { trends: '1', markets: '1', trendsLimit: '30' } });
+  const [metrics, current] = await Promise.all([apiRead(deps, v, getMetrics), currentOf(deps, v)]);
   const unitOf = new Map(metrics.map((m) => [m.id, m.unit]));
   const ws = status.workspace;
   const rows = status.metrics.map((m) => {
@@ -93,11 +87,11 @@ ${await positionsHere(deps, v, ws)}`,
 
 /** Metric page: readings over time with each book's consensus history, the term structure of the horizons, and the books that have ended. */
 export async function metricPage(deps: Deps, v: Visitor, metricId: string, state?: FormState): Promise<PageParts> {
-  const metric = await apiGet<Metric>(deps, v, '/metrics/:id', { params: { id: metricId } });
+  const metric = await apiRead(deps, v, getMetricsById, { params: { id: metricId } });
   const [status, markets, ended] = await Promise.all([
-    apiGet<Status>(deps, v, '/status', { query: { trends: '1', trendsLimit: '90' } }),
-    apiGet<Market[]>(deps, v, '/predictions/markets', { query: { metricId: metric.id, limit: '200' } }),
-    apiGet<Market[]>(deps, v, '/predictions/markets', { query: { metricId: metric.id, status: 'resolved,voided', limit: '200' } }),
+    apiRead(deps, v, getStatus, { query: { trends: '1', trendsLimit: '90' } }),
+    apiRead(deps, v, getPredictionsMarkets, { query: { metricId: metric.id, limit: '200' } }),
+    apiRead(deps, v, getPredictionsMarkets, { query: { metricId: metric.id, status: 'resolved,voided', limit: '200' } }),
   ]);
   const unit = metric.unit;
   const ws = status.workspace;
@@ -105,7 +99,7 @@ export async function metricPage(deps: Deps, v: Visitor, metricId: string, state
   const books = markets.filter((m) => m.proposalId === null).sort(byResolution);
   // The settle section's read alongside the histories, not after them.
   const [histories, settle] = await Promise.all([
-    Promise.all(books.map((b) => apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: b.id } }))),
+    Promise.all(books.map((b) => apiRead(deps, v, getPredictionsMarketsByIdHistory, { params: { id: b.id } }))),
     settleSection(deps, v, metric.id, ws.slug, markets.filter((m) => !m.resolved && m.status !== 'voided').length, state),
   ]);
   const series = [
@@ -170,16 +164,16 @@ function endedBooks(v: Visitor, slug: string, ended: Market[], unit: string | nu
 /** Market page: consensus over time, volume, recent trades and the resting-order walls. */
 export async function marketPage(deps: Deps, v: Visitor, marketId: string, state?: FormState): Promise<PageParts> {
   const [market, history, book, metrics] = await Promise.all([
-    apiGet<Market>(deps, v, '/predictions/markets/:id', { params: { id: marketId } }),
-    apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id: marketId }, query: { limit: '500' } }),
-    apiGet<OrderBook>(deps, v, '/predictions/markets/:id/orderbook', { params: { id: marketId } }),
-    apiGet<Metric[]>(deps, v, '/metrics'),
+    apiRead(deps, v, getPredictionsMarketsById, { params: { id: marketId } }),
+    apiRead(deps, v, getPredictionsMarketsByIdHistory, { params: { id: marketId }, query: { limit: '500' } }),
+    apiRead(deps, v, getPredictionsMarketsByIdOrderbook, { params: { id: marketId } }),
+    apiRead(deps, v, getMetrics),
   ]);
   const [ws, proposal] = await Promise.all([
     workspaceOf(deps, v),
     // A proposal this visitor may not read leaves the book's page without the link, not refused.
     market.proposalId
-      ? apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: market.proposalId } }).catch((err: unknown) => {
+      ? apiRead(deps, v, getProposalsById, { params: { id: market.proposalId } }).catch((err: unknown) => {
           if (err instanceof DomainError) return null;
           throw err;
         })
@@ -192,7 +186,7 @@ export async function marketPage(deps: Deps, v: Visitor, marketId: string, state
   const data = align([{ label: 'Consensus', points, step: true }]);
   const recent = history.points.slice(-20).reverse();
   const maxShares = Math.max(1, ...book.higher.map((l) => l.shares), ...book.lower.map((l) => l.shares));
-  const wall = (side: 'higher' | 'lower', levels: Level[]) =>
+  const wall = (side: 'higher' | 'lower', levels: AnswerOf<typeof getPredictionsMarketsByIdOrderbook>['higher']) =>
     html`<section class="wall ${side}" aria-labelledby="wall-${side}"><h3 id="wall-${side}">Buy ${side}</h3>${
       levels.length
         ? html`<table><thead><tr><th scope="col">Limit</th><th scope="col">Shares</th><th scope="col">Orders</th></tr></thead><tbody>${levels.map(
@@ -264,7 +258,7 @@ ${
 
 /** The workspace's slug and name as the API shows them to this visitor. */
 async function workspaceOf(deps: Deps, v: Visitor): Promise<{ slug: string; name: string }> {
-  return (await apiGet<Status>(deps, v, '/status')).workspace;
+  return (await apiRead(deps, v, getStatus)).workspace;
 }
 
 function rangeOf(p: Proposal, marketId: string | undefined): { min: number; max: number } | null {
@@ -276,7 +270,7 @@ type Units = Map<string, string | null>;
 
 /** Each readable metric's unit, to show a proposal's figures in it. */
 async function unitsOf(deps: Deps, v: Visitor): Promise<Units> {
-  return new Map((await apiGet<Metric[]>(deps, v, '/metrics')).map((m) => [m.id, m.unit]));
+  return new Map((await apiRead(deps, v, getMetrics)).map((m) => [m.id, m.unit]));
 }
 
 function impactRows(p: Proposal, units: Units): Html[] {
@@ -295,7 +289,7 @@ const impactHead = html`<thead><tr><th scope="col">Metric, date</th><th scope="c
 
 /** Proposals ranked by impact, with the approved-vs-declined gap per metric drawn. */
 export async function proposalsPage(deps: Deps, v: Visitor): Promise<PageParts> {
-  const [ws, proposals, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal[]>(deps, v, '/proposals', { query: { sort: 'impact', limit: '50' } }), unitsOf(deps, v)]);
+  const [ws, proposals, units] = await Promise.all([workspaceOf(deps, v), apiRead(deps, v, getProposals, { query: { sort: 'impact', limit: '50' } }), unitsOf(deps, v)]);
   return {
     title: 'Proposals',
     workspace: ws,
@@ -337,8 +331,8 @@ function branchBooks(v: Visitor, slug: string, p: Proposal): Html {
 
 /** Proposal page: both branches' history side by side, the decision and its scorecard. */
 export async function proposalPage(deps: Deps, v: Visitor, proposalId: string, state?: FormState): Promise<PageParts> {
-  const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiGet<Proposal>(deps, v, '/proposals/:id', { params: { id: proposalId } }), unitsOf(deps, v)]);
-  const historyOf = (id: string | undefined) => (id ? apiGet<History>(deps, v, '/predictions/markets/:id/history', { params: { id } }) : Promise.resolve(null));
+  const [ws, p, units] = await Promise.all([workspaceOf(deps, v), apiRead(deps, v, getProposalsById, { params: { id: proposalId } }), unitsOf(deps, v)]);
+  const historyOf = (id: string | undefined) => (id ? apiRead(deps, v, getPredictionsMarketsByIdHistory, { params: { id } }) : Promise.resolve(null));
   // The acting part's reads alongside the charts' histories, not after them.
   const acting = proposalActs(deps, v, p, ws.slug, state);
   const charts = Promise.all(

@@ -6,11 +6,12 @@ import type { Deps } from '../deps';
 import { SCOPES } from '../domain/capabilities';
 import { ASK_DESCRIPTIONS, SETTABLE_ASK_TYPES } from '../domain/connections';
 import { DomainError } from '../errors';
-import { apiAct, apiGet, signedInParticipant, type Visitor } from './api';
+import { apiAct, apiRead, signedInParticipant, type Visitor } from './api';
 import { fmtInstant } from './format';
 import { fieldRefusal, formBasics, formRefusal, invalidAttrs, valueOf, type FormState } from './forms';
 import { html, type Html } from './html';
 import type { PageParts } from './layout';
+import { deleteAgentsByIdKeysByKeyId, deleteConnectionsById, getAgentsByIdKeys, getConnections, postAgentsByIdKeys, putConnectionsByIdAsk } from '../api/routes';
 
 /**
  * The settings page (issue 59): connections (GET /connections: the ask switches, disconnect), API
@@ -50,7 +51,7 @@ function keyRow(k: KeyRow, state: FormState | null): Html {
 export async function settingsPage(deps: Deps, v: Visitor, state: FormState | null = null, minted: MintedKey | null = null): Promise<PageParts> {
   const me = await signedInParticipant(deps, v);
   if (!me) throw new DomainError('authentication_required', 'Sign in to see your settings.');
-  const [connections, keys] = await Promise.all([apiGet<Connection[]>(deps, v, '/connections'), apiGet<KeyRow[]>(deps, v, '/agents/:id/keys', { params: { id: 'me' } })]);
+  const [connections, keys] = await Promise.all([apiRead(deps, v, getConnections), apiRead(deps, v, getAgentsByIdKeys, { params: { id: 'me' } })]);
   const ticked = new Set(state?.form === 'mint-key' ? state.values.getAll('scopes') : ['workspace:read', 'workspace:trade', 'account:read']);
   const body = html`<h1>Settings</h1>
 <p class="lead">Signed in as <strong>${me.name}</strong>. <a href="/participants/${encodeURIComponent(me.id)}">Your profile</a>.</p>
@@ -87,20 +88,20 @@ export async function settingsAct(deps: Deps, _ctx: Koa.Context, v: Visitor, val
   if (form.startsWith('ask-')) {
     const ticked = new Set(values.getAll('ask'));
     const ask = Object.fromEntries(SETTABLE_ASK_TYPES.map((t) => [t, ticked.has(t)]));
-    await apiAct(deps, v, 'PUT', '/connections/:id/ask', { params: { id: connection }, body: { ask } });
+    await apiAct(deps, v, putConnectionsByIdAsk, { params: { id: connection }, body: { ask } });
     return `${SETTINGS_PAGE}#connections`;
   }
   if (form.startsWith('disconnect-')) {
-    await apiAct(deps, v, 'DELETE', '/connections/:id', { params: { id: connection } });
+    await apiAct(deps, v, deleteConnectionsById, { params: { id: connection } });
     return `${SETTINGS_PAGE}#connections`;
   }
   if (form.startsWith('revoke-')) {
-    await apiAct(deps, v, 'DELETE', '/agents/:id/keys/:keyId', { params: { id: 'me', keyId: values.get('key') ?? '' } });
+    await apiAct(deps, v, deleteAgentsByIdKeysByKeyId, { params: { id: 'me', keyId: values.get('key') ?? '' } });
     return `${SETTINGS_PAGE}#keys`;
   }
   if (form === 'mint-key') {
     const label = (values.get('label') ?? '').trim();
-    const minted = await apiAct<MintedKey>(deps, v, 'POST', '/agents/:id/keys', { params: { id: 'me' }, body: { ...(label ? { label } : {}), scopes: values.getAll('scopes') } });
+    const minted = await apiAct(deps, v, postAgentsByIdKeys, { params: { id: 'me' }, body: { ...(label ? { label } : {}), scopes: values.getAll('scopes') } });
     // The value is drawn on this answer only (no redirect: it must not sit in a URL or a later page).
     return settingsPage(deps, v, null, minted);
   }

@@ -1,17 +1,14 @@
-import type { z } from 'zod';
 import type { Deps } from '../deps';
-import type { leaderboardSchema, marketplaceStatsSchema, publicProfileSchema, seasonSchema } from '../api/schemas/standings';
-import { apiGet, type Visitor } from './api';
+import type { AnswerOf } from '../api/registry';
+import { apiRead, type Visitor } from './api';
 import { align, chart } from './charts';
 import { fmtCredits, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';
 import { html, type Html } from './html';
 import type { PageParts } from './layout';
+import { getAgentsByIdPublic, getLeaderboard, getMarketplaceStats, getSeasons } from '../api/routes';
 
 /** The site-wide pages of the standings (issue 23's API): the public leaderboard and a participant's public profile. */
-type Leaderboard = z.infer<typeof leaderboardSchema>;
-type Profile = z.infer<typeof publicProfileSchema>;
-type Season = z.infer<typeof seasonSchema>;
-type MarketplaceStats = z.infer<typeof marketplaceStatsSchema>;
+type Profile = AnswerOf<typeof getAgentsByIdPublic>;
 
 const SORTS = ['earnings', 'calibration', 'accuracy', 'volume'] as const;
 /** Charts are keyed in milliseconds (charts.ts). */
@@ -64,9 +61,9 @@ export async function leaderboardPage(deps: Deps, v: Visitor, q: BoardQuery): Pr
   if (q.offset) query.offset = q.offset;
   if (q.limit) query.limit = q.limit;
   const [board, seasons, places] = await Promise.all([
-    apiGet<Leaderboard>(deps, v, '/leaderboard', { query }),
-    apiGet<Season[]>(deps, v, '/seasons'),
-    apiGet<MarketplaceStats>(deps, v, '/marketplace/stats'),
+    apiRead(deps, v, getLeaderboard, { query }),
+    apiRead(deps, v, getSeasons),
+    apiRead(deps, v, getMarketplaceStats),
   ]);
   const workspace = places.workspaces.find((w) => w.id === board.workspaceId) ?? null;
   const from = board.total ? board.offset + 1 : 0;
@@ -104,7 +101,7 @@ ${
 
 /** A participant's public profile: balance and P&L over time, the calibration diagram, positions and trades. */
 export async function profilePage(deps: Deps, v: Visitor, id: string): Promise<PageParts> {
-  const p = await apiGet<Profile>(deps, v, '/agents/:id/public', { params: { id } });
+  const p = await apiRead(deps, v, getAgentsByIdPublic, { params: { id } });
   const balance = p.balanceHistory.map((b) => [ms(b.at), b.balance] as [number, number | null]);
   const pnl = p.pnlHistory.map((b) => [ms(b.at), b.cumulative] as [number, number | null]);
   const bins = p.stats.calibrationBins.filter((b) => b.meanForecast !== null && b.meanOutcome !== null);

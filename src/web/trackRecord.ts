@@ -1,16 +1,13 @@
-import type { z } from 'zod';
 import type { Deps } from '../deps';
-import type { trackRecordSchema } from '../api/schemas/trackRecord';
-import type { metricSchema, statusSchema } from '../api/schemas/metrics';
-import { apiGet, type Visitor } from './api';
+import type { AnswerOf } from '../api/registry';
+import { apiRead, type Visitor } from './api';
 import { align, chart } from './charts';
 import { fmtDelta, fmtInstant, fmtPercent, fmtValue } from './format';
 import { html, type Html } from './html';
 import { href, type PageParts } from './layout';
+import { getMetrics, getStatus, getTrackRecord } from '../api/routes';
 
-type Record_ = z.infer<typeof trackRecordSchema>;
-type Metric = z.infer<typeof metricSchema>;
-type Status = z.infer<typeof statusSchema>;
+type Record_ = AnswerOf<typeof getTrackRecord>;
 type Rate = Record_['summary']['market']['hitRate'];
 
 const RULE_NAMES: Record<string, string> = { persistence: 'Persistence (last reading)', averageChange: 'Average change', alwaysApprove: 'Always approve' };
@@ -32,9 +29,9 @@ export async function trackRecordPage(deps: Deps, v: Visitor, query: { metric?: 
   if (query.cursor) q.cursor = query.cursor;
   if (query.asOf) q.asOf = query.asOf;
   const [r, status, metrics] = await Promise.all([
-    apiGet<Record_>(deps, v, '/track-record', { query: q }),
-    apiGet<Status>(deps, v, '/status'),
-    apiGet<Metric[]>(deps, v, '/metrics'),
+    apiRead(deps, v, getTrackRecord, { query: q }),
+    apiRead(deps, v, getStatus),
+    apiRead(deps, v, getMetrics),
   ]);
   const ws = status.workspace;
   const base = `/w/${ws.slug}/track-record`;

@@ -1,5 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { apiGet, type Visitor } from '../../src/web/api';
+import { apiRead, type Visitor } from '../../src/web/api';
+import type { AnyRoute } from '../../src/api/registry';
+import { getMetrics, getMetricsById } from '../../src/api/routes';
 import { DomainError } from '../../src/errors';
 import { signUp, type TestPerson } from '../helpers/accounts';
 import { buildWorkspace, type TestWorkspace } from '../helpers/factories';
@@ -49,22 +51,22 @@ describe('one caller: a page and an MCP tool refuse exactly what the API refuses
 
   const visitor = (workspace: string, headers: Record<string, string>): Visitor => ({ workspace, viewToken: null, headers, ip: '127.0.0.1', request: { counted: false } });
 
-  /** What the page's read (apiGet, which every page calls) throws, as the API's body would carry it. */
-  async function pageRefusal(v: Visitor, path: string, params: Record<string, string> = {}) {
+  /** What the page's read (apiRead, which every page calls) throws, as the API's body would carry it. */
+  async function pageRefusal(v: Visitor, route: AnyRoute, params: Record<string, string> = {}) {
     try {
-      await apiGet(app.deps, v, path, { params });
+      await apiRead(app.deps, v, route, { params });
     } catch (err) {
       if (err instanceof DomainError) return { code: err.code, error: err.message };
       throw err;
     }
-    throw new Error(`the page read ${path} was not refused`);
+    throw new Error(`the page read ${route.method} ${route.path} was not refused`);
   }
 
   it('missing capability: a workspace the person may not read', async () => {
     const api = await person.browser.get('/api/metrics').set('X-Workspace-Id', outside.id);
     expect(api.status).toBe(403);
     expect(api.body.code).toBe('not_authorized');
-    expect(await pageRefusal(visitor(outside.slug, { cookie }), '/metrics')).toEqual({ code: api.body.code, error: api.body.error });
+    expect(await pageRefusal(visitor(outside.slug, { cookie }), getMetrics)).toEqual({ code: api.body.code, error: api.body.error });
     // The rendered page answers the same status with the same code.
     const page = await person.browser.get(`/w/${outside.slug}`);
     expect(page.status).toBe(api.status);
@@ -77,7 +79,7 @@ describe('one caller: a page and an MCP tool refuse exactly what the API refuses
   it('hidden metric: a group that hides one metric from the person', async () => {
     const api = await person.browser.get(`/api/metrics/${hiddenId}`).set('X-Workspace-Id', readers.id);
     expect(api.status).toBeGreaterThanOrEqual(400);
-    expect(await pageRefusal(visitor(readers.slug, { cookie }), '/metrics/:id', { id: hiddenId })).toEqual({ code: api.body.code, error: api.body.error });
+    expect(await pageRefusal(visitor(readers.slug, { cookie }), getMetricsById, { id: hiddenId })).toEqual({ code: api.body.code, error: api.body.error });
     const page = await person.browser.get(`/w/${readers.slug}/metrics/${hiddenId}`);
     expect(page.status).toBe(api.status);
     expect(page.text).toContain(`data-code="${api.body.code}"`);
@@ -98,7 +100,7 @@ describe('one caller: a page and an MCP tool refuse exactly what the API refuses
     const api = await app.http.get('/api/metrics').set({ 'X-Agent-Key': key, 'X-Workspace-Id': readers.id });
     expect(api.status).toBe(403);
     expect(api.body.code).toBe('scope_denied');
-    expect(await pageRefusal(visitor(readers.slug, { 'x-agent-key': key }), '/metrics')).toEqual({ code: api.body.code, error: api.body.error });
+    expect(await pageRefusal(visitor(readers.slug, { 'x-agent-key': key }), getMetrics)).toEqual({ code: api.body.code, error: api.body.error });
     const page = await app.http.get(`/w/${readers.slug}`).set('X-Agent-Key', key);
     expect(page.status).toBe(api.status);
     expect(page.text).toContain(`data-code="${api.body.code}"`);

@@ -1,8 +1,18 @@
 import request from 'supertest';
 import { resolveCaller, type Caller } from '../../src/api/access';
-import { callRoute, runRoute, inProcessContext, routeNamed, toApiError, type Acting } from '../../src/api/dispatch';
-import { registeredRoutes, type RouteDef } from '../../src/api/registry';
-import '../../src/api/routes';
+import { callRoute, runRoute, inProcessContext, toApiError, type Acting } from '../../src/api/dispatch';
+import { registeredRoutes, type AnyRoute, type RouteDef } from '../../src/api/registry';
+import {
+  getAgentsById,
+  getAgentsByIdBalance,
+  getAgentsByIdDeposits,
+  getAgentsByIdKeys,
+  getAgentsByIdLedger,
+  getAgentsByIdNotifications,
+  getAgentsByIdPositions,
+  getAgentsByIdTrades,
+  getAgentsByIdWithdrawals,
+} from '../../src/api/routes';
 import { policies, type AuthRule } from '../../src/services/access';
 import { startTestApp, uniqueName, type TestApp } from '../helpers/harness';
 import { buildWorkspace, registerAgent, type TestAgent, type TestWorkspace } from '../helpers/factories';
@@ -187,8 +197,8 @@ describe('policies', () => {
  * the workspace for self/admin).
  */
 describe('object-level policies: targeting a participant', () => {
-  const SELF_OWNER = ['/agents/:id/keys', '/agents/:id/ledger', '/agents/:id/notifications', '/agents/:id/deposits', '/agents/:id/withdrawals'];
-  const SELF_ADMIN = ['/agents/:id', '/agents/:id/balance', '/agents/:id/trades', '/agents/:id/positions'];
+  const SELF_OWNER: AnyRoute[] = [getAgentsByIdKeys, getAgentsByIdLedger, getAgentsByIdNotifications, getAgentsByIdDeposits, getAgentsByIdWithdrawals];
+  const SELF_ADMIN: AnyRoute[] = [getAgentsById, getAgentsByIdBalance, getAgentsByIdTrades, getAgentsByIdPositions];
 
   it('every self/owner and self/admin route answers what the policy function says, for each caller and target', async () => {
     const who = {
@@ -204,10 +214,10 @@ describe('object-level policies: targeting a participant', () => {
     };
     const mismatches: string[] = [];
     const seen = new Set<string>();
-    const run = async (path: string, caller: Caller, id: string): Promise<string> => {
+    const run = async (route: AnyRoute, caller: Caller, id: string): Promise<string> => {
       const as: Acting = { caller, workspace: ws.id, viewToken: null, ip };
       try {
-        const res = await callRoute(app.deps, routeNamed('GET', path), { as, params: { id }, query: {}, body: undefined, koa: inProcessContext(as) }, { limit: false });
+        const res = await callRoute(app.deps, route as RouteDef<unknown, unknown, { id: string }>, { as, params: { id }, query: {}, body: undefined, koa: inProcessContext(as) }, { limit: false });
         return String(res.status);
       } catch (err) {
         const e = toApiError(err);
@@ -219,18 +229,18 @@ describe('object-level policies: targeting a participant', () => {
       const caller = await keyCaller(p.key);
       for (const [tname, target] of Object.entries(targets)) {
         const self = target.id === p.agentId;
-        for (const path of SELF_OWNER) {
+        for (const route of SELF_OWNER) {
           const want = policies.participants.isSelfOrCreator(caller, target) ? '200' : '403 not_authorized';
-          const got = await run(path, caller, target.id);
+          const got = await run(route, caller, target.id);
           seen.add(`self/owner ${want}`);
-          if (got !== want) mismatches.push(`${name} -> ${tname}: GET ${path} got ${got}, the policy says ${want}`);
+          if (got !== want) mismatches.push(`${name} -> ${tname}: GET ${route.path} got ${got}, the policy says ${want}`);
         }
-        for (const path of SELF_ADMIN) {
+        for (const route of SELF_ADMIN) {
           // Every target is a member of ws; another participant needs manage there.
           const want = self || p.manages ? '200' : '403 not_authorized';
-          const got = await run(path, caller, target.id);
+          const got = await run(route, caller, target.id);
           seen.add(`self/admin ${want}`);
-          if (got !== want) mismatches.push(`${name} -> ${tname}: GET ${path} got ${got}, the policy says ${want}`);
+          if (got !== want) mismatches.push(`${name} -> ${tname}: GET ${route.path} got ${got}, the policy says ${want}`);
         }
       }
     }

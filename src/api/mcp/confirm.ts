@@ -3,6 +3,8 @@ import { NANO } from '../../domain/lmsr';
 import { ownerPriceNano, reserveFor } from '../../domain/orderBook';
 import { DomainError } from '../../errors';
 import { orderProbability } from '../../services/trading';
+import type { AnyRoute } from '../registry';
+import { getAgentsById, getAgentsByIdBalance, getGroupsById, getMetrics, getMetricsById, getPredictionsMarketsById, getWorkspacesCurrent, postPredictionsTrade } from '../routes';
 import type { Tool } from './tools';
 
 /**
@@ -13,16 +15,10 @@ import type { Tool } from './tools';
  */
 
 /**
- * A read of a route (its registry path, `/metrics/:id`, with its parameters) as the connection, in
- * process; a body makes it the POST of a dry run. A refusal answers its status: the sentence then shows the id.
+ * A call of a route of the table with its parameters as the connection, in process: a read, or the
+ * dry run of a POST (its body says dryRun). A refusal answers its status: the sentence then shows the id.
  */
-export type Read = (route: string, params: Record<string, string>, workspace: string | null, body?: unknown) => Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** The tools that can move credits (spend, stake, fund, subsidise, transfer, withdraw): they ask under `money`. */
-export const MONEY_TOOLS: ReadonlySet<string> = new Set(['trade', 'place_order', 'create_metric', 'open_market', 'propose', 'credit_member', 'transfer', 'withdraw']);
-
-/** The tools whose request takes a dry run (body dryRun: true) that prices it exactly. */
-const DRY_RUN_TOOLS: ReadonlySet<string> = new Set(['trade', 'create_metric', 'propose']); // transfer's is read in its own branch
+export type Read = (route: AnyRoute, params: Record<string, string>, workspace: string | null, body?: unknown) => Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const cr = (n: unknown) => (typeof n === 'number' ? `${n.toLocaleString('en-US', { maximumFractionDigits: 2 })} credit${n === 1 ? '' : 's'}` : '? credits');
 const num = (n: unknown) => (typeof n === 'number' ? n.toLocaleString('en-US', { maximumFractionDigits: 4 }) : '?');
@@ -39,12 +35,12 @@ function fields(body: unknown, skip: string[] = []): string {
 }
 
 async function workspaceName(read: Read, workspace: string | null): Promise<string> {
-  const ws = await read('/workspaces/current', {}, workspace).catch(() => null);
+  const ws = await read(getWorkspacesCurrent, {}, workspace).catch(() => null);
   return ws?.status === 200 && ws.body?.name ? q(ws.body.name) : workspace ? q(workspace) : 'your default workspace';
 }
 
 async function metricNames(read: Read, workspace: string | null): Promise<Map<string, string>> {
-  const res = await read('/metrics', {}, workspace).catch(() => null);
+  const res = await read(getMetrics, {}, workspace).catch(() => null);
   const out = new Map<string, string>();
   if (res?.status === 200 && Array.isArray(res.body)) for (const m of res.body) out.set(m.id, m.name);
   return out;
@@ -72,13 +68,13 @@ const refusedBy = (res: { status: number; body: any } | null): Record<string, un
 
 /** A participant by name: the nickname they chose (the id is what the host sent, never what the person reads). */
 async function personName(read: Read, id: string, workspace: string | null): Promise<{ name: string; found: boolean; res: { status: number; body: any } | null }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const res = id ? await read('/agents/:id', { id }, workspace).catch(() => null) : null;
+  const res = id ? await read(getAgentsById, { id }, workspace).catch(() => null) : null;
   return res?.status === 200 ? { name: q(res.body.nickname ?? res.body.name), found: true, res } : { name: 'a participant who was not found', found: false, res };
 }
 
 /** The caller's balance in credits (null when it cannot be read). */
 async function myBalance(read: Read, workspace: string | null): Promise<number | null> {
-  const res = await read('/agents/:id/balance', { id: 'me' }, workspace).catch(() => null);
+  const res = await read(getAgentsByIdBalance, { id: 'me' }, workspace).catch(() => null);
   return res?.status === 200 && typeof res.body?.balance === 'number' ? res.body.balance : null;
 }
 
@@ -114,14 +110,14 @@ export async function confirmationText(
   const because = `(asked because of “${askType}”)`;
   // Credits belong to the account, not to a workspace: moving them names none.
   if (tool.name === 'transfer') {
-    const quote = await read(tool.route.path, {}, null, { ...body, dryRun: true }).catch(() => null);
+    const quote = await read(tool.route, {}, null, { ...body, dryRun: true }).catch(() => null);
     if (refusedBy(quote) || !quote) return { message: '', refusal: refusedBy(quote) ?? refusal('validation_failed', 'The transfer could not be checked: nothing was asked or sent.') };
     const ok = quote.body;
     if (ok.affordable === false) return { message: '', refusal: shortOf(ok.amount, ok.balance, 'this transfer') };
     return { message: `${who} wants to transfer ${cr(ok.amount)} from your balance to ${q(ok.toNickname)}${body.memo ? ` with the memo ${q(body.memo)}` : ''} ${because}; your balance after: ${cr(ok.balanceAfter)}. Go ahead?` };
   }
   if (tool.name === 'withdraw') {
-    const quote = await read(tool.route.path, { id: 'me' }, null, { ...body, dryRun: true }).catch(() => null);
+    const quote = await read(tool.route, { id: 'me' }, null, { ...body, dryRun: true }).catch(() => null);
     if (refusedBy(quote) || !quote) return { message: '', refusal: refusedBy(quote) ?? refusal('validation_failed', 'The withdrawal could not be checked: nothing was asked or sent.') };
     const ok = quote.body;
     if (ok.affordable === false) return { message: '', refusal: shortOf(ok.amount, ok.balance, 'this withdrawal') };
@@ -133,14 +129,15 @@ export async function confirmationText(
   const where = await workspaceName(read, call.workspace);
   const head = `${who} wants to ${tool.title} in ${where} ${because}`;
   let quote: { status: number; body: any } | null = null; // eslint-disable-line @typescript-eslint/no-explicit-any
-  if (DRY_RUN_TOOLS.has(tool.name)) {
-    quote = await read(tool.route.path, {}, call.workspace, { ...body, dryRun: true }).catch(() => null);
+  // transfer's and withdraw's dry runs are read in their own branches above.
+  if (tool.dryRun) {
+    quote = await read(tool.route, {}, call.workspace, { ...body, dryRun: true }).catch(() => null);
     if (refusedBy(quote)) return { message: '', refusal: refusedBy(quote) };
   }
   const ok = quote && quote.status < 400 ? quote.body : null;
 
   if (tool.name === 'trade') {
-    const mk = ok?.marketId ? await read('/predictions/markets/:id', { id: String(ok.marketId) }, call.workspace).catch(() => null) : null;
+    const mk = ok?.marketId ? await read(getPredictionsMarketsById, { id: String(ok.marketId) }, call.workspace).catch(() => null) : null;
     const book = mk?.status === 200 ? bookName(mk.body) : q(body.marketId ?? body.metric ?? 'the book');
     if (ok && ok.affordable === false && ok.cost !== undefined) return { message: '', refusal: shortOf(ok.cost, ok.balance, `this trade on ${book}`) };
     const direction = body.direction ?? ok?.direction ?? '?';
@@ -152,9 +149,9 @@ export async function confirmationText(
   }
   if (tool.name === 'place_order') {
     // The book the order names (marketId, or metric and date), resolved and checked tradable by the trade's dry run.
-    const probe = await read('/predictions/trade', {}, call.workspace, { ...marketRefOf(body), direction: body.direction, amount: 1, dryRun: true }).catch(() => null);
+    const probe = await read(postPredictionsTrade, {}, call.workspace, { ...marketRefOf(body), direction: body.direction, amount: 1, dryRun: true }).catch(() => null);
     if (refusedBy(probe)) return { message: '', refusal: refusedBy(probe) };
-    const mk = probe?.body?.marketId ? await read('/predictions/markets/:id', { id: String(probe.body.marketId) }, call.workspace).catch(() => null) : null;
+    const mk = probe?.body?.marketId ? await read(getPredictionsMarketsById, { id: String(probe.body.marketId) }, call.workspace).catch(() => null) : null;
     if (refusedBy(mk) || !mk) return { message: '', refusal: refusedBy(mk) ?? refusal('validation_failed', 'The order names no book this connection can read.') };
     let f: ReturnType<typeof orderFigures>;
     try {
@@ -171,9 +168,9 @@ export async function confirmationText(
     };
   }
   if (tool.name === 'open_market') {
-    const metric = await read('/metrics/:id', { id: String(body.metricId ?? '') }, call.workspace).catch(() => null);
+    const metric = await read(getMetricsById, { id: String(body.metricId ?? '') }, call.workspace).catch(() => null);
     if (refusedBy(metric)) return { message: '', refusal: refusedBy(metric) };
-    const ws = await read('/workspaces/current', {}, call.workspace).catch(() => null);
+    const ws = await read(getWorkspacesCurrent, {}, call.workspace).catch(() => null);
     const cost = typeof body.liquidity === 'number' ? body.liquidity : (metric?.body?.liquidityCredits ?? ws?.body?.defaultLiquidityCredits ?? null);
     const balance = await myBalance(read, call.workspace);
     if (typeof cost === 'number' && balance !== null && cost > balance) return { message: '', refusal: shortOf(cost, balance, 'opening this book') };
@@ -200,7 +197,7 @@ export async function confirmationText(
   if (tool.name.startsWith('delete_')) {
     const kind = tool.name.slice('delete_'.length);
     const id = String(call.params.id ?? '');
-    const target = await (kind === 'workspace' ? read('/workspaces/current', {}, id) : read(`/${kind === 'metric' ? 'metrics' : 'groups'}/:id`, { id }, call.workspace)).catch(() => null);
+    const target = await (kind === 'workspace' ? read(getWorkspacesCurrent, {}, id) : read(kind === 'metric' ? getMetricsById : getGroupsById, { id }, call.workspace)).catch(() => null);
     const name = target?.status === 200 && target.body?.name ? q(target.body.name) : q(id);
     return { message: `${who} wants to delete the ${kind} ${name}${kind === 'workspace' ? '' : ` in ${where}`} ${because}; this cannot be undone. Go ahead?` };
   }

@@ -11,9 +11,9 @@ import { logger } from '../../logger';
 import { oauthClientSummary, revokeClientGrants, verifyMcpToken } from '../../services/accounts';
 import { touchKeyUsed } from '../../services/access';
 import { connectionForGrant, logCall, type ActiveConnection } from '../../services/connections';
-import { callRoute, inProcessContext, routeNamed, toApiError, type Acting, type RunOptions } from '../dispatch';
-import type { Method, RouteDef } from '../registry';
-import { confirmationText, MONEY_TOOLS, type Read } from './confirm';
+import { callRoute, inProcessContext, toApiError, type Acting, type RunOptions } from '../dispatch';
+import type { AnyRoute } from '../registry';
+import { confirmationText, type Read } from './confirm';
 import { connectorTools, scopeCovers, toolNamed, type Tool } from './tools';
 
 const SESSION_IDLE_MS = 30 * 60_000;
@@ -80,7 +80,7 @@ export interface ToolAnswer {
 async function actAs(
   deps: Deps,
   as: Acting,
-  route: RouteDef<unknown, unknown, unknown>,
+  route: AnyRoute,
   req: { params: Record<string, string>; query: Record<string, unknown>; body: unknown; idempotencyKey?: string | null },
   opts: RunOptions,
 ): Promise<ToolAnswer> {
@@ -142,12 +142,9 @@ function buildServer(deps: Deps, session: () => Session): Server {
     }
     const acting = (workspace: string | null): Acting => ({ caller: conn.principal, workspace, viewToken: null, ip: s.ip });
     // The confirmation's reads are the connector's own: they count nothing against the person's rate limit.
-    const read: Read = async (path, params, workspace, body) => {
-      const method: Method = body === undefined ? 'GET' : 'POST';
-      return actAs(deps, acting(workspace), routeNamed(method, path), { params, query: {}, body }, { limit: false });
-    };
+    const read: Read = async (route, params, workspace, body) => actAs(deps, acting(workspace), route, { params, query: {}, body }, { limit: false });
     // Money asks whatever its family's switch says, unless the person turned money off explicitly.
-    const askType = conn.ask[tool.ask] ? tool.ask : MONEY_TOOLS.has(tool.name) && conn.ask.money ? 'money' : null;
+    const askType = conn.ask[tool.ask] ? tool.ask : tool.money && conn.ask.money ? 'money' : null;
     let confirmation: Confirmation = 'not_asked';
     if (askType) {
       if (!server.getClientCapabilities()?.elicitation) {

@@ -2,8 +2,64 @@ import { z, type ZodType } from 'zod';
 import { hasScope, scopeCapabilities, type AccountScope, type Capability } from '../../domain/capabilities';
 import { ASK_TYPES, type AskType } from '../../domain/connections';
 import { requirementOf } from '../auth';
-import type { Method, RouteDef } from '../registry';
-import { registeredRoutes } from '../registry';
+import type { AnyRoute, Method } from '../registry';
+import {
+  deleteGroupsById,
+  deleteGroupsByIdMembersByAgentId,
+  deleteMetricsById,
+  deletePredictionsOrdersById,
+  deleteWorkspacesById,
+  getAgentsByIdBalance,
+  getAgentsByIdPositions,
+  getAgentsByIdTrades,
+  getAgentsMe,
+  getAgentsMine,
+  getAgentsTransfers,
+  getDataRoomActions,
+  getDeletionsById,
+  getGroups,
+  getMarketplaceWorkspacesPublic,
+  getMetrics,
+  getMetricsById,
+  getPredictionsMarkets,
+  getPredictionsMarketsById,
+  getPredictionsMarketsByIdHistory,
+  getPredictionsMarketsByIdOrderbook,
+  getPredictionsOrders,
+  getProposals,
+  getProposalsById,
+  getProposalsByIdComments,
+  getSources,
+  getSourcesByIdFile,
+  getSourcesByIdText,
+  getSourcesByIdTree,
+  getStatus,
+  getTrackRecord,
+  getWorkspacesByIdViewLink,
+  getWorkspacesCurrent,
+  patchWorkspacesById,
+  postAgentsByIdCredit,
+  postAgentsByIdWithdraw,
+  postAgentsTransfer,
+  postFeedback,
+  postGroups,
+  postGroupsByIdMembers,
+  postMarketplaceByWorkspaceIdJoin,
+  postMetrics,
+  postMetricsByIdSettle,
+  postPredictionsMarkets,
+  postPredictionsMarketsByIdVoid,
+  postPredictionsOrders,
+  postPredictionsTrade,
+  postProposals,
+  postProposalsByIdApprove,
+  postProposalsByIdComments,
+  postProposalsByIdDecline,
+  postProposalsByIdWithdraw,
+  postWorkspaces,
+  putGroupsById,
+  putMetricsById,
+} from '../routes';
 
 /**
  * The connector's tools (spec §2.13): each is one route of the registry, grouped by ask type. Its
@@ -13,8 +69,8 @@ import { registeredRoutes } from '../registry';
  */
 interface ToolSpec {
   name: string;
-  method: Method;
-  path: string;
+  /** The route of the table the tool calls. */
+  route: AnyRoute;
   ask: AskType;
   /** Replaces the route summary when the tool narrows the route (the quote is a dry-run trade). */
   description?: string;
@@ -22,83 +78,94 @@ interface ToolSpec {
   fixedParams?: Record<string, string>;
   /** Body fields the tool always sends. */
   fixedBody?: Record<string, unknown>;
+  /**
+   * The tool's effect beyond its method's default (a read changes nothing; a write is neither
+   * destructive nor idempotent unless said): a write that takes credits, shares or records away (or
+   * cannot be taken back) is destructive; one whose repeat changes nothing more is idempotent (money
+   * tools are, through their Idempotency-Key); only a withdrawal reaches outside (the chain).
+   */
+  effects?: Partial<Annotations>;
+  /** The tool can move credits (spend, stake, fund, subsidise, transfer, withdraw): it asks under `money`. */
+  money?: true;
+  /** Its request takes a dry run (body dryRun: true) that prices it exactly: the confirmation reads it. */
+  dryRun?: true;
 }
 
 const SPECS: ToolSpec[] = [
   // look
-  { name: 'whoami', method: 'GET', path: '/agents/me', ask: 'look' },
-  { name: 'list_my_participants', method: 'GET', path: '/agents/mine', ask: 'look' },
-  { name: 'list_public_workspaces', method: 'GET', path: '/marketplace/workspaces/public', ask: 'look' },
-  { name: 'current_workspace', method: 'GET', path: '/workspaces/current', ask: 'look' },
-  { name: 'status', method: 'GET', path: '/status', ask: 'look' },
-  { name: 'list_metrics', method: 'GET', path: '/metrics', ask: 'look' },
-  { name: 'get_metric', method: 'GET', path: '/metrics/:id', ask: 'look' },
-  { name: 'list_markets', method: 'GET', path: '/predictions/markets', ask: 'look' },
-  { name: 'get_market', method: 'GET', path: '/predictions/markets/:id', ask: 'look' },
-  { name: 'market_history', method: 'GET', path: '/predictions/markets/:id/history', ask: 'look' },
-  { name: 'orderbook', method: 'GET', path: '/predictions/markets/:id/orderbook', ask: 'look' },
+  { name: 'whoami', route: getAgentsMe, ask: 'look' },
+  { name: 'list_my_participants', route: getAgentsMine, ask: 'look' },
+  { name: 'list_public_workspaces', route: getMarketplaceWorkspacesPublic, ask: 'look' },
+  { name: 'current_workspace', route: getWorkspacesCurrent, ask: 'look' },
+  { name: 'status', route: getStatus, ask: 'look' },
+  { name: 'list_metrics', route: getMetrics, ask: 'look' },
+  { name: 'get_metric', route: getMetricsById, ask: 'look' },
+  { name: 'list_markets', route: getPredictionsMarkets, ask: 'look' },
+  { name: 'get_market', route: getPredictionsMarketsById, ask: 'look' },
+  { name: 'market_history', route: getPredictionsMarketsByIdHistory, ask: 'look' },
+  { name: 'orderbook', route: getPredictionsMarketsByIdOrderbook, ask: 'look' },
   {
     name: 'quote',
-    method: 'POST',
-    path: '/predictions/trade',
+    route: postPredictionsTrade,
     ask: 'look',
     fixedBody: { dryRun: true },
     description: 'Quote a trade without placing it (a dry run of POST /predictions/trade): the same body as trade; nothing is spent.',
+    effects: { readOnlyHint: true, idempotentHint: true },
   },
-  { name: 'list_proposals', method: 'GET', path: '/proposals', ask: 'look' },
-  { name: 'get_proposal', method: 'GET', path: '/proposals/:id', ask: 'look' },
-  { name: 'proposal_comments', method: 'GET', path: '/proposals/:id/comments', ask: 'look' },
-  { name: 'my_balance', method: 'GET', path: '/agents/:id/balance', ask: 'look', fixedParams: { id: 'me' } },
-  { name: 'my_positions', method: 'GET', path: '/agents/:id/positions', ask: 'look', fixedParams: { id: 'me' } },
-  { name: 'my_trades', method: 'GET', path: '/agents/:id/trades', ask: 'look', fixedParams: { id: 'me' } },
-  { name: 'my_orders', method: 'GET', path: '/predictions/orders', ask: 'look' },
-  { name: 'my_transfers', method: 'GET', path: '/agents/transfers', ask: 'look' },
-  { name: 'list_groups', method: 'GET', path: '/groups', ask: 'look' },
-  { name: 'data_room', method: 'GET', path: '/data-room/actions', ask: 'look' },
-  { name: 'track_record', method: 'GET', path: '/track-record', ask: 'look' },
-  { name: 'list_sources', method: 'GET', path: '/sources', ask: 'look' },
-  { name: 'read_source_text', method: 'GET', path: '/sources/:id/text', ask: 'look' },
-  { name: 'source_tree', method: 'GET', path: '/sources/:id/tree', ask: 'look' },
-  { name: 'source_file', method: 'GET', path: '/sources/:id/file', ask: 'look' },
+  { name: 'list_proposals', route: getProposals, ask: 'look' },
+  { name: 'get_proposal', route: getProposalsById, ask: 'look' },
+  { name: 'proposal_comments', route: getProposalsByIdComments, ask: 'look' },
+  { name: 'my_balance', route: getAgentsByIdBalance, ask: 'look', fixedParams: { id: 'me' } },
+  { name: 'my_positions', route: getAgentsByIdPositions, ask: 'look', fixedParams: { id: 'me' } },
+  { name: 'my_trades', route: getAgentsByIdTrades, ask: 'look', fixedParams: { id: 'me' } },
+  { name: 'my_orders', route: getPredictionsOrders, ask: 'look' },
+  { name: 'my_transfers', route: getAgentsTransfers, ask: 'look' },
+  { name: 'list_groups', route: getGroups, ask: 'look' },
+  { name: 'data_room', route: getDataRoomActions, ask: 'look' },
+  { name: 'track_record', route: getTrackRecord, ask: 'look' },
+  { name: 'list_sources', route: getSources, ask: 'look' },
+  { name: 'read_source_text', route: getSourcesByIdText, ask: 'look' },
+  { name: 'source_tree', route: getSourcesByIdTree, ask: 'look' },
+  { name: 'source_file', route: getSourcesByIdFile, ask: 'look' },
   // build
-  { name: 'create_workspace', method: 'POST', path: '/workspaces', ask: 'build' },
-  { name: 'join_workspace', method: 'POST', path: '/marketplace/:workspaceId/join', ask: 'build' },
-  { name: 'create_metric', method: 'POST', path: '/metrics', ask: 'build' },
-  { name: 'update_metric', method: 'PUT', path: '/metrics/:id', ask: 'build' },
+  { name: 'create_workspace', route: postWorkspaces, ask: 'build' },
+  { name: 'join_workspace', route: postMarketplaceByWorkspaceIdJoin, ask: 'build', effects: { idempotentHint: true } },
+  { name: 'create_metric', route: postMetrics, ask: 'build', effects: { destructiveHint: true, idempotentHint: true }, money: true, dryRun: true },
+  { name: 'update_metric', route: putMetricsById, ask: 'build', effects: { idempotentHint: true } },
   // trade
-  { name: 'trade', method: 'POST', path: '/predictions/trade', ask: 'trade' },
-  { name: 'place_order', method: 'POST', path: '/predictions/orders', ask: 'trade' },
-  { name: 'cancel_order', method: 'DELETE', path: '/predictions/orders/:id', ask: 'trade' },
+  { name: 'trade', route: postPredictionsTrade, ask: 'trade', effects: { destructiveHint: true, idempotentHint: true }, money: true, dryRun: true },
+  { name: 'place_order', route: postPredictionsOrders, ask: 'trade', effects: { destructiveHint: true, idempotentHint: true }, money: true },
+  { name: 'cancel_order', route: deletePredictionsOrdersById, ask: 'trade', effects: { idempotentHint: true } },
   // fund
-  { name: 'credit_member', method: 'POST', path: '/agents/:id/credit', ask: 'fund' },
+  { name: 'credit_member', route: postAgentsByIdCredit, ask: 'fund', effects: { destructiveHint: true, idempotentHint: true }, money: true },
   // a book opened by hand is paid from the caller's balance
-  { name: 'open_market', method: 'POST', path: '/predictions/markets', ask: 'fund' },
+  { name: 'open_market', route: postPredictionsMarkets, ask: 'fund', effects: { destructiveHint: true }, money: true },
   // post
-  { name: 'propose', method: 'POST', path: '/proposals', ask: 'post' },
-  { name: 'comment', method: 'POST', path: '/proposals/:id/comments', ask: 'post' },
-  { name: 'withdraw_proposal', method: 'POST', path: '/proposals/:id/withdraw', ask: 'post' },
-  { name: 'send_feedback', method: 'POST', path: '/feedback', ask: 'post' },
+  { name: 'propose', route: postProposals, ask: 'post', effects: { destructiveHint: true, idempotentHint: true }, money: true, dryRun: true },
+  { name: 'comment', route: postProposalsByIdComments, ask: 'post' },
+  { name: 'withdraw_proposal', route: postProposalsByIdWithdraw, ask: 'post', effects: { destructiveHint: true, idempotentHint: true } },
+  { name: 'send_feedback', route: postFeedback, ask: 'post' },
   // decide
-  { name: 'approve_proposal', method: 'POST', path: '/proposals/:id/approve', ask: 'decide' },
-  { name: 'decline_proposal', method: 'POST', path: '/proposals/:id/decline', ask: 'decide' },
-  { name: 'settle_metric', method: 'POST', path: '/metrics/:id/settle', ask: 'decide' },
-  { name: 'void_market', method: 'POST', path: '/predictions/markets/:id/void', ask: 'decide' },
+  { name: 'approve_proposal', route: postProposalsByIdApprove, ask: 'decide', effects: { destructiveHint: true, idempotentHint: true } },
+  { name: 'decline_proposal', route: postProposalsByIdDecline, ask: 'decide', effects: { destructiveHint: true, idempotentHint: true } },
+  { name: 'settle_metric', route: postMetricsByIdSettle, ask: 'decide', effects: { destructiveHint: true } },
+  { name: 'void_market', route: postPredictionsMarketsByIdVoid, ask: 'decide', effects: { destructiveHint: true, idempotentHint: true } },
   // publish
-  { name: 'update_workspace', method: 'PATCH', path: '/workspaces/:id', ask: 'publish' },
-  { name: 'view_link', method: 'GET', path: '/workspaces/:id/view-link', ask: 'publish' },
+  { name: 'update_workspace', route: patchWorkspacesById, ask: 'publish', effects: { idempotentHint: true } },
+  { name: 'view_link', route: getWorkspacesByIdViewLink, ask: 'publish', effects: { idempotentHint: true } },
   // remove
-  { name: 'delete_metric', method: 'DELETE', path: '/metrics/:id', ask: 'remove' },
-  { name: 'delete_group', method: 'DELETE', path: '/groups/:id', ask: 'remove' },
-  { name: 'delete_workspace', method: 'DELETE', path: '/workspaces/:id', ask: 'remove' },
-  { name: 'deletion_progress', method: 'GET', path: '/deletions/:id', ask: 'look' },
+  { name: 'delete_metric', route: deleteMetricsById, ask: 'remove', effects: { destructiveHint: true, idempotentHint: true } },
+  { name: 'delete_group', route: deleteGroupsById, ask: 'remove', effects: { destructiveHint: true, idempotentHint: true } },
+  { name: 'delete_workspace', route: deleteWorkspacesById, ask: 'remove', effects: { destructiveHint: true, idempotentHint: true } },
+  { name: 'deletion_progress', route: getDeletionsById, ask: 'look' },
   // access
-  { name: 'create_group', method: 'POST', path: '/groups', ask: 'access' },
-  { name: 'update_group', method: 'PUT', path: '/groups/:id', ask: 'access' },
-  { name: 'add_group_member', method: 'POST', path: '/groups/:id/members', ask: 'access' },
-  { name: 'remove_group_member', method: 'DELETE', path: '/groups/:id/members/:agentId', ask: 'access' },
+  { name: 'create_group', route: postGroups, ask: 'access' },
+  { name: 'update_group', route: putGroupsById, ask: 'access', effects: { idempotentHint: true } },
+  { name: 'add_group_member', route: postGroupsByIdMembers, ask: 'access', effects: { idempotentHint: true } },
+  { name: 'remove_group_member', route: deleteGroupsByIdMembersByAgentId, ask: 'access', effects: { destructiveHint: true, idempotentHint: true } },
   // money
-  { name: 'transfer', method: 'POST', path: '/agents/transfer', ask: 'money' },
-  { name: 'withdraw', method: 'POST', path: '/agents/:id/withdraw', ask: 'money', fixedParams: { id: 'me' } },
+  { name: 'transfer', route: postAgentsTransfer, ask: 'money', effects: { destructiveHint: true, idempotentHint: true }, money: true },
+  { name: 'withdraw', route: postAgentsByIdWithdraw, ask: 'money', fixedParams: { id: 'me' }, effects: { destructiveHint: true, idempotentHint: true, openWorldHint: true }, money: true },
 ];
 
 type Json = Record<string, unknown>;
@@ -106,7 +173,7 @@ type Json = Record<string, unknown>;
 export interface Tool {
   name: string;
   ask: AskType;
-  route: RouteDef<unknown, unknown, unknown>;
+  route: AnyRoute;
   title: string;
   description: string;
   inputSchema: Json & { type: 'object' };
@@ -119,6 +186,10 @@ export interface Tool {
   annotations: Annotations;
   /** The success body's JSON Schema (the route's own response schema); `wrapped`: not an object, sent as { result }. */
   output?: { schema: Json & { type: 'object' }; wrapped: boolean };
+  /** The tool can move credits: it asks under `money` (ToolSpec.money). */
+  money: boolean;
+  /** Its request takes a pricing dry run (ToolSpec.dryRun). */
+  dryRun: boolean;
 }
 
 /** MCP tool annotations (hints a host shows and plans by). */
@@ -129,55 +200,18 @@ export interface Annotations {
   openWorldHint: boolean;
 }
 
-/**
- * Each tool's effect, in one table a test holds every tool against: reads change nothing; a write
- * that takes credits, shares or records away (or that cannot be taken back) is destructive; one whose
- * repeat changes nothing more is idempotent (money tools are, through their Idempotency-Key); only a
- * withdrawal reaches outside this service (the chain).
- */
-const EFFECTS: Record<string, Partial<Annotations>> = {
-  quote: { readOnlyHint: true, idempotentHint: true },
-  create_workspace: {},
-  join_workspace: { idempotentHint: true },
-  create_metric: { destructiveHint: true, idempotentHint: true },
-  update_metric: { idempotentHint: true },
-  trade: { destructiveHint: true, idempotentHint: true },
-  place_order: { destructiveHint: true, idempotentHint: true },
-  cancel_order: { idempotentHint: true },
-  credit_member: { destructiveHint: true, idempotentHint: true },
-  open_market: { destructiveHint: true },
-  propose: { destructiveHint: true, idempotentHint: true },
-  comment: {},
-  withdraw_proposal: { destructiveHint: true, idempotentHint: true },
-  send_feedback: {},
-  approve_proposal: { destructiveHint: true, idempotentHint: true },
-  decline_proposal: { destructiveHint: true, idempotentHint: true },
-  settle_metric: { destructiveHint: true },
-  void_market: { destructiveHint: true, idempotentHint: true },
-  update_workspace: { idempotentHint: true },
-  view_link: { idempotentHint: true },
-  delete_metric: { destructiveHint: true, idempotentHint: true },
-  delete_group: { destructiveHint: true, idempotentHint: true },
-  delete_workspace: { destructiveHint: true, idempotentHint: true },
-  create_group: {},
-  update_group: { idempotentHint: true },
-  add_group_member: { idempotentHint: true },
-  remove_group_member: { destructiveHint: true, idempotentHint: true },
-  transfer: { destructiveHint: true, idempotentHint: true },
-  withdraw: { destructiveHint: true, idempotentHint: true, openWorldHint: true },
-};
-
-/** The annotations of a tool: GET routes read (and repeat freely); writes as EFFECTS says. */
-export function annotationsOf(name: string, method: Method): Annotations {
-  if (method === 'GET') return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, ...EFFECTS[name] };
-  return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false, ...EFFECTS[name] };
+/** The annotations of a tool: GET routes read (and repeat freely); writes as the spec's effects say. */
+function annotationsOf(spec: ToolSpec): Annotations {
+  const method: Method = spec.route.method;
+  if (method === 'GET') return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, ...spec.effects };
+  return { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false, ...spec.effects };
 }
 
 /**
  * The key scope a tool needs: its route's (GET /help states it); a write whose route names none (an
  * identity is enough: create a workspace, join one) needs account:write, so a read-only grant reads only.
  */
-function toolScope(route: RouteDef<unknown, unknown, unknown>, a: Annotations): string {
+function toolScope(route: AnyRoute, a: Annotations): string {
   const scope = requirementOf(route.auth).scope;
   return !a.readOnlyHint && (scope === 'any' || scope === 'none') ? 'account:write' : scope;
 }
@@ -198,7 +232,7 @@ function convert(schema: ZodType): Json {
  * A tool's outputSchema from its route's response schema, in the draft the MCP SDK client validates
  * with (draft-07); a body that is not an object (a list) is described, and sent, as { result }.
  */
-function outputOf(route: RouteDef<unknown, unknown, unknown>, spec: ToolSpec): Tool['output'] {
+function outputOf(route: AnyRoute, spec: ToolSpec): Tool['output'] {
   const schema = spec.fixedBody?.dryRun ? (route.dryRunResponse ?? route.response) : route.response;
   if (!schema || route.responseType) return undefined;
   const js = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any', target: 'draft-7' }) as Json;
@@ -221,8 +255,7 @@ function objectParts(schema: ZodType | undefined, defs: Json): { props: Record<s
 }
 
 function buildTool(spec: ToolSpec): Tool {
-  const route = registeredRoutes().find((r) => r.method === spec.method && r.path === spec.path);
-  if (!route) throw new Error(`connector tool ${spec.name}: no route ${spec.method} ${spec.path}`);
+  const route = spec.route;
   const defs: Json = {};
   const fixed = spec.fixedParams ?? {};
   const params = objectParts(route.params, defs);
@@ -235,7 +268,7 @@ function buildTool(spec: ToolSpec): Tool {
   for (const [k, v] of Object.entries(params.props)) properties[k] = v;
   required.push(...params.required.filter((k) => !(k in fixed)));
   for (const [k, v] of Object.entries(query.props)) if (!(k in properties)) properties[k] = v;
-  if (route.body && spec.method !== 'GET') {
+  if (route.body && route.method !== 'GET') {
     const body = convert(route.body);
     Object.assign(defs, (body.$defs as Json | undefined) ?? {});
     delete body.$defs;
@@ -264,9 +297,11 @@ function buildTool(spec: ToolSpec): Tool {
     fixedBody: spec.fixedBody,
     paramNames: Object.keys(objectParts(route.params, {}).props),
     queryNames: Object.keys(query.props),
-    scope: toolScope(route, annotationsOf(spec.name, spec.method)),
-    annotations: annotationsOf(spec.name, spec.method),
+    scope: toolScope(route, annotationsOf(spec)),
+    annotations: annotationsOf(spec),
     output: outputOf(route, spec),
+    money: spec.money ?? false,
+    dryRun: spec.dryRun ?? false,
   };
 }
 
@@ -276,6 +311,11 @@ let cached: Tool[] | undefined;
 export function connectorTools(): Tool[] {
   cached ??= SPECS.map(buildTool);
   return cached;
+}
+
+/** The tools that can move credits: they ask under `money` (each spec says so beside its route). */
+export function moneyTools(): ReadonlySet<string> {
+  return new Set(connectorTools().filter((t) => t.money).map((t) => t.name));
 }
 
 export function toolNamed(name: string): Tool | undefined {

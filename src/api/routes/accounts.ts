@@ -7,7 +7,7 @@ import { defineRoute } from '../registry';
 // The rest of /api/auth/* is the account system itself (services/accounts): sign-up/email,
 // sign-in/email, sign-out, get-session, request-password-reset, reset-password.
 
-defineRoute({
+export const deleteAuthMe = defineRoute({
   method: 'DELETE',
   path: '/auth/me',
   auth: policies.accounts.deleteAccount,
@@ -27,7 +27,7 @@ const accountRoute = { accountSystem: true, auth: policies.accounts.accountSyste
 const userSchema = z.looseObject({ id: z.string(), name: z.string(), email: z.string(), emailVerified: z.boolean(), createdAt: z.string(), updatedAt: z.string() });
 const passwordSchema = z.string().min(8).max(128);
 
-defineRoute({
+export const postAuthSignUpEmail = defineRoute({
   ...accountRoute,
   method: 'POST',
   path: '/auth/sign-up/email',
@@ -36,7 +36,7 @@ defineRoute({
   response: z.looseObject({ token: z.string().nullable(), user: userSchema }),
 });
 
-defineRoute({
+export const postAuthSignInEmail = defineRoute({
   ...accountRoute,
   method: 'POST',
   path: '/auth/sign-in/email',
@@ -45,7 +45,7 @@ defineRoute({
   response: z.looseObject({ redirect: z.boolean(), token: z.string(), url: z.string().nullish(), user: userSchema }),
 });
 
-defineRoute({
+export const postAuthSignOut = defineRoute({
   ...accountRoute,
   method: 'POST',
   path: '/auth/sign-out',
@@ -53,7 +53,7 @@ defineRoute({
   response: z.object({ success: z.boolean() }),
 });
 
-defineRoute({
+export const getAuthGetSession = defineRoute({
   ...accountRoute,
   method: 'GET',
   path: '/auth/get-session',
@@ -61,7 +61,7 @@ defineRoute({
   response: z.looseObject({ session: z.looseObject({}), user: userSchema }).nullable(),
 });
 
-defineRoute({
+export const postAuthRequestPasswordReset = defineRoute({
   ...accountRoute,
   method: 'POST',
   path: '/auth/request-password-reset',
@@ -70,7 +70,7 @@ defineRoute({
   response: z.looseObject({ status: z.boolean() }),
 });
 
-defineRoute({
+export const postAuthResetPassword = defineRoute({
   ...accountRoute,
   method: 'POST',
   path: '/auth/reset-password',

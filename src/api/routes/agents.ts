@@ -21,7 +21,7 @@ const registerBody = z
   })
   .refine((b) => b.name ?? b.nickname ?? b.agentId, { message: 'send name (or agentId and nickname)' });
 
-defineRoute({
+export const postAgentsRegister = defineRoute({
   method: 'POST',
   path: '/agents/register',
   response: registrationSchema,
@@ -58,7 +58,7 @@ export async function resolveSelfOrAdmin(c: Call<unknown, unknown, { id: string 
   return agent;
 }
 
-defineRoute({
+export const getAgentsMe = defineRoute({
   method: 'GET',
   path: '/agents/me',
   response: agentSchema,
@@ -72,7 +72,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsById = defineRoute({
   method: 'GET',
   path: '/agents/:id',
   response: agentSchema,
@@ -83,7 +83,7 @@ defineRoute({
   handler: async (c) => presentAgent(await resolveSelfOrAdmin(c)),
 });
 
-defineRoute({
+export const getAgentsByIdBalance = defineRoute({
   method: 'GET',
   path: '/agents/:id/balance',
   readsPrimary: true,

@@ -10,7 +10,7 @@ import { askBody, connectionCallSchema, connectionSchema } from '../schemas/conn
 
 const idParams = z.object({ id: z.uuid({ error: 'must be a connection id' }) });
 
-defineRoute({
+export const getConnections = defineRoute({
   method: 'GET',
   path: '/connections',
   response: z.array(connectionSchema),
@@ -19,7 +19,7 @@ defineRoute({
   handler: async (c) => (await listConnections(c.deps, c.identity().agentId)).map(presentConnection),
 });
 
-defineRoute({
+export const getConnectionsByIdCalls = defineRoute({
   method: 'GET',
   path: '/connections/:id/calls',
   response: z.array(connectionCallSchema),
@@ -32,7 +32,7 @@ defineRoute({
   handler: async (c) => (await connectionCalls(c.deps, c.identity().agentId, c.params.id, c.query.before ? new Date(c.query.before) : undefined)).map(presentCall),
 });
 
-defineRoute({
+export const putConnectionsByIdAsk = defineRoute({
   method: 'PUT',
   path: '/connections/:id/ask',
   response: connectionSchema,
@@ -45,7 +45,7 @@ defineRoute({
   handler: async (c) => presentConnection(await setConnectionAsk(c.deps, c.identity().agentId, c.params.id, c.body.ask)),
 });
 
-defineRoute({
+export const deleteConnectionsById = defineRoute({
   method: 'DELETE',
   path: '/connections/:id',
   errors: ['not_found'],

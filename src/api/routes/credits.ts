@@ -60,7 +60,7 @@ import {
 
 const moneyErrors = ['insufficient_balance', 'idempotency_key_reuse', 'not_found'] as const;
 
-defineRoute({
+export const postAgentsTransfer = defineRoute({
   method: 'POST',
   path: '/agents/transfer',
   idempotent: true,
@@ -84,7 +84,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsTransfers = defineRoute({
   method: 'GET',
   path: '/agents/transfers',
   auth: policies.credits.readTransfers,
@@ -98,7 +98,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsSignupGrant = defineRoute({
   method: 'GET',
   path: '/agents/signup-grant',
   readsPrimary: true,
@@ -108,7 +108,7 @@ defineRoute({
   handler: async (c) => presentSignupGrant(await signupGrantOf(c.deps, c.identity())),
 });
 
-defineRoute({
+export const postAgentsSignupGrant = defineRoute({
   method: 'POST',
   path: '/agents/signup-grant',
   idempotent: true,
@@ -122,7 +122,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsDepositAddress = defineRoute({
   method: 'GET',
   path: '/agents/deposit-address',
   readsPrimary: true,
@@ -133,7 +133,7 @@ defineRoute({
   handler: async (c) => presentDepositAddress(depositAddress(c.deps)),
 });
 
-defineRoute({
+export const getAgentsTreasury = defineRoute({
   method: 'GET',
   path: '/agents/treasury',
   readsPrimary: true,
@@ -147,8 +147,9 @@ defineRoute({
   },
 });
 
-for (const decision of ['approve', 'reject'] as const) {
-  defineRoute({
+/** Approve and reject are one route shape, defined once per decision. */
+function withdrawalDecision(decision: 'approve' | 'reject') {
+  return defineRoute({
     method: 'POST',
     path: `/agents/withdrawals/:id/${decision}`,
     auth: policies.credits.decideWithdrawal,
@@ -163,10 +164,12 @@ for (const decision of ['approve', 'reject'] as const) {
     handler: async (c) => presentWithdrawal(await decideWithdrawal(c.deps, c.identity(), c.params.id, decision, c.body?.reason)),
   });
 }
+export const postAgentsWithdrawalsByIdApprove = withdrawalDecision('approve');
+export const postAgentsWithdrawalsByIdReject = withdrawalDecision('reject');
 
 const agentParam = z.object({ id: z.string().min(1).max(200) });
 
-defineRoute({
+export const postAgentsByIdCredit = defineRoute({
   method: 'POST',
   path: '/agents/:id/credit',
   idempotent: true,
@@ -193,7 +196,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postAgentsByIdSpend = defineRoute({
   method: 'POST',
   path: '/agents/:id/spend',
   idempotent: true,
@@ -211,7 +214,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const putAgentsByIdWallet = defineRoute({
   method: 'PUT',
   path: '/agents/:id/wallet',
   auth: policies.credits.setWallet,
@@ -223,7 +226,7 @@ defineRoute({
   handler: async (c) => presentWallet(await registerWallet(c.deps, c.identity(), c.params.id, c.body.walletAddress)),
 });
 
-defineRoute({
+export const postAgentsByIdDeposit = defineRoute({
   method: 'POST',
   path: '/agents/:id/deposit',
   auth: policies.credits.deposit,
@@ -248,7 +251,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsByIdDeposits = defineRoute({
   method: 'GET',
   path: '/agents/:id/deposits',
   auth: policies.credits.readDeposits,
@@ -260,7 +263,7 @@ defineRoute({
   handler: async (c) => (await depositsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map(presentDeposit),
 });
 
-defineRoute({
+export const getAgentsByIdDepositsByDepositId = defineRoute({
   method: 'GET',
   path: '/agents/:id/deposits/:depositId',
   auth: policies.credits.readDeposit,
@@ -271,7 +274,7 @@ defineRoute({
   handler: async (c) => presentDeposit(await depositOf(c.deps, c.identity(), c.params.id, c.params.depositId)),
 });
 
-defineRoute({
+export const postAgentsByIdWithdraw = defineRoute({
   method: 'POST',
   path: '/agents/:id/withdraw',
   idempotent: true,
@@ -293,7 +296,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsByIdWithdrawals = defineRoute({
   method: 'GET',
   path: '/agents/:id/withdrawals',
   auth: policies.credits.readWithdrawals,
@@ -305,7 +308,7 @@ defineRoute({
   handler: async (c) => (await withdrawalsOf(c.deps, c.identity(), c.params.id, c.query.limit)).map((w) => presentWithdrawal(w)),
 });
 
-defineRoute({
+export const getAgentsByIdLedger = defineRoute({
   method: 'GET',
   path: '/agents/:id/ledger',
   auth: policies.credits.readLedger,

@@ -6,7 +6,7 @@ import { defineRoute } from '../registry';
 import { limitQuery } from '../schemas/common';
 import { ACTION_KINDS, actionPageSchema } from '../schemas/dataRoom';
 
-defineRoute({
+export const getDataRoomActions = defineRoute({
   method: 'GET',
   path: '/data-room/actions',
   response: actionPageSchema,

@@ -5,7 +5,7 @@ import { presentDeletion } from '../presenters/deletion';
 import { defineRoute } from '../registry';
 import { deletionSchema } from '../schemas/deletions';
 
-defineRoute({
+export const getDeletionsById = defineRoute({
   method: 'GET',
   path: '/deletions/:id',
   response: deletionSchema,

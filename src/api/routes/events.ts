@@ -29,7 +29,7 @@ async function scopeOf(c: Call<unknown, unknown, unknown>): Promise<FeedScope> {
   return feedScopeOf(c.deps, c.identity(), null);
 }
 
-defineRoute({
+export const getEvents = defineRoute({
   method: 'GET',
   path: '/events',
   auth: policies.events.list,
@@ -49,7 +49,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getEventsStream = defineRoute({
   method: 'GET',
   path: '/events/stream',
   readsPrimary: true,

@@ -8,7 +8,7 @@ import { feedbackSchema } from '../schemas/feedback';
 
 const MAX_CONTEXT_CHARS = 10_000;
 
-defineRoute({
+export const postFeedback = defineRoute({
   method: 'POST',
   path: '/feedback',
   auth: policies.feedback.create,
@@ -39,7 +39,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getFeedback = defineRoute({
   method: 'GET',
   path: '/feedback',
   auth: policies.feedback.list,

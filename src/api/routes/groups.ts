@@ -48,7 +48,7 @@ function presentGroup(g: GroupRecord, a: Pick<WorkspaceAccess, 'caps' | 'metricR
   };
 }
 
-defineRoute({
+export const getGroups = defineRoute({
   method: 'GET',
   path: '/groups',
   response: z.array(groupSchema),
@@ -61,7 +61,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getGroupsById = defineRoute({
   method: 'GET',
   path: '/groups/:id',
   response: groupSchema,
@@ -75,7 +75,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postGroups = defineRoute({
   method: 'POST',
   path: '/groups',
   response: groupSchema,
@@ -93,7 +93,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const putGroupsById = defineRoute({
   method: 'PUT',
   path: '/groups/:id',
   response: groupSchema,
@@ -108,7 +108,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteGroupsById = defineRoute({
   method: 'DELETE',
   path: '/groups/:id',
   errors: ['not_found', 'conflict'],
@@ -121,7 +121,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postGroupsByIdMembers = defineRoute({
   method: 'POST',
   path: '/groups/:id/members',
   response: groupSchema,
@@ -136,7 +136,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteGroupsByIdMembersByAgentId = defineRoute({
   method: 'DELETE',
   path: '/groups/:id/members/:agentId',
   response: groupSchema,

@@ -107,7 +107,7 @@ const wholeCatalog = cachedDocument(() => {
 });
 const openApi = cachedDocument(openApiDocument);
 
-defineRoute({
+export const getHelp = defineRoute({
   method: 'GET',
   path: '/help',
   auth: policies.status.readHelp,
@@ -141,7 +141,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getPublicConfig = defineRoute({
   method: 'GET',
   path: '/public-config',
   auth: policies.status.readPublicConfig,
@@ -167,7 +167,7 @@ defineRoute({
   }),
 });
 
-defineRoute({
+export const getGuides = defineRoute({
   method: 'GET',
   path: '/guides',
   auth: policies.status.readGuides,
@@ -177,7 +177,7 @@ defineRoute({
   handler: async () => guideIndex(),
 });
 
-defineRoute({
+export const getGuidesCategories = defineRoute({
   method: 'GET',
   path: '/guides/_categories',
   auth: policies.status.readGuidesCategories,
@@ -187,7 +187,7 @@ defineRoute({
   handler: async () => GUIDE_CATEGORIES,
 });
 
-defineRoute({
+export const getGuidesBySection = defineRoute({
   method: 'GET',
   path: '/guides/:section',
   auth: policies.status.readGuide,
@@ -204,7 +204,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getOpenapiJson = defineRoute({
   method: 'GET',
   path: '/openapi.json',
   auth: policies.status.readOpenApi,

@@ -74,7 +74,7 @@ const deliverySchema = z.object({
 });
 const switchesSchema = z.object({ agentId: z.string(), notifications: z.object(Object.fromEntries(NOTIFICATION_SWITCHES.map((k) => [k, z.boolean()]))) });
 
-defineRoute({
+export const postHooks = defineRoute({
   method: 'POST',
   path: '/hooks',
   auth: policies.hooks.create,
@@ -91,7 +91,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getHooks = defineRoute({
   method: 'GET',
   path: '/hooks',
   auth: policies.hooks.list,
@@ -104,7 +104,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getHooksById = defineRoute({
   method: 'GET',
   path: '/hooks/:id',
   auth: policies.hooks.read,
@@ -115,7 +115,7 @@ defineRoute({
   handler: async (c) => presentHook(await hookOf(c.deps, c.identity(), c.params.id)),
 });
 
-defineRoute({
+export const patchHooksById = defineRoute({
   method: 'PATCH',
   path: '/hooks/:id',
   auth: policies.hooks.edit,
@@ -127,7 +127,7 @@ defineRoute({
   handler: async (c) => presentHook(await updateHook(c.deps, c.identity(), c.params.id, c.body)),
 });
 
-defineRoute({
+export const deleteHooksById = defineRoute({
   method: 'DELETE',
   path: '/hooks/:id',
   auth: policies.hooks.remove,
@@ -139,7 +139,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postHooksByIdRotateSecret = defineRoute({
   method: 'POST',
   path: '/hooks/:id/rotate-secret',
   auth: policies.hooks.rotateSecret,
@@ -153,7 +153,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postHooksByIdTest = defineRoute({
   method: 'POST',
   path: '/hooks/:id/test',
   auth: policies.hooks.sendTest,
@@ -164,7 +164,7 @@ defineRoute({
   handler: async (c) => presentDelivery(await testHook(c.deps, c.identity(), c.params.id)),
 });
 
-defineRoute({
+export const getHooksByIdDeliveries = defineRoute({
   method: 'GET',
   path: '/hooks/:id/deliveries',
   auth: policies.hooks.readDeliveries,
@@ -176,7 +176,7 @@ defineRoute({
   handler: async (c) => (await deliveriesOf(c.deps, c.identity(), c.params.id, c.query)).map(presentDelivery),
 });
 
-defineRoute({
+export const postHooksByIdDeliveriesByDeliveryIdRetry = defineRoute({
   method: 'POST',
   path: '/hooks/:id/deliveries/:deliveryId/retry',
   auth: policies.hooks.retryDelivery,
@@ -187,7 +187,7 @@ defineRoute({
   handler: async (c) => presentDelivery(await retryDelivery(c.deps, c.identity(), c.params.id, c.params.deliveryId)),
 });
 
-defineRoute({
+export const postHooksByIdReplay = defineRoute({
   method: 'POST',
   path: '/hooks/:id/replay',
   auth: policies.hooks.replay,
@@ -205,7 +205,7 @@ defineRoute({
 
 const agentParam = z.object({ id: z.string().min(1).max(200) });
 
-defineRoute({
+export const getAgentsByIdNotifications = defineRoute({
   method: 'GET',
   path: '/agents/:id/notifications',
   auth: policies.hooks.readNotifications,
@@ -219,7 +219,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const putAgentsByIdNotifications = defineRoute({
   method: 'PUT',
   path: '/agents/:id/notifications',
   auth: policies.hooks.setNotifications,

@@ -14,7 +14,7 @@ export const scopeList = z
 const label = z.string().trim().max(100, 'must be at most 100 characters');
 const keyParams = z.object({ id: z.string().min(1).max(200), keyId: z.string().min(1).max(100) });
 
-defineRoute({
+export const getAgentsByIdKeys = defineRoute({
   method: 'GET',
   path: '/agents/:id/keys',
   response: z.array(keyRowSchema),
@@ -25,7 +25,7 @@ defineRoute({
   handler: async (c) => keysOfParticipant(c.deps, c.identity(), c.params.id),
 });
 
-defineRoute({
+export const postAgentsByIdKeys = defineRoute({
   method: 'POST',
   path: '/agents/:id/keys',
   response: mintedKeySchema,
@@ -43,7 +43,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const patchAgentsByIdKeysByKeyId = defineRoute({
   method: 'PATCH',
   path: '/agents/:id/keys/:keyId',
   response: keyEditSchema,
@@ -57,7 +57,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteAgentsByIdKeysByKeyId = defineRoute({
   method: 'DELETE',
   path: '/agents/:id/keys/:keyId',
   errors: ['not_found', 'conflict', 'not_authorized', 'workspace_locked'],

@@ -9,7 +9,7 @@ import { presentSettlement } from '../presenters/metric';
 import { refreshFunding } from '../schemas/funding';
 import { presentRefresh } from '../presenters/funding';
 
-defineRoute({
+export const postMetricsByIdSettle = defineRoute({
   method: 'POST',
   path: '/metrics/:id/settle',
   response: settleSchema,
@@ -33,7 +33,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postPredictionsMarketsRefresh = defineRoute({
   method: 'POST',
   path: '/predictions/markets/refresh',
   response: refreshSchema.extend(refreshFunding),
@@ -54,7 +54,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postPredictionsResolve = defineRoute({
   method: 'POST',
   path: '/predictions/resolve',
   response: resolveSchema,

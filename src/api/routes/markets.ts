@@ -34,7 +34,7 @@ const marketStatusQuery = z
   .optional();
 const marketIdParam = z.object({ id: z.string().uuid('must be a market id (UUID)') });
 
-defineRoute({
+export const getPredictionsMarkets = defineRoute({
   method: 'GET',
   path: '/predictions/markets',
   response: z.array(marketSchema),
@@ -52,7 +52,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getPredictionsMarketsById = defineRoute({
   method: 'GET',
   path: '/predictions/markets/:id',
   response: marketSchema,
@@ -63,7 +63,7 @@ defineRoute({
   handler: async (c) => presentMarket(await readableMarket(c, c.params.id), c.deps.clock.now()),
 });
 
-defineRoute({
+export const getPredictionsMarketsByIdHistory = defineRoute({
   method: 'GET',
   path: '/predictions/markets/:id/history',
   response: marketHistorySchema,
@@ -185,7 +185,7 @@ export async function resolveTradeMarket(c: Call<z.infer<typeof marketRef>, unkn
   return mk;
 }
 
-defineRoute({
+export const postPredictionsTrade = defineRoute({
   method: 'POST',
   path: '/predictions/trade',
   response: tradeResultSchema,
@@ -221,7 +221,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postPredictionsMarketsByIdTrade = defineRoute({
   method: 'POST',
   path: '/predictions/markets/:id/trade',
   response: marketSchema.extend({ warnings }),
@@ -252,7 +252,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postPredictionsMarketsByIdFund = defineRoute({
   method: 'POST',
   path: '/predictions/markets/:id/fund',
   response: fundResultSchema,
@@ -277,7 +277,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postPredictionsMarkets = defineRoute({
   method: 'POST',
   path: '/predictions/markets',
   response: marketSchema,
@@ -308,7 +308,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postPredictionsMarketsByIdVoid = defineRoute({
   method: 'POST',
   path: '/predictions/markets/:id/void',
   response: voidResultSchema,

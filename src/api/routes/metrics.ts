@@ -115,7 +115,7 @@ const metricQuoteSchema = z
 
 const actorId = (c: Call<unknown, unknown, unknown>): string | null => c.caller?.agentId ?? null;
 
-defineRoute({
+export const getMetrics = defineRoute({
   method: 'GET',
   path: '/metrics',
   response: z.array(metricSchema),
@@ -125,7 +125,7 @@ defineRoute({
   handler: async (c) => (await metricsOfWorkspace(c.deps, c.workspace().workspace.id)).filter((r) => c.workspace().metricReadable(r.id)).map(presentMetric),
 });
 
-defineRoute({
+export const postMetrics = defineRoute({
   method: 'POST',
   path: '/metrics',
   idempotent: true,
@@ -152,7 +152,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postMetricsReorder = defineRoute({
   method: 'POST',
   path: '/metrics/reorder',
   response: updatedSchema,
@@ -163,7 +163,7 @@ defineRoute({
   handler: async (c) => ({ updated: await reorderWorkspaceMetrics(c.deps, c.workspace().workspace.id, c.body.ids) }),
 });
 
-defineRoute({
+export const postMetricsMigrateLeafTypes = defineRoute({
   method: 'POST',
   path: '/metrics/migrate-leaf-types',
   response: updatedSchema,
@@ -173,7 +173,7 @@ defineRoute({
   handler: async (c) => ({ updated: await repairLeafTypes(c.deps, c.workspace().workspace.id) }),
 });
 
-defineRoute({
+export const postMetricsLogsPurge = defineRoute({
   method: 'POST',
   path: '/metrics/logs/purge',
   response: purgeSchema,
@@ -184,7 +184,7 @@ defineRoute({
   handler: async (c) => purgeReadingLogs(c.deps, c.workspace().workspace.id, c.body.metricId ?? null),
 });
 
-defineRoute({
+export const getMetricsById = defineRoute({
   method: 'GET',
   path: '/metrics/:id',
   response: metricSchema,
@@ -199,7 +199,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const putMetricsById = defineRoute({
   method: 'PUT',
   path: '/metrics/:id',
   response: metricSchema,
@@ -215,7 +215,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteMetricsById = defineRoute({
   method: 'DELETE',
   path: '/metrics/:id',
   errors: ['not_found', 'conflict'],
@@ -227,7 +227,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getMetricsByIdLogs = defineRoute({
   method: 'GET',
   path: '/metrics/:id/logs',
   response: readingPageSchema,
@@ -243,7 +243,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postMetricsByIdLogsBackfill = defineRoute({
   method: 'POST',
   path: '/metrics/:id/logs/backfill',
   response: backfillSchema,
@@ -265,7 +265,7 @@ defineRoute({
   handler: async (c) => backfillMetricHistory(c.deps, c.workspace().workspace.id, c.params.id, c.body.readings),
 });
 
-defineRoute({
+export const getUpdates = defineRoute({
   method: 'GET',
   path: '/updates',
   response: z.array(updateSchema),

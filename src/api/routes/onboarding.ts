@@ -22,7 +22,7 @@ const onboardBody = z.strictObject({
 });
 const tokenSchema = z.string().min(1).max(200);
 
-defineRoute({
+export const postOnboard = defineRoute({
   method: 'POST',
   path: '/onboard',
   response: onboardSchema,
@@ -44,7 +44,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getOnboardClaimByToken = defineRoute({
   method: 'GET',
   path: '/onboard/claim/:token',
   response: claimInfoSchema,
@@ -55,7 +55,7 @@ defineRoute({
   handler: async (c) => claimTokenInfo(c.deps, c.params.token),
 });
 
-defineRoute({
+export const postOnboardClaim = defineRoute({
   method: 'POST',
   path: '/onboard/claim',
   response: claimSchema,
@@ -67,7 +67,7 @@ defineRoute({
   handler: async (c) => presentClaim(await claimParticipant(c.deps, c.identity(), c.body.token)),
 });
 
-defineRoute({
+export const postWaitlist = defineRoute({
   method: 'POST',
   path: '/waitlist',
   response: waitlistSchema,
@@ -83,7 +83,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getOnboardTemplates = defineRoute({
   method: 'GET',
   path: '/onboard/templates',
   response: z.array(templateSchema),

@@ -27,7 +27,7 @@ const placed = orderSchema.extend({
   idempotentReplay: z.boolean(),
 });
 
-defineRoute({
+export const postPredictionsOrders = defineRoute({
   method: 'POST',
   path: '/predictions/orders',
   idempotent: true,
@@ -60,7 +60,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getPredictionsOrders = defineRoute({
   method: 'GET',
   path: '/predictions/orders',
   auth: policies.orders.list,
@@ -74,7 +74,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getPredictionsOrdersById = defineRoute({
   method: 'GET',
   path: '/predictions/orders/:id',
   auth: policies.orders.read,
@@ -85,7 +85,7 @@ defineRoute({
   handler: async (c) => presentOrder(await orderOf(c.deps, { agentId: c.identity().agentId, workspaceId: c.workspace().workspace.id, orderId: c.params.id })),
 });
 
-defineRoute({
+export const deletePredictionsOrdersById = defineRoute({
   method: 'DELETE',
   path: '/predictions/orders/:id',
   auth: policies.orders.remove,
@@ -102,7 +102,7 @@ defineRoute({
 
 const level = z.object({ limit: z.number(), probability: z.number(), shares: z.number(), orders: z.number() });
 
-defineRoute({
+export const getPredictionsMarketsByIdOrderbook = defineRoute({
   method: 'GET',
   path: '/predictions/markets/:id/orderbook',
   auth: policies.orders.readOrderbook,

@@ -13,7 +13,7 @@ import { scopeList } from './keys';
 
 const DEFAULT_CHILD_SCOPES = ['workspace:read', 'workspace:trade'];
 
-defineRoute({
+export const postAgents = defineRoute({
   method: 'POST',
   path: '/agents',
   response: childSchema,
@@ -52,7 +52,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsMine = defineRoute({
   method: 'GET',
   path: '/agents/mine',
   response: z.array(myParticipantSchema),
@@ -67,7 +67,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgents = defineRoute({
   method: 'GET',
   path: '/agents',
   response: z.array(workspaceParticipantSchema),
@@ -77,7 +77,7 @@ defineRoute({
   handler: async (c) => (await participantsOfWorkspace(c.deps, c.workspace().workspace)).map(presentWorkspaceParticipant),
 });
 
-defineRoute({
+export const deleteAgentsById = defineRoute({
   method: 'DELETE',
   path: '/agents/:id',
   response: removalSchema,

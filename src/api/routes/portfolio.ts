@@ -12,7 +12,7 @@ import { agentIdParam, resolveSelfOrAdmin } from './agents';
 const viewScope = (c: { caller: { agentId: string } | null; access: { workspace: { id: string } } | null }, agentId: string) =>
   c.caller?.agentId === agentId ? null : (c.access?.workspace.id ?? null);
 
-defineRoute({
+export const getAgentsByIdTrades = defineRoute({
   method: 'GET',
   path: '/agents/:id/trades',
   response: z.array(tradeRowSchema),
@@ -28,7 +28,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsByIdPositions = defineRoute({
   method: 'GET',
   path: '/agents/:id/positions',
   response: z.array(positionSchema),
@@ -44,7 +44,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsByIdMarketPnl = defineRoute({
   method: 'GET',
   path: '/agents/:id/market-pnl',
   response: z.array(marketPnlSchema),
@@ -59,7 +59,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getAgentsByIdDashboard = defineRoute({
   method: 'GET',
   path: '/agents/:id/dashboard',
   response: dashboardSchema,

@@ -43,7 +43,7 @@ async function presentOne(c: Call<unknown, unknown, { id: string }>) {
   return presentProposal(await proposalInWorkspace(c.deps, access.workspace.id, c.params.id, access.policy), c.deps.clock.now(), access.metricReadable);
 }
 
-defineRoute({
+export const postProposals = defineRoute({
   method: 'POST',
   path: '/proposals',
   idempotent: true,
@@ -78,7 +78,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getProposals = defineRoute({
   method: 'GET',
   path: '/proposals',
   response: z.array(proposalSchema),
@@ -101,7 +101,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getProposalsScorecard = defineRoute({
   method: 'GET',
   path: '/proposals/scorecard',
   response: workspaceScorecardSchema,
@@ -116,7 +116,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getProposalsById = defineRoute({
   method: 'GET',
   path: '/proposals/:id',
   response: proposalSchema,
@@ -141,7 +141,7 @@ function decisionRoute(decision: Decision) {
   };
 }
 
-defineRoute({
+export const postProposalsByIdApprove = defineRoute({
   method: 'POST',
   path: '/proposals/:id/approve',
   response: proposalSchema,
@@ -152,7 +152,7 @@ defineRoute({
   handler: decisionRoute('approve'),
 });
 
-defineRoute({
+export const postProposalsByIdDecline = defineRoute({
   method: 'POST',
   path: '/proposals/:id/decline',
   response: proposalSchema,
@@ -165,7 +165,7 @@ defineRoute({
   handler: decisionRoute('decline'),
 });
 
-defineRoute({
+export const postProposalsByIdWithdraw = defineRoute({
   method: 'POST',
   path: '/proposals/:id/withdraw',
   response: proposalSchema,
@@ -176,7 +176,7 @@ defineRoute({
   handler: decisionRoute('withdraw'),
 });
 
-defineRoute({
+export const postProposalsByIdComments = defineRoute({
   method: 'POST',
   path: '/proposals/:id/comments',
   response: commentSchema,
@@ -197,7 +197,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getProposalsByIdComments = defineRoute({
   method: 'GET',
   path: '/proposals/:id/comments',
   response: z.array(commentSchema),

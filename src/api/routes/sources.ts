@@ -35,7 +35,7 @@ function readable(c: Call<unknown, unknown, { id: string }>): string {
   return c.params.id;
 }
 
-defineRoute({
+export const getSources = defineRoute({
   method: 'GET',
   path: '/sources',
   auth: policies.sources.list,
@@ -48,7 +48,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postSources = defineRoute({
   method: 'POST',
   path: '/sources',
   auth: policies.sources.create,
@@ -72,7 +72,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getSourcesById = defineRoute({
   method: 'GET',
   path: '/sources/:id',
   auth: policies.sources.read,
@@ -83,7 +83,7 @@ defineRoute({
   handler: async (c) => presentSource(await getSource(c.deps, c.workspace().workspace.id, readable(c))),
 });
 
-defineRoute({
+export const putSourcesById = defineRoute({
   method: 'PUT',
   path: '/sources/:id',
   auth: policies.sources.set,
@@ -102,7 +102,7 @@ defineRoute({
   handler: async (c) => presentSource(await updateSource(c.deps, c.workspace().workspace.id, c.params.id, c.body)),
 });
 
-defineRoute({
+export const deleteSourcesById = defineRoute({
   method: 'DELETE',
   path: '/sources/:id',
   auth: policies.sources.remove,
@@ -116,7 +116,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getSourcesByIdText = defineRoute({
   method: 'GET',
   path: '/sources/:id/text',
   auth: policies.sources.readText,
@@ -127,7 +127,7 @@ defineRoute({
   handler: async (c) => presentSourceText(await sourceText(c.deps, c.workspace().workspace.id, readable(c))),
 });
 
-defineRoute({
+export const getSourcesByIdTree = defineRoute({
   method: 'GET',
   path: '/sources/:id/tree',
   auth: policies.sources.readTree,
@@ -140,7 +140,7 @@ defineRoute({
   handler: async (c) => presentTree(await repoTree(c.deps, c.workspace().workspace.id, readable(c), c.query)),
 });
 
-defineRoute({
+export const getSourcesByIdFile = defineRoute({
   method: 'GET',
   path: '/sources/:id/file',
   auth: policies.sources.readFile,

@@ -17,7 +17,7 @@ import { defineRoute } from '../registry';
 import { idParam, limitQuery } from '../schemas/common';
 import { benchmarkSchema, leaderboardSchema, marketplaceStatsSchema, publicPageQuery, publicProfileSchema, seasonSchema, seasonWithStandingsSchema } from '../schemas/standings';
 
-defineRoute({
+export const getAgentsByIdPublic = defineRoute({
   method: 'GET',
   path: '/agents/:id/public',
   auth: policies.standings.readPublic,
@@ -38,7 +38,7 @@ const standingsQuery = {
   metricId: z.uuid({ error: 'must be a metric id' }).optional(),
 };
 
-defineRoute({
+export const getLeaderboard = defineRoute({
   method: 'GET',
   path: '/leaderboard',
   auth: policies.standings.readLeaderboard,
@@ -50,7 +50,7 @@ defineRoute({
   handler: async (c) => presentLeaderboard(await standingsOf(c.deps, c.query)),
 });
 
-defineRoute({
+export const getSeasons = defineRoute({
   method: 'GET',
   path: '/seasons',
   auth: policies.standings.readSeasons,
@@ -60,7 +60,7 @@ defineRoute({
   handler: async (c) => (await listSeasons(c.deps)).map(presentSeason),
 });
 
-defineRoute({
+export const getSeasonsById = defineRoute({
   method: 'GET',
   path: '/seasons/:id',
   auth: policies.standings.readSeason,
@@ -79,7 +79,7 @@ const seasonBody = {
   endsAt: z.coerce.date({ error: 'must be a date-time' }),
 };
 
-defineRoute({
+export const postSeasons = defineRoute({
   method: 'POST',
   path: '/seasons',
   auth: policies.standings.createSeason,
@@ -94,7 +94,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const putSeasonsById = defineRoute({
   method: 'PUT',
   path: '/seasons/:id',
   auth: policies.standings.setSeason,
@@ -106,7 +106,7 @@ defineRoute({
   handler: async (c) => presentSeason(await updateSeason(c.deps, c.params.id, c.body)),
 });
 
-defineRoute({
+export const getMarketplaceStats = defineRoute({
   method: 'GET',
   path: '/marketplace/stats',
   auth: policies.standings.readMarketplaceStats,
@@ -117,7 +117,7 @@ defineRoute({
   handler: async (c) => presentMarketplaceStats(await marketplaceStats(c.deps, c.query)),
 });
 
-defineRoute({
+export const getBenchmark = defineRoute({
   method: 'GET',
   path: '/benchmark',
   auth: policies.standings.readBenchmark,

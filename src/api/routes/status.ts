@@ -8,7 +8,7 @@ import { statusSchema } from '../schemas/metrics';
 import { defineRoute } from '../registry';
 import { flag, limitQuery } from '../schemas/common';
 
-defineRoute({
+export const getStatus = defineRoute({
   method: 'GET',
   path: '/status',
   response: statusSchema,
@@ -40,7 +40,7 @@ defineRoute({
 
 const check = z.object({ ok: z.boolean(), ms: z.number(), error: z.string().optional() });
 
-defineRoute({
+export const getHealth = defineRoute({
   method: 'GET',
   path: '/health',
   response: z.object({ status: z.literal('ok'), postgres: check, queues: check.extend({ backend: z.enum(['redis', 'postgres']) }) }),

@@ -22,7 +22,7 @@ const at = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 instant su
 const before = z.string().regex(/^\d{1,18}$/, 'must be a row id of the previous page').optional();
 const agentParam = z.object({ agentId: z.string().min(1).max(200) });
 
-defineRoute({
+export const postTelemetryHeartbeat = defineRoute({
   method: 'POST',
   path: '/telemetry/heartbeat',
   auth: policies.telemetry.heartbeat,
@@ -53,7 +53,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const postTelemetryDecisions = defineRoute({
   method: 'POST',
   path: '/telemetry/decisions',
   auth: policies.telemetry.reportDecisions,
@@ -85,7 +85,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getTelemetryAgents = defineRoute({
   method: 'GET',
   path: '/telemetry/agents',
   auth: policies.telemetry.listAgents,
@@ -96,7 +96,7 @@ defineRoute({
   handler: async (c) => (await agentTelemetry(c.deps, { workspaceId: c.workspace().workspace.id, silentOnly: c.query.silent ?? false })).map(presentAgentTelemetry),
 });
 
-defineRoute({
+export const getTelemetrySilent = defineRoute({
   method: 'GET',
   path: '/telemetry/silent',
   auth: policies.telemetry.readSilent,
@@ -106,7 +106,7 @@ defineRoute({
   handler: async (c) => (await agentTelemetry(c.deps, { workspaceId: c.workspace().workspace.id, silentOnly: true })).map(presentAgentTelemetry),
 });
 
-defineRoute({
+export const getTelemetryAgentsByAgentIdHeartbeats = defineRoute({
   method: 'GET',
   path: '/telemetry/agents/:agentId/heartbeats',
   auth: policies.telemetry.readHeartbeats,
@@ -135,7 +135,7 @@ const decisionQuery = z.object({
   outcome: z.enum(DECISION_OUTCOMES, { error: `must be one of ${DECISION_OUTCOMES.join(', ')}` }).optional(),
 });
 
-defineRoute({
+export const getTelemetryAgentsByAgentIdDecisions = defineRoute({
   method: 'GET',
   path: '/telemetry/agents/:agentId/decisions',
   auth: policies.telemetry.readDecisions,
@@ -147,7 +147,7 @@ defineRoute({
   handler: async (c) => (await decisionsOf(c.deps, { workspaceId: c.workspace().workspace.id, ...c.query, agentId: await memberHere(c) })).map(presentDecision),
 });
 
-defineRoute({
+export const getTelemetryDecisions = defineRoute({
   method: 'GET',
   path: '/telemetry/decisions',
   auth: policies.telemetry.listDecisions,

@@ -26,7 +26,7 @@ function asOfOf(c: Call<unknown, RecordQuery, unknown>): Date {
   return c.query.asOf;
 }
 
-defineRoute({
+export const getTrackRecord = defineRoute({
   method: 'GET',
   path: '/track-record',
   response: trackRecordSchema,
@@ -42,7 +42,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getTrackRecordCsv = defineRoute({
   method: 'GET',
   path: '/track-record/csv',
   response: z.string(),

@@ -14,7 +14,7 @@ import { currentWorkspaceSchema, joinSchema, myWorkspaceSchema, publicWorkspaceS
 import { defineRoute } from '../registry';
 import { credits } from '../schemas/common';
 
-defineRoute({
+export const postWorkspaces = defineRoute({
   method: 'POST',
   path: '/workspaces',
   response: workspaceSchema.extend({
@@ -45,7 +45,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getWorkspacesCurrent = defineRoute({
   method: 'GET',
   path: '/workspaces/current',
   response: currentWorkspaceSchema,
@@ -59,7 +59,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getMarketplaceWorkspacesPublic = defineRoute({
   method: 'GET',
   path: '/marketplace/workspaces/public',
   response: z.array(publicWorkspaceSchema),
@@ -72,7 +72,7 @@ defineRoute({
   handler: async (c) => (await publicWorkspaces(c.deps, { q: c.query.q })).map((w) => ({ ...presentWorkspace(w.workspace), activity: presentActivity(w.activity) })),
 });
 
-defineRoute({
+export const postMarketplaceByWorkspaceIdJoin = defineRoute({
   method: 'POST',
   path: '/marketplace/:workspaceId/join',
   response: joinSchema,
@@ -87,7 +87,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteWorkspacesCurrentMembersByAgentId = defineRoute({
   method: 'DELETE',
   path: '/workspaces/current/members/:agentId',
   response: z.object({ ok: z.literal(true), workspaceId: z.string(), agentId: z.string() }),
@@ -108,7 +108,7 @@ defineRoute({
 
 const workspaceParam = z.object({ id: z.string().min(1).max(200) });
 
-defineRoute({
+export const patchWorkspacesById = defineRoute({
   method: 'PATCH',
   path: '/workspaces/:id',
   response: workspaceSchema,
@@ -138,7 +138,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteWorkspacesById = defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id',
   response: deletionSchema,
@@ -154,7 +154,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getWorkspacesByIdViewLink = defineRoute({
   method: 'GET',
   path: '/workspaces/:id/view-link',
   response: viewLinkSchema,
@@ -169,7 +169,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const deleteWorkspacesByIdViewLink = defineRoute({
   method: 'DELETE',
   path: '/workspaces/:id/view-link',
   errors: [],
@@ -181,7 +181,7 @@ defineRoute({
   },
 });
 
-defineRoute({
+export const getWorkspaces = defineRoute({
   method: 'GET',
   path: '/workspaces',
   response: z.array(myWorkspaceSchema),

@@ -9,6 +9,7 @@ import { ApiError, DomainError } from '../../errors';
 import { endedSessionCookie } from '../../edge/sessionCookie';
 import { handleForm, seeOther } from '../../edge/forms';
 import { accountSystem } from '../../services/accounts';
+import { deleteAuthMe } from '../../api/routes';
 import { apiAct, signedInParticipant, visitorOf, type Visitor } from '../../web/api';
 import { localPath, refusalOf, SIGN_IN_PAGE, type FormState, type Refusal } from '../../web/forms';
 import { formPost, sendPage } from '../../web';
@@ -224,7 +225,7 @@ export function accountPages(deps: Deps): Koa.Middleware {
       async (d, ctx, v: Visitor, values) => {
         const me = await signedInParticipant(d, v);
         if (!me || trimmed(values, 'confirm') !== me.name) throw fieldError('confirm', `Type your name exactly as shown (${me?.name ?? ''}) to delete your account.`);
-        await apiAct(d, v, 'DELETE', '/auth/me');
+        await apiAct(d, v, deleteAuthMe);
         clearSessionCookie(ctx, d);
         return '/';
       },

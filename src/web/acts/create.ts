@@ -1,11 +1,12 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiQuote, apiRead, type Visitor } from '../api';
 import { idempotencyKeyOf, valueOf, type FormState } from '../forms';
 import { fmtCredits } from '../format';
 import { html, type Html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, carried, field, hasCredentials, numberOf, signInTo, stepOf, textOf, wholeRefusal, workspaceSlug } from './common';
+import { getMetrics, getStatus, postMetrics, postProposals, postWorkspaces } from '../../api/routes';
 
 /**
  * Creating from the pages (issue 59): a workspace (/workspaces/new), a metric (/w/:ws/metrics/new)
@@ -35,14 +36,6 @@ interface OpeningQuote {
   unfundedBooks: Unfunded[];
   refusal: { error: string; code: string } | null;
 }
-interface Status {
-  workspace: { slug: string; name: string };
-}
-interface Metric {
-  id: string;
-  name: string;
-  isLeaf: boolean;
-}
 
 /** The cost a dry run answered: each book it would open and what it would be paid, the total, the payer's balance. */
 function costOf(q: OpeningQuote, payer: string): Html {
@@ -65,7 +58,7 @@ function confirm(form: string, back: string, state: FormState, names: readonly s
 }
 
 async function workspaceOf(deps: Deps, v: Visitor): Promise<{ slug: string; name: string }> {
-  return (await apiGet<Status>(deps, v, '/status')).workspace;
+  return (await apiRead(deps, v, getStatus)).workspace;
 }
 
 // ---- a workspace ----
@@ -90,7 +83,7 @@ ${wholeRefusal(state, f, WS_FIELDS)}
 }
 
 export async function newWorkspaceAct(deps: Deps, _ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string> {
-  const ws = await apiAct<{ slug: string }>(deps, v, 'POST', '/workspaces', {
+  const ws = await apiAct(deps, v, postWorkspaces, {
     body: { name: values.get('name') ?? '', slug: textOf(values, 'slug'), description: textOf(values, 'description'), public: values.get('public') === 'true' },
   });
   return `/w/${encodeURIComponent(ws.slug)}/metrics/new?done=workspace`;
@@ -132,8 +125,8 @@ ${quote ? html`${costOf(quote, 'the workspace owner')}${quote.refusal ? '' : con
 
 export async function newMetricAct(deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string | { show: unknown }> {
   const slug = workspaceSlug(ctx);
-  if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/metrics', { body: { ...metricBody(values), dryRun: true } }) };
-  const m = await apiAct<{ id: string }>(deps, v, 'POST', '/metrics', { body: metricBody(values), idempotencyKey: idempotencyKeyOf(values) });
+  if (stepOf(values) === 'review') return { show: await apiQuote(deps, v, postMetrics, { body: metricBody(values) }) };
+  const m = await apiAct(deps, v, postMetrics, { body: metricBody(values), idempotencyKey: idempotencyKeyOf(values) });
   return backDone(new URLSearchParams(), `/w/${slug}/metrics/${m.id}`, 'metric');
 }
 
@@ -160,7 +153,7 @@ function proposalBody(values: URLSearchParams) {
 }
 
 export async function newProposalPage(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
-  const [ws, metrics] = await Promise.all([workspaceOf(deps, v), apiGet<Metric[]>(deps, v, '/metrics')]);
+  const [ws, metrics] = await Promise.all([workspaceOf(deps, v), apiRead(deps, v, getMetrics)]);
   const back = `/w/${ws.slug}/proposals/new`;
   const f = 'proposal';
   const quote = state?.form === f ? (state.quote as OpeningQuote | undefined) : undefined;
@@ -186,7 +179,9 @@ ${quote ? html`${costOf(quote, 'you')}${quote.refusal ? '' : confirm(f, back, st
 
 export async function newProposalAct(deps: Deps, ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string | { show: unknown }> {
   const slug = workspaceSlug(ctx);
-  if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/proposals', { body: { ...proposalBody(values), dryRun: true } }) };
-  const p = await apiAct<{ id: string }>(deps, v, 'POST', '/proposals', { body: proposalBody(values), idempotencyKey: idempotencyKeyOf(values) });
+  if (stepOf(values) === 'review') return { show: await apiQuote(deps, v, postProposals, { body: proposalBody(values) }) };
+  const p = await apiAct(deps, v, postProposals, { body: proposalBody(values), idempotencyKey: idempotencyKeyOf(values) });
+  // The route's answer is a proposal, or a quote when the body asks a dry run (this one does not).
+  if (!('id' in p)) throw new Error('POST /proposals answered a quote to a body without dryRun');
   return backDone(new URLSearchParams(), `/w/${slug}/proposals/${p.id}`, 'proposal');
 }

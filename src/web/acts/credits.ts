@@ -1,12 +1,14 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiRead, type Visitor } from '../api';
 import { idempotencyKeyOf, type FormState } from '../forms';
 import { fmtCredits, fmtInstant } from '../format';
 import { html, type Html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, textOf, wholeRefusal } from './common';
+import { getAgentsByIdBalance, getAgentsByIdDeposits, getAgentsDepositAddress, getAgentsMe, getAgentsSignupGrant, postAgentsByIdDeposit, postAgentsSignupGrant, putAgentsByIdWallet } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * "Get credits" (issue 65): every way a person's balance grows, on one page: the sign-up grant the
@@ -17,34 +19,14 @@ import { backDone, basics, doneNote, field, hasCredentials, signInTo, textOf, wh
 
 export const CREDITS_PAGE = '/credits';
 
-interface Grant {
-  credits: number;
-  available: boolean;
-  paidAt: string | null;
-}
-interface DepositAddress {
-  address: string;
-  chainId: number;
-  asset: string;
-  contract: string;
-  confirmations: number;
-  creditValueUsd: number;
-  buyFeePercent: number;
-}
-interface Deposit {
-  id: string;
-  txHash: string;
-  status: 'pending' | 'credited' | 'rejected' | 'flagged';
-  reason: string | null;
-  credits: number | null;
-  checks: number;
-  createdAt: string;
-}
+type Grant = AnswerOf<typeof getAgentsSignupGrant>;
+type DepositAddress = AnswerOf<typeof getAgentsDepositAddress>;
+type Deposit = AnswerOf<typeof getAgentsByIdDeposits>[number];
 
 /** The grant as the visitor may take it (null: no session, or nothing to take). */
 export async function grantOf(deps: Deps, v: Visitor): Promise<Grant | null> {
   if (!hasCredentials(v)) return null;
-  const g = await apiGet<Grant>(deps, v, '/agents/signup-grant');
+  const g = await apiRead(deps, v, getAgentsSignupGrant);
   return g.available ? g : null;
 }
 
@@ -58,7 +40,7 @@ export function grantForm(g: Grant, back: string, state?: FormState): Html {
 /** The treasury's address, or null when this instance has no chain (503 treasury_not_configured). */
 async function treasuryOf(deps: Deps, v: Visitor): Promise<DepositAddress | null> {
   try {
-    return await apiGet<DepositAddress>(deps, v, '/agents/deposit-address');
+    return await apiRead(deps, v, getAgentsDepositAddress);
   } catch (err) {
     if (err instanceof DomainError && err.code === 'treasury_not_configured') return null;
     throw err;
@@ -88,10 +70,10 @@ ${pending ? html`<form method="get" action="${CREDITS_PAGE}#deposit" data-watch=
 
 export async function creditsPage(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
   if (!hasCredentials(v)) return { title: 'Get credits', body: html`<h1>Get credits</h1>${signInTo(CREDITS_PAGE, 'get credits')}` };
-  const [me, grant, treasury] = await Promise.all([apiGet<{ id: string; nickname: string }>(deps, v, '/agents/me'), apiGet<Grant>(deps, v, '/agents/signup-grant'), treasuryOf(deps, v)]);
-  const deposits = treasury ? await apiGet<Deposit[]>(deps, v, '/agents/:id/deposits', { params: { id: 'me' }, query: { limit: '10' } }) : [];
+  const [me, grant, treasury] = await Promise.all([apiRead(deps, v, getAgentsMe), apiRead(deps, v, getAgentsSignupGrant), treasuryOf(deps, v)]);
+  const deposits = treasury ? await apiRead(deps, v, getAgentsByIdDeposits, { params: { id: 'me' }, query: { limit: '10' } }) : [];
   // The balance after the deposits: a deposit shown credited is in it (one credited between the two reads shows as pending).
-  const balance = await apiGet<{ balance: number }>(deps, v, '/agents/:id/balance', { params: { id: 'me' } });
+  const balance = await apiRead(deps, v, getAgentsByIdBalance, { params: { id: 'me' } });
   const ask = `/transfer?to=${encodeURIComponent(me.nickname)}`;
   const grantPart = grant.available
     ? grantForm(grant, CREDITS_PAGE, state)
@@ -117,13 +99,13 @@ export async function creditsAct(deps: Deps, _ctx: Koa.Context, v: Visitor, valu
   const key = { idempotencyKey: idempotencyKeyOf(values) };
   switch (values.get('form')) {
     case 'grant':
-      await apiAct(deps, v, 'POST', '/agents/signup-grant', key);
+      await apiAct(deps, v, postAgentsSignupGrant, key);
       return backDone(values, CREDITS_PAGE, 'grant');
     case 'wallet':
-      await apiAct(deps, v, 'PUT', '/agents/:id/wallet', { params: { id: 'me' }, body: { walletAddress: textOf(values, 'walletAddress')?.trim() ?? '' } });
+      await apiAct(deps, v, putAgentsByIdWallet, { params: { id: 'me' }, body: { walletAddress: textOf(values, 'walletAddress')?.trim() ?? '' } });
       return backDone(values, CREDITS_PAGE, 'wallet', 'deposit');
     case 'deposit':
-      await apiAct(deps, v, 'POST', '/agents/:id/deposit', { params: { id: 'me' }, body: { txHash: textOf(values, 'txHash')?.trim() ?? '' } });
+      await apiAct(deps, v, postAgentsByIdDeposit, { params: { id: 'me' }, body: { txHash: textOf(values, 'txHash')?.trim() ?? '' } });
       return backDone(values, CREDITS_PAGE, 'deposit', 'deposit');
     default:
       throw new DomainError('validation_failed', 'This page has no such form: nothing was done.');

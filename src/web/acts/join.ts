@@ -1,21 +1,19 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiRead, type Visitor } from '../api';
 import type { FormState } from '../forms';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
+import { getWorkspacesCurrent, postMarketplaceByWorkspaceIdJoin } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * Joining a public workspace from its pages (issue 65): the workspace's home and each of its books
  * offer a Join button (POST /marketplace/{id}/join, as a Trader) to a visitor who may not trade there.
  */
 
-export interface Current {
-  id: string;
-  public: boolean;
-  capabilities: string[];
-}
+export type Current = Pick<AnswerOf<typeof getWorkspacesCurrent>, 'id' | 'public' | 'capabilities'>;
 
 /**
  * The join form for a visitor who may not trade in this public workspace; a sign-in link for one
@@ -30,13 +28,13 @@ export function joinSection(v: Visitor, current: Current | null, back: string, s
 
 /** GET /workspaces/current for a visitor with credentials (null without: nothing to decide). */
 export async function currentOf(deps: Deps, v: Visitor): Promise<Current | null> {
-  return hasCredentials(v) ? apiGet<Current>(deps, v, '/workspaces/current') : null;
+  return hasCredentials(v) ? apiRead(deps, v, getWorkspacesCurrent) : null;
 }
 
 /** The join itself, for the workspace of the page. */
 export async function join(deps: Deps, v: Visitor): Promise<void> {
-  const current = await apiGet<Current>(deps, v, '/workspaces/current');
-  await apiAct(deps, v, 'POST', '/marketplace/:workspaceId/join', { params: { workspaceId: current.id } });
+  const current = await apiRead(deps, v, getWorkspacesCurrent);
+  await apiAct(deps, v, postMarketplaceByWorkspaceIdJoin, { params: { workspaceId: current.id } });
 }
 
 /** A form posted on a workspace's home: join. */

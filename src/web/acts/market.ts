@@ -1,12 +1,14 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiQuote, apiRead, type Visitor } from '../api';
 import { idempotencyKeyOf, type FormState } from '../forms';
 import { fmtCredits, fmtPercent, fmtValue } from '../format';
 import { html, type Html } from '../html';
-import { type Current, join, joinSection } from './join';
+import { join, joinSection } from './join';
 import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, signInTo, stepOf, wholeRefusal, workspaceSlug } from './common';
+import { deletePredictionsOrdersById, getAgentsByIdPositions, getPredictionsMarketsById, getPredictionsOrders, getWorkspacesCurrent, postPredictionsMarketsByIdFund, postPredictionsOrders, postPredictionsTrade } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * Acting on a book from its page (issue 59): trade with a quote first (shares, cost, the payout if
@@ -15,37 +17,9 @@ import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, s
  * send the form's Idempotency-Key.
  */
 
-interface Book {
-  id: string;
-  status: string;
-  funded: boolean;
-  rangeMin: number;
-  rangeMax: number;
-}
-interface Position {
-  workspaceId: string;
-  marketId: string;
-  metricName: string;
-  targetDate: string;
-  branch: string | null;
-  direction: 'higher' | 'lower' | null;
-  shares: number;
-  totalCost: number;
-  worth: number;
-  profit: number;
-  sellValue: number;
-  sellProfit: number;
-  status: string;
-}
-interface Order {
-  id: string;
-  direction: 'higher' | 'lower';
-  limit: number;
-  shares: number;
-  remaining: number;
-  reserved: number;
-  status: string;
-}
+type Book = Pick<AnswerOf<typeof getPredictionsMarketsById>, 'id' | 'status' | 'funded' | 'rangeMin' | 'rangeMax'>;
+type Position = AnswerOf<typeof getAgentsByIdPositions>[number];
+type Order = AnswerOf<typeof getPredictionsOrders>[number];
 /** A trade's dry run as POST /predictions/trade answers it. */
 interface Quote {
   direction: 'higher' | 'lower';
@@ -183,9 +157,9 @@ export async function marketActs(deps: Deps, v: Visitor, book: Book, slug: strin
   if (!hasCredentials(v)) return signInTo(back, 'trade on this book');
   // The three reads at once: a visitor without trade is refused its orders, and is shown the join form instead.
   const [current, positions, orders] = await Promise.all([
-    apiGet<Current>(deps, v, '/workspaces/current'),
-    apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } }),
-    apiGet<Order[]>(deps, v, '/predictions/orders', { query: { marketId: book.id, status: 'open', limit: '100' } }).catch((err: unknown) => {
+    apiRead(deps, v, getWorkspacesCurrent),
+    apiRead(deps, v, getAgentsByIdPositions, { params: { id: 'me' } }),
+    apiRead(deps, v, getPredictionsOrders, { query: { marketId: book.id, status: 'open', limit: '100' } }).catch((err: unknown) => {
       if (err instanceof DomainError) return [];
       throw err;
     }),
@@ -216,21 +190,21 @@ export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
         form === 'trade'
           ? { marketId, direction: values.get('direction') ?? undefined, amount: numberOf(values, 'amount') }
           : { marketId, direction: values.get('direction') ?? undefined, sellShares: numberOf(values, 'sellShares') };
-      if (stepOf(values) === 'review') return { show: await apiAct(deps, v, 'POST', '/predictions/trade', { body: { ...body, dryRun: true } }), at: form === 'trade' ? 'trade' : 'position' };
-      await apiAct(deps, v, 'POST', '/predictions/trade', { body, ...key });
+      if (stepOf(values) === 'review') return { show: await apiQuote(deps, v, postPredictionsTrade, { body }), at: form === 'trade' ? 'trade' : 'position' };
+      await apiAct(deps, v, postPredictionsTrade, { body, ...key });
       return backDone(values, page, form, form === 'trade' ? 'trade' : 'position');
     }
     case 'fund':
-      await apiAct(deps, v, 'POST', '/predictions/markets/:id/fund', { params: { id: marketId }, body: { credits: numberOf(values, 'credits') }, ...key });
+      await apiAct(deps, v, postPredictionsMarketsByIdFund, { params: { id: marketId }, body: { credits: numberOf(values, 'credits') }, ...key });
       return backDone(values, page, 'fund', 'trade');
     case 'order':
-      await apiAct(deps, v, 'POST', '/predictions/orders', {
+      await apiAct(deps, v, postPredictionsOrders, {
         body: { marketId, direction: values.get('direction') ?? undefined, limit: numberOf(values, 'limit'), amount: numberOf(values, 'amount') },
         ...key,
       });
       return backDone(values, page, 'order', 'orders');
     case 'cancel-order':
-      await apiAct(deps, v, 'DELETE', '/predictions/orders/:id', { params: { id: values.get('orderId') ?? '' } });
+      await apiAct(deps, v, deletePredictionsOrdersById, { params: { id: values.get('orderId') ?? '' } });
       return backDone(values, page, 'cancel-order', 'orders');
     case 'join':
       await join(deps, v);
@@ -246,7 +220,7 @@ export async function marketAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
  */
 export async function positionsHere(deps: Deps, v: Visitor, ws: { id: string; slug: string }): Promise<Html> {
   if (!hasCredentials(v)) return html``;
-  const mine = (await apiGet<Position[]>(deps, v, '/agents/:id/positions', { params: { id: 'me' } })).filter((p) => p.workspaceId === ws.id && (p.shares > 0 || p.totalCost !== 0));
+  const mine = (await apiRead(deps, v, getAgentsByIdPositions, { params: { id: 'me' } })).filter((p) => p.workspaceId === ws.id && (p.shares > 0 || p.totalCost !== 0));
   if (!mine.length) return html``;
   return html`<section aria-labelledby="mine-h" id="positions"><h2 id="mine-h">Your positions</h2><div class="scroll" tabindex="0" role="region" aria-label="Your positions (scrolls sideways on a narrow screen)"><table><thead><tr><th scope="col">Book</th><th scope="col">Shares</th><th scope="col">Net cost</th><th scope="col">Sell now for</th><th scope="col">Profit if sold now</th><th scope="col">Status</th></tr></thead><tbody>${mine.map(
     (p) =>

@@ -1,12 +1,14 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiRead, type Visitor } from '../api';
 import type { FormState } from '../forms';
 import { fmtInstant } from '../format';
 import { html, type Html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
+import { deleteGroupsByIdMembersByAgentId, deleteWorkspacesCurrentMembersByAgentId, getAgents, getGroups, getWorkspacesCurrent, postGroupsByIdMembers } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * A workspace's members, for those who manage it (issue 65): invite by nickname into a group, or by
@@ -15,26 +17,8 @@ import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefus
  * /workspaces/current/members/{agentId}); the API decides who may do what.
  */
 
-interface Member {
-  id: string;
-  nickname: string;
-  groups: string[];
-  role: string;
-  joinedWorkspaceAt: string;
-}
-interface Group {
-  id: string;
-  name: string;
-  system: boolean;
-  capabilities: string[];
-}
-interface Current {
-  id: string;
-  slug: string;
-  name: string;
-  public: boolean;
-  ownerId: string;
-}
+type Member = AnswerOf<typeof getAgents>[number];
+type Group = AnswerOf<typeof getGroups>[number];
 
 const pageOf = (slug: string) => `/w/${slug}/members`;
 
@@ -75,9 +59,9 @@ export async function membersPage(deps: Deps, v: Visitor, state?: FormState): Pr
   if (!hasCredentials(v)) return { title: 'Members', body: html`<h1>Members</h1>${signInTo(back, 'manage the members')}` };
   // Refused (403) for a visitor without manage: the page says so, as the API does.
   const [current, members, groups] = await Promise.all([
-    apiGet<Current>(deps, v, '/workspaces/current'),
-    apiGet<Member[]>(deps, v, '/agents'),
-    apiGet<Group[]>(deps, v, '/groups'),
+    apiRead(deps, v, getWorkspacesCurrent),
+    apiRead(deps, v, getAgents),
+    apiRead(deps, v, getGroups),
   ]);
   const f = 'invite';
   const invite = html`<section aria-labelledby="invite-h" id="invite"><h2 id="invite-h">Invite</h2>
@@ -113,16 +97,16 @@ export async function membersAct(deps: Deps, ctx: Koa.Context, v: Visitor, value
   const groupId = values.get('groupId') ?? '';
   switch (values.get('form')) {
     case 'invite':
-      await apiAct(deps, v, 'POST', '/groups/:id/members', { params: { id: groupId }, body: { agentId } });
+      await apiAct(deps, v, postGroupsByIdMembers, { params: { id: groupId }, body: { agentId } });
       return backDone(values, back, 'invite', 'invite');
     case 'add-group':
-      await apiAct(deps, v, 'POST', '/groups/:id/members', { params: { id: groupId }, body: { agentId } });
+      await apiAct(deps, v, postGroupsByIdMembers, { params: { id: groupId }, body: { agentId } });
       return backDone(values, back, 'add-group');
     case 'leave-group':
-      await apiAct(deps, v, 'DELETE', '/groups/:id/members/:agentId', { params: { id: groupId, agentId } });
+      await apiAct(deps, v, deleteGroupsByIdMembersByAgentId, { params: { id: groupId, agentId } });
       return backDone(values, back, 'leave-group');
     case 'remove':
-      await apiAct(deps, v, 'DELETE', '/workspaces/current/members/:agentId', { params: { agentId } });
+      await apiAct(deps, v, deleteWorkspacesCurrentMembersByAgentId, { params: { agentId } });
       return backDone(values, back, 'remove');
     default:
       throw new DomainError('validation_failed', 'This page has no such form: nothing was done.');

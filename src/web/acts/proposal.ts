@@ -1,11 +1,13 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiRead, type Visitor } from '../api';
 import type { FormState } from '../forms';
 import { fmtInstant } from '../format';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
+import { getAgentsMe, getProposalsById, getProposalsByIdComments, getWorkspacesCurrent, postProposalsByIdApprove, postProposalsByIdComments, postProposalsByIdDecline, postProposalsByIdWithdraw } from '../../api/routes';
+import type { AnswerOf } from '../../api/registry';
 
 /**
  * Discussing and deciding a proposal from its page (issue 59): the comments as a thread with a reply
@@ -13,22 +15,8 @@ import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefus
  * (GET /workspaces/current) allow it. The API decides every act all the same.
  */
 
-interface Comment {
-  id: string;
-  authorId: string | null;
-  authorNickname: string | null;
-  parentId: string | null;
-  body: string;
-  createdAt: string;
-}
-interface ProposalLike {
-  id: string;
-  status: string;
-  proposedBy: string | null;
-}
-interface Current {
-  capabilities: string[];
-}
+type Comment = AnswerOf<typeof getProposalsByIdComments>[number];
+type ProposalLike = Pick<AnswerOf<typeof getProposalsById>, 'id' | 'status' | 'proposedBy'>;
 
 /** Replies nest under the comment they answer, oldest first; a reply whose parent is not listed stands at the top. */
 function thread(comments: Comment[], back: string, open: boolean, state: FormState | undefined): Html {
@@ -77,9 +65,9 @@ export async function proposalActs(deps: Deps, v: Visitor, p: ProposalLike, slug
   const signed = hasCredentials(v);
   // The three reads at once (a signed-in proposal page was over its 50 ms render budget with them one after another).
   const [comments, current, me] = await Promise.all([
-    apiGet<Comment[]>(deps, v, '/proposals/:id/comments', { params: { id: p.id }, query: { limit: '500' } }),
-    signed ? apiGet<Current>(deps, v, '/workspaces/current') : { capabilities: [] },
-    signed ? apiGet<{ id: string }>(deps, v, '/agents/me') : null,
+    apiRead(deps, v, getProposalsByIdComments, { params: { id: p.id }, query: { limit: '500' } }),
+    signed ? apiRead(deps, v, getWorkspacesCurrent) : { capabilities: [] },
+    signed ? apiRead(deps, v, getAgentsMe) : null,
   ]);
   const caps = new Set(current.capabilities);
   const open = signed && caps.has('trade') && p.status === 'pending';
@@ -107,12 +95,14 @@ export async function proposalAct(deps: Deps, ctx: Koa.Context, v: Visitor, valu
   const form = values.get('form') ?? '';
   if (form === 'comment' || form.startsWith('reply-')) {
     const parentId = form === 'comment' ? undefined : (values.get('parentId') ?? undefined);
-    const c = await apiAct<{ id: string }>(deps, v, 'POST', '/proposals/:id/comments', { params: { id }, body: { body: values.get('body') ?? '', parentId } });
+    const c = await apiAct(deps, v, postProposalsByIdComments, { params: { id }, body: { body: values.get('body') ?? '', parentId } });
     return backDone(values, page, 'comment', `c-${c.id}`);
   }
   if (form === 'approve' || form === 'decline' || form === 'withdraw') {
-    const body = form === 'decline' ? { spam: values.get('spam') === 'true' } : undefined;
-    await apiAct(deps, v, 'POST', `/proposals/:id/${form}`, { params: { id }, body });
+    const params = { id };
+    if (form === 'approve') await apiAct(deps, v, postProposalsByIdApprove, { params });
+    else if (form === 'decline') await apiAct(deps, v, postProposalsByIdDecline, { params, body: { spam: values.get('spam') === 'true' } });
+    else await apiAct(deps, v, postProposalsByIdWithdraw, { params });
     return backDone(values, page, form, 'decision-h');
   }
   throw new DomainError('validation_failed', 'This page has no such form: nothing was done.');

@@ -1,11 +1,12 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
 import { DomainError } from '../../errors';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiRead, type Visitor } from '../api';
 import type { FormState } from '../forms';
 import { fieldRefusal, invalidAttrs, valueOf } from '../forms';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, field, hasCredentials, numberOf, wholeRefusal, workspaceSlug } from './common';
+import { getPredictionsMarkets, getWorkspacesCurrent, postMetricsByIdSettle } from '../../api/routes';
 
 /**
  * Settling a metric early from its page (issue 59): a workspace manager files the final value and
@@ -21,7 +22,7 @@ const FIELDS = ['value', 'reason', 'confirm'] as const;
 export async function settleSection(deps: Deps, v: Visitor, metricId: string, slug: string, openBooks: number, state?: FormState): Promise<Html> {
   const done = doneNote(state, FORM, 'Done: the metric is settled and its open books resolved.');
   if (!hasCredentials(v)) return done;
-  const current = await apiGet<{ capabilities: string[] }>(deps, v, '/workspaces/current');
+  const current = await apiRead(deps, v, getWorkspacesCurrent);
   if (!current.capabilities.includes('manage')) return done;
   const back = `/w/${slug}/metrics/${metricId}`;
   const checked = valueOf(state, FORM, 'confirm') === 'yes';
@@ -52,8 +53,8 @@ export async function settleAct(deps: Deps, ctx: Koa.Context, v: Visitor, values
     });
   }
   // A resent form (a double click, the back button) would file the reading again with no book left to resolve: refused.
-  const open = await apiGet<unknown[]>(deps, v, '/predictions/markets', { query: { metricId: id, limit: '1' } });
+  const open = await apiRead(deps, v, getPredictionsMarkets, { query: { metricId: id, limit: '1' } });
   if (!open.length) throw new DomainError('conflict', 'This metric has no open book left to settle: nothing was done.');
-  await apiAct(deps, v, 'POST', '/metrics/:id/settle', { params: { id }, body: { value: numberOf(values, 'value'), reason: values.get('reason') ?? '' } });
+  await apiAct(deps, v, postMetricsByIdSettle, { params: { id }, body: { value: numberOf(values, 'value'), reason: values.get('reason') ?? '' } });
   return backDone(values, page, FORM, 'settle');
 }

@@ -1,31 +1,23 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
-import { apiAct, apiGet, type Visitor } from '../api';
+import { apiAct, apiRead, type Visitor } from '../api';
 import { idempotencyKeyOf, type FormState } from '../forms';
 import { fmtCredits, fmtInstant } from '../format';
 import { html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, doneNote, field, hasCredentials, numberOf, signInTo, textOf, wholeRefusal } from './common';
+import { getAgentsByIdBalance, getAgentsMe, getAgentsTransfers, postAgentsTransfer } from '../../api/routes';
 
 /** Transferring credits from a page (/transfer, issue 59): your balance, the form, your recent transfers. */
-
-interface Transfer {
-  id: string;
-  fromAgent: string;
-  toAgent: string;
-  amount: number;
-  memo: string | null;
-  createdAt: string;
-}
 
 const PAGE = '/transfer';
 
 export async function transferPage(deps: Deps, v: Visitor, state?: FormState): Promise<PageParts> {
   if (!hasCredentials(v)) return { title: 'Transfer credits', body: html`<h1>Transfer credits</h1>${signInTo(PAGE, 'transfer credits')}` };
   const [me, balance, transfers] = await Promise.all([
-    apiGet<{ id: string }>(deps, v, '/agents/me'),
-    apiGet<{ balance: number }>(deps, v, '/agents/:id/balance', { params: { id: 'me' } }),
-    apiGet<Transfer[]>(deps, v, '/agents/transfers', { query: { limit: '20' } }),
+    apiRead(deps, v, getAgentsMe),
+    apiRead(deps, v, getAgentsByIdBalance, { params: { id: 'me' } }),
+    apiRead(deps, v, getAgentsTransfers, { query: { limit: '20' } }),
   ]);
   const f = 'transfer';
   return {
@@ -64,7 +56,7 @@ export function transferRequestOf(ctx: Koa.Context): FormState | undefined {
 }
 
 export async function transferAct(deps: Deps, _ctx: Koa.Context, v: Visitor, values: URLSearchParams): Promise<string> {
-  await apiAct(deps, v, 'POST', '/agents/transfer', {
+  await apiAct(deps, v, postAgentsTransfer, {
     body: { toAgent: values.get('toAgent') ?? '', amount: numberOf(values, 'amount'), memo: textOf(values, 'memo') },
     idempotencyKey: idempotencyKeyOf(values),
   });
