@@ -7,6 +7,9 @@ import type { AnyRoute, BodyIn, ParamsIn, QueryIn, RouteDef } from '../api/regis
 import { getAgentsMe } from '../api/routes';
 import { DomainError } from '../errors';
 
+/** A route's answer type, for a page that keeps one (pages name the API through this module alone). */
+export type { AnswerOf } from '../api/registry';
+
 /**
  * A page reads through the API itself, in process: the same route definition, caller, access
  * checks, per-metric permissions and presenter as GET /api/... for the same visitor. A page can

@@ -7,7 +7,7 @@ import { doneNote } from './acts/common';
 import type { FormState } from './forms';
 import type { PageParts } from './layout';
 import { getMarketplaceWorkspacesPublic, getWorkspaces } from '../api/routes';
-import type { AnswerOf } from '../api/registry';
+import type { AnswerOf } from './api';
 
 /**
  * The home page (issue 59): signed in, your workspaces first (GET /workspaces); then the public

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps';
 import { DomainError } from '../errors';
-import type { AnswerOf } from '../api/registry';
+import type { AnswerOf } from './api';
 import { apiRead, type Visitor } from './api';
 import { align, chart, gapBar, sparkline } from './charts';
 import { fmtCredits, fmtDelta, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps';
-import type { AnswerOf } from '../api/registry';
+import type { AnswerOf } from './api';
 import { apiRead, type Visitor } from './api';
 import { align, chart } from './charts';
 import { fmtCredits, fmtInstant, fmtInstantMs, fmtPercent, fmtValue } from './format';

@@ -8,7 +8,7 @@ import { html, type Html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, textOf, wholeRefusal } from './common';
 import { getAgentsByIdBalance, getAgentsByIdDeposits, getAgentsDepositAddress, getAgentsMe, getAgentsSignupGrant, postAgentsByIdDeposit, postAgentsSignupGrant, putAgentsByIdWallet } from '../../api/routes';
-import type { AnswerOf } from '../../api/registry';
+import type { AnswerOf } from '../api';
 
 /**
  * "Get credits" (issue 65): every way a person's balance grows, on one page: the sign-up grant the

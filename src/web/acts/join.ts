@@ -6,7 +6,7 @@ import type { FormState } from '../forms';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
 import { getWorkspacesCurrent, postMarketplaceByWorkspaceIdJoin } from '../../api/routes';
-import type { AnswerOf } from '../../api/registry';
+import type { AnswerOf } from '../api';
 
 /**
  * Joining a public workspace from its pages (issue 65): the workspace's home and each of its books

@@ -8,7 +8,7 @@ import { html, type Html } from '../html';
 import { join, joinSection } from './join';
 import { backDone, basics, carried, doneNote, field, hasCredentials, numberOf, signInTo, stepOf, wholeRefusal, workspaceSlug } from './common';
 import { deletePredictionsOrdersById, getAgentsByIdPositions, getPredictionsMarketsById, getPredictionsOrders, getWorkspacesCurrent, postPredictionsMarketsByIdFund, postPredictionsOrders, postPredictionsTrade } from '../../api/routes';
-import type { AnswerOf } from '../../api/registry';
+import type { AnswerOf } from '../api';
 
 /**
  * Acting on a book from its page (issue 59): trade with a quote first (shares, cost, the payout if

@@ -8,7 +8,7 @@ import { html, type Html } from '../html';
 import type { PageParts } from '../layout';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
 import { deleteGroupsByIdMembersByAgentId, deleteWorkspacesCurrentMembersByAgentId, getAgents, getGroups, getWorkspacesCurrent, postGroupsByIdMembers } from '../../api/routes';
-import type { AnswerOf } from '../../api/registry';
+import type { AnswerOf } from '../api';
 
 /**
  * A workspace's members, for those who manage it (issue 65): invite by nickname into a group, or by

@@ -7,7 +7,7 @@ import { fmtInstant } from '../format';
 import { html, type Html } from '../html';
 import { backDone, basics, doneNote, field, hasCredentials, signInTo, wholeRefusal, workspaceSlug } from './common';
 import { getAgentsMe, getProposalsById, getProposalsByIdComments, getWorkspacesCurrent, postProposalsByIdApprove, postProposalsByIdComments, postProposalsByIdDecline, postProposalsByIdWithdraw } from '../../api/routes';
-import type { AnswerOf } from '../../api/registry';
+import type { AnswerOf } from '../api';
 
 /**
  * Discussing and deciding a proposal from its page (issue 59): the comments as a thread with a reply
