@@ -577,7 +577,7 @@ export interface paths {
          * Take the sign-up grant
          * @description Take the sign-up grant: SIGNUP_CREDITS issued to the signed-in person's participant, once per participant (409 grant_taken after; an onboarding grant counts). Browser session only (403 session_required for a key); 409 grant_unavailable when the instance gives none. Idempotency-Key header. Returns { credits, available, paidAt, balance }.
          *
-         *     Auth: identity (Any authenticated participant.) Capability: identity. Scope: account:wallet.
+         *     Auth: session (A browser session only: sign in at POST /api/auth/sign-in/email and send the session cookie. No key (not even the master key) and no key scope is accepted.) Capability: session. Scope: session only.
          */
         post: operations["postAgentsSignupGrant"];
         delete?: never;
@@ -7469,8 +7469,6 @@ export interface operations {
             header?: {
                 /** @description Optional, 1 to 200 characters, per caller: the same key with the same body answers the first outcome again (idempotentReplay: true) and moves nothing twice; the same key with another body, or on another endpoint, is 409 idempotency_key_reuse. */
                 "Idempotency-Key"?: string;
-                /** @description The workspace the request acts in: its id or slug (default: the key's workspace, else the caller's highest-priority membership). */
-                "X-Workspace-Id"?: string;
             };
             path?: never;
             cookie?: never;
@@ -7497,7 +7495,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `validation_failed`, `malformed_json`, `workspace_required` */
+            /** @description `validation_failed`, `malformed_json` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7515,17 +7513,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `session_required`, `scope_denied`, `workspace_locked`, `not_authorized`, `identity_required` */
+            /** @description `session_required`, `scope_denied` */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description `workspace_not_found` */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };

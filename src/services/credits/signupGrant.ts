@@ -39,9 +39,7 @@ export async function signupGrantOf(deps: Deps, actor: Principal): Promise<Signu
 
 /** POST /agents/signup-grant: pays the grant to the signed-in person's participant, once. */
 export async function takeSignupGrant(deps: Deps, actor: Principal, idempotencyKey?: string): Promise<Once<SignupGrant & { balance: bigint }>> {
-  if (actor.accountId == null || actor.isMaster) {
-    throw new DomainError('session_required', 'The sign-up grant is for a person signed in with an account (a browser session); a key cannot take it.');
-  }
+  // Who may take it (a browser session only) is the route's policy (policies/credits claimSignupGrant).
   const amount = toNano(deps.config.SIGNUP_CREDITS);
   if (amount <= 0n) throw new DomainError('grant_unavailable', 'This service gives no sign-up grant: get credits with a deposit or a transfer.');
   return inTransaction(deps.ds, (m) =>

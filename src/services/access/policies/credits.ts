@@ -10,8 +10,8 @@ export const transfer = rules.identity('account:wallet');
 export const readTransfers = rules.identity('account:read');
 /** GET /agents/signup-grant */
 export const readSignupGrant = rules.identity('account:read');
-/** POST /agents/signup-grant */
-export const claimSignupGrant = rules.identity('account:wallet');
+/** POST /agents/signup-grant: a person signed in (a browser session); no key, not even the master key. */
+export const claimSignupGrant = rules.session();
 /** GET /agents/deposit-address */
 export const readDepositAddress = rules.none();
 /** GET /agents/treasury */
