@@ -121,6 +121,8 @@ export function routeName(method: Method, path: string): string {
 
 /** What a route answers: its response schema's output (unknown without one). */
 export type AnswerOf<D> = D extends RouteDef<any, any, any, infer R, any, any> ? R : never; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A route's dry-run answer (its `dryRunResponse` schema's output). */
+export type QuoteOf<D> = D extends RouteDef<any, any, any, any, any, infer DR> ? DR : never; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** 0 extends 1 & T only for any; unknown extends T for unknown: a route whose schemas are not known here. */
 type Untyped<T> = 0 extends 1 & T ? true : unknown extends T ? true : false;

@@ -8,7 +8,7 @@ import { getAgentsMe } from '../api/routes';
 import { DomainError } from '../errors';
 
 /** A route's answer type, for a page that keeps one (pages name the API through this module alone). */
-export type { AnswerOf } from '../api/registry';
+export type { AnswerOf, QuoteOf } from '../api/registry';
 
 /**
  * A page reads through the API itself, in process: the same route definition, caller, access

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { Deps } from '../../deps';
-import { apiAct, apiQuote, apiRead, type Visitor } from '../api';
+import { apiAct, apiQuote, apiRead, type AnswerOf, type QuoteOf, type Visitor } from '../api';
 import { idempotencyKeyOf, valueOf, type FormState } from '../forms';
 import { fmtCredits } from '../format';
 import { html, type Html } from '../html';
@@ -15,27 +15,8 @@ import { getMetrics, getStatus, postMetrics, postProposals, postWorkspaces } fro
  * the payer's balance covers it, with a Confirm form carrying the same values and Idempotency-Key.
  */
 
-interface BookCost {
-  targetDate: string;
-  branch: string | null;
-  planned: number;
-  funded: boolean;
-}
-interface Unfunded {
-  targetDate: string;
-  branch: string | null;
-  reason: string;
-  needed: number;
-}
-/** The dry run of POST /metrics or POST /proposals. */
-interface OpeningQuote {
-  subsidyNeeded: number;
-  balance: number;
-  balanceCovers: boolean;
-  books: BookCost[];
-  unfundedBooks: Unfunded[];
-  refusal: { error: string; code: string } | null;
-}
+/** The dry run of POST /metrics (its dryRunResponse) or POST /proposals (the ProposalQuote member of its answer). */
+type OpeningQuote = QuoteOf<typeof postMetrics> | Extract<AnswerOf<typeof postProposals>, { dryRun: true }>;
 
 /** The cost a dry run answered: each book it would open and what it would be paid, the total, the payer's balance. */
 function costOf(q: OpeningQuote, payer: string): Html {

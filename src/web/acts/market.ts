@@ -20,20 +20,8 @@ import type { AnswerOf } from '../api';
 type Book = Pick<AnswerOf<typeof getPredictionsMarketsById>, 'id' | 'status' | 'funded' | 'rangeMin' | 'rangeMax'>;
 type Position = AnswerOf<typeof getAgentsByIdPositions>[number];
 type Order = AnswerOf<typeof getPredictionsOrders>[number];
-/** A trade's dry run as POST /predictions/trade answers it. */
-interface Quote {
-  direction: 'higher' | 'lower';
-  shares: number;
-  cost?: number;
-  proceeds?: number;
-  redeemed: number;
-  consensus: number;
-  prevConsensus: number;
-  probability: number;
-  balance: number;
-  affordable: boolean;
-  shortfall: number;
-}
+/** A trade's dry run as POST /predictions/trade answers it (the TradeQuote member of its answer). */
+type Quote = Extract<AnswerOf<typeof postPredictionsTrade>, { dryRun: true }>;
 
 const TRADING = new Set(['open', 'conditional']);
 const d = (name: string, value: number | null, text: string) => html`<div><dt>${name}</dt><dd class="num" data-field="${name.toLowerCase().replace(/[^a-z]+/g, '-')}" data-value="${value === null ? 'null' : String(value)}">${text}</dd></div>`;
