@@ -414,10 +414,12 @@ describe('marketplace stats and benchmark', () => {
         await new Promise((r) => setTimeout(r, 50));
         refreshed = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
       }
-      expect(refreshed.overall.workspaces).toBe(first.overall.workspaces + 1);
+      // Other suites create public workspaces in this database at the same time: the refreshed totals
+      // count ours at least (and whatever landed meanwhile), never the kept figure again.
+      expect(refreshed.overall.workspaces).toBeGreaterThanOrEqual(first.overall.workspaces + 1);
       config.PLATFORM_TOTALS_TTL_MS = 0;
       const fresh = (await app.http.get('/api/marketplace/stats?limit=1000').expect(200)).body;
-      expect(fresh.overall.workspaces).toBe(first.overall.workspaces + 1);
+      expect(fresh.overall.workspaces).toBeGreaterThanOrEqual(refreshed.overall.workspaces);
       expect(Date.parse(fresh.overall.asOf)).toBeGreaterThanOrEqual(Date.parse(first.overall.asOf));
     } finally {
       config.PLATFORM_TOTALS_TTL_MS = 0;
@@ -443,8 +445,9 @@ describe('marketplace stats and benchmark', () => {
     // Every page of public workspaces (issue 60: a page at a time, name order), walked with a small
     // page so the cursor is exercised; the overall figures are the same on every page. They are
     // computed live here (PLATFORM_TOTALS_TTL_MS 0) over a database other suites write at the same
-    // time, so a walk that a concurrent write lands in is walked again (at most twice more).
-    const allPages = async (path: string, tries = 3): Promise<any> => {
+    // time, so a walk that a concurrent write lands in is walked again, after a pause (at most nine more
+    // times: the fuzz suites write in bursts).
+    const allPages = async (path: string, tries = 10): Promise<any> => {
       let cursor: string | null = null;
       let first: any = null;
       const workspaces: any[] = [];
@@ -452,7 +455,10 @@ describe('marketplace stats and benchmark', () => {
         const r: any = await app.http.get(`${path}?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
         expect(r.status).toBe(200);
         expect(r.body.workspaces.length).toBeLessThanOrEqual(7);
-        if (first && tries > 1 && JSON.stringify({ ...r.body.overall, asOf: null }) !== JSON.stringify({ ...first.overall, asOf: null })) return allPages(path, tries - 1);
+        if (first && tries > 1 && JSON.stringify({ ...r.body.overall, asOf: null }) !== JSON.stringify({ ...first.overall, asOf: null })) {
+          await new Promise((done) => setTimeout(done, 150));
+          return allPages(path, tries - 1);
+        }
         if (first) expect({ ...r.body.overall, asOf: null }).toEqual({ ...first.overall, asOf: null });
         first ??= r.body;
         workspaces.push(...r.body.workspaces);
