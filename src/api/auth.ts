@@ -3,7 +3,7 @@ import type { AuthLabel, AuthRule } from '../services/access';
 
 // The rule type and its kinds live with the policies (services/access/policies): routes name a
 // policy's rule; this file keeps what /help and OpenAPI say of a rule.
-export { rules as auth, type AuthLabel, type AuthRule } from '../services/access';
+export type { AuthLabel, AuthRule } from '../services/access';
 
 export const AUTH_LEGEND: Record<AuthLabel, string> = {
   '-': 'No authentication.',

@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { Deps } from '../deps';
 import { resolveCaller, type Caller } from '../api/access';
 import { callRoute, inProcessContext, type Acting } from '../api/dispatch';
-import type { AnyRoute, BodyIn, ParamsIn, QueryIn, RouteDef } from '../api/registry';
+import type { BodyIn, ParamsIn, QueryIn, RouteDef } from '../api/registry';
 import { getAgentsMe } from '../api/routes';
 import { DomainError } from '../errors';
 
@@ -117,9 +117,8 @@ export async function signedIn(deps: Deps, visitor: Visitor): Promise<boolean> {
  * with its body and, for a money move, the Idempotency-Key the form was drawn with. Refusals throw
  * the API's own errors, which the page shows beside the form. The answer is the response schema's output.
  */
-export async function apiAct<B, Q, P, R, BI, DR>(deps: Deps, visitor: Visitor, def: RouteDef<B, Q, P, R, BI, DR>, ...input: InputArg<P, Q, BI>): Promise<R>;
-export async function apiAct(deps: Deps, visitor: Visitor, def: AnyRoute, ...rest: unknown[]): Promise<unknown> {
-  return call(deps, visitor, def, (rest[0] ?? {}) as Partial<CallInput<unknown, unknown, unknown>>);
+export async function apiAct<B, Q, P, R, BI, DR>(deps: Deps, visitor: Visitor, def: RouteDef<B, Q, P, R, BI, DR>, ...[input]: InputArg<P, Q, BI>): Promise<R> {
+  return (await call(deps, visitor, def, input ?? {})) as R;
 }
 
 /**
